@@ -1,0 +1,28 @@
+# GZ_ENABLE_CUDA=AUTO builds the .cu files whenever nvcc is found; ON
+# requires it; OFF never builds them. The CUDA runtime is linked statically,
+# so binaries run on machines with no GPU and no CUDA driver; the device is
+# detected at run time.
+set(GZ_HAVE_CUDA OFF)
+string(TOUPPER "${GZ_ENABLE_CUDA}" _gz_cuda)
+if(_gz_cuda STREQUAL "ON" OR _gz_cuda STREQUAL "AUTO")
+  include(CheckLanguage)
+  if(NOT CMAKE_CUDA_COMPILER)
+    find_program(_gz_nvcc nvcc PATHS /usr/local/cuda/bin)
+    if(_gz_nvcc)
+      set(CMAKE_CUDA_COMPILER ${_gz_nvcc})
+    endif()
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(GZ_HAVE_CUDA ON)
+  elseif(_gz_cuda STREQUAL "ON")
+    message(FATAL_ERROR "GZ_ENABLE_CUDA=ON but no CUDA compiler (nvcc) was found")
+  endif()
+elseif(NOT _gz_cuda STREQUAL "OFF")
+  message(FATAL_ERROR "GZ_ENABLE_CUDA must be AUTO, ON or OFF (got '${GZ_ENABLE_CUDA}')")
+endif()

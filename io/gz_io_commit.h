@@ -1,0 +1,19 @@
+/* gz_io_commit.h - write-to-temporary-then-rename for every output file. */
+#ifndef GZ_IO_COMMIT_H
+#define GZ_IO_COMMIT_H
+
+#include <stddef.h>
+
+/* 0 if path may be written: it does not exist, or force is set. Otherwise
+ * -1 with a message naming the file in err. */
+int gz_io_check_target(const char *path, int force, char *err, size_t errlen);
+
+/* The temporary name used while writing path ("<path>.tmp-<pid>"). */
+int gz_io_temp_path(const char *path, char *tmp, size_t tmplen);
+
+/* Rename a finished tmp to path (checking the target again); on failure tmp
+ * is removed and err names the cause. */
+int gz_io_commit(const char *tmp, const char *path, int force, char *err,
+                 size_t errlen);
+
+#endif

@@ -1,0 +1,40 @@
+/* result.c - result strings, version and backend names. */
+#include "gzcoll.h"
+
+#include "gz_device.h"
+
+const char *gz_strerror(gz_result_t rc) {
+  static const char *const text[] = {
+#define GZ_RESULT_TEXT_(name, str) str,
+      GZ_RESULT_LIST(GZ_RESULT_TEXT_)
+#undef GZ_RESULT_TEXT_
+  };
+  if ((int)rc < 0 || rc >= GZ_RESULT_COUNT)
+    return "unknown result";
+  return text[rc];
+}
+
+const char *gz_version(void) { return GZCOLL_VERSION_STRING; }
+
+const char *gz_backends(void) { return gz_device_built() ? "cpu,cuda" : "cpu"; }
+
+size_t gz_dtype_size(gz_dtype_t dtype) {
+  switch (dtype) {
+  case GZ_FLOAT32:
+    return 4;
+  case GZ_FLOAT64:
+    return 8;
+  }
+  return 0;
+}
+
+const char *gz_algo_name(gz_algo_t algo) {
+  static const char *const names[] = {
+#define GZ_ALGO_TEXT_(name, str) str,
+      GZ_ALGO_LIST(GZ_ALGO_TEXT_)
+#undef GZ_ALGO_TEXT_
+  };
+  if ((int)algo < 0 || algo >= GZ_ALGO_COUNT)
+    return "unknown";
+  return names[algo];
+}
