@@ -1,9 +1,59 @@
-/* gzstack_main.c - entry point of the gzstack tool (placeholder). */
+/* gzstack_main.c - entry point: `gzstack [stack] ...`, `gzstack compress`,
+ * `gzstack decompress`, `--help`, `--version`. Every rank returns the same
+ * exit code, so mpirun ends cleanly whatever happens. */
+#include "app.h"
+#include "stack.h"
+
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
+
+static void print_usage(FILE *out) {
+  fprintf(out,
+          "gzstack - image stacking and dataset reduction with error-bounded\n"
+          "compressed MPI collectives\n"
+          "\n"
+          "Usage:\n"
+          "  mpirun -np N gzstack [stack] -i INPUT... -e E -o OUT [options]\n"
+          "  mpirun -np N gzstack compress -i IN... -e E [-o OUT.gzc|DIR] [options]\n"
+          "  mpirun -np N gzstack decompress -i IN.gzc... [-o OUT.nc|.h5|.raw|DIR]\n"
+          "  gzstack --version\n"
+          "  gzstack COMMAND --help\n"
+          "\n");
+}
 
 int main(int argc, char **argv) {
+  int rank = 0, code = 0;
+  const char *cmd = argc > 1 ? argv[1] : "--help";
+
   MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+    if (rank == 0)
+      gz_app_print_version(stdout, "gzstack");
+  } else if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    if (rank == 0) {
+      print_usage(stdout);
+      gz_stack_print_help(stdout);
+      printf("\n");
+      gz_compress_print_help(stdout);
+    }
+  } else if (!strcmp(cmd, "compress") || !strcmp(cmd, "decompress")) {
+    code = gz_cmd_compress(argc - 1, argv + 1, MPI_COMM_WORLD);
+  } else if (!strcmp(cmd, "stack")) {
+    code = gz_cmd_stack(argc - 1, argv + 1, MPI_COMM_WORLD);
+  } else if (cmd[0] == '-') {
+    /* `gzstack -i ...` is `gzstack stack -i ...`: argv[0] stands in for
+     * the command name. */
+    argv[0] = "stack";
+    code = gz_cmd_stack(argc, argv, MPI_COMM_WORLD);
+  } else {
+    if (rank == 0) {
+      fprintf(stderr, "gzstack: unknown command '%s'\n\n", cmd);
+      print_usage(stderr);
+    }
+    code = 2;
+  }
   MPI_Finalize();
-  return 0;
+  return code;
 }

@@ -137,8 +137,9 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out,
  * ---------------------------------------------------------------------- */
 
 /* Quantize n values with step 2*eb (eb > 0) into codes. A value that is not
- * finite, whose |code| would exceed code_limit, or whose reconstruction
- * (T)(2eb*q) misses the bound gives GZ_ERR_RANGE (codes then undefined). */
+ * finite, whose |code| would exceed code_limit, or for which |x - 2eb*q| > eb
+ * (in double: codes are combined before any conversion back to the element
+ * type) gives GZ_ERR_RANGE (codes then undefined). */
 gz_result_t gz_quantize(gz_dtype_t dtype, const void *in, size_t n, double eb,
                         int64_t code_limit, int64_t *codes);
 
@@ -283,7 +284,171 @@ gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
 /* ------------------------------------------------------------------------
  * Error-propagation statistics (src/stats/).
  * ---------------------------------------------------------------------- */
-/* (declarations added with the statistics module) */
+/* Tests an error model on a computed result instead of assuming it.
+ * Given the exact result, the approximate (compressed-collective) result and
+ * how many independent quantizations feed each point, gz_error_stats()
+ * measures the error e = approx - exact and confronts two models of it:
+ *  - "paper": C-Coll's normal model, sigma_i = eb / 3 per quantization;
+ *  - "quantizer": round-to-nearest error uniform on [-eb, eb],
+ *    sigma_i = eb / sqrt 3 (the law gzcoll's quantizer actually has).
+ * For each it reports the predicted sigma, the empirical coverage of the
+ * paper's interval +-2 sigma and a verdict. Formulas, tolerances and the
+ * verdict rules are documented in libgzcoll/src/stats/error_stats.c.
+ * Everything is host-side double precision; thread-safe (no global state). */
+
+/* How the nq quantization errors of one point combine into its error. */
+typedef enum {
+  GZ_STATS_SUM = 0,  /* E = scale * (e_1 + ... + e_nq); scale usually 1 */
+  GZ_STATS_MEAN = 1, /* same law as SUM; scale = 1 / (snapshots averaged) */
+  GZ_STATS_MAX = 2,  /* E = scale * error of the one value that wins */
+  GZ_STATS_MIN = 3   /* as MAX */
+} gz_stats_kind_t;
+
+/* Whether a model's +-2 sigma interval covers what the model predicts. */
+typedef enum {
+  GZ_STATS_NA = 0,          /* no point analysed */
+  GZ_STATS_HOLDS = 1,       /* |coverage - predicted| <= tolerance */
+  GZ_STATS_UNDERCOVERS = 2, /* coverage < predicted - tolerance */
+  GZ_STATS_OVERCOVERS = 3   /* coverage > predicted + tolerance */
+} gz_stats_verdict_t;
+
+/* Static text: "n/a", "holds", "undercovers", "overcovers". */
+const char *gz_stats_verdict_name(gz_stats_verdict_t verdict);
+/* Static text: "sum", "mean", "max", "min" ("unknown" otherwise). */
+const char *gz_stats_kind_name(gz_stats_kind_t kind);
+
+#define GZ_STATS_MAX_LAG 16          /* largest autocorrelation lag */
+#define GZ_STATS_CLAIMED_COVERAGE 0.9544 /* the paper's +-2 sigma claim */
+
+typedef struct gz_error_stats_params {
+  unsigned version;     /* GZ_ERROR_STATS_PARAMS_VERSION */
+  gz_stats_kind_t kind; /* how the quantization errors combine */
+  double eb;            /* bound of ONE quantization, |e_i| <= eb; > 0 */
+  unsigned nq;          /* >= 1. SUM/MEAN: independent quantization errors
+                           summed into each point (e.g. P for one
+                           quantization per rank). MAX/MIN: contributions
+                           combined; used by the paper's Theorem 2 only */
+  double scale;         /* > 0, finite: E = scale * combined error (SUM 1,
+                           MEAN over N snapshots 1/N) */
+  unsigned max_lag;     /* autocorrelation at lags 1..max_lag along the
+                           flattened array; 0..GZ_STATS_MAX_LAG */
+  double alpha;         /* significance of the goodness-of-fit tests,
+                           0 < alpha <= 0.5 (default 0.01) */
+  double coverage_tol;  /* base coverage tolerance, 0 <= tol < 1 (default
+                           0.02; a binomial term is added, see .c) */
+} gz_error_stats_params_t;
+
+#define GZ_ERROR_STATS_PARAMS_VERSION 1u
+#define GZ_ERROR_STATS_PARAMS_INIT                                             \
+  { GZ_ERROR_STATS_PARAMS_VERSION, GZ_STATS_SUM, 0.0, 1u, 1.0, 8u, 0.01, 0.02 }
+
+/* One model's prediction confronted with the data. */
+typedef struct gz_stats_model {
+  double sigma;              /* predicted standard deviation of E */
+  double half_width;         /* the interval +-half_width, = 2 sigma */
+  double predicted_coverage; /* P(|E| <= half_width) under the model's own
+                                law (paper: 0.9544) */
+  double coverage;           /* measured fraction of |e| <= half_width */
+  double tolerance;          /* allowed |coverage - predicted_coverage| */
+  gz_stats_verdict_t verdict;
+} gz_stats_model_t;
+
+/* gz_error_stats_t.flags */
+#define GZ_STATS_FLAG_BIASED 0x01u         /* mean significantly nonzero */
+#define GZ_STATS_FLAG_CORRELATED 0x02u     /* errors of neighbours correlated */
+#define GZ_STATS_FLAG_NOT_NORMAL 0x04u     /* Lilliefors test rejects normal */
+#define GZ_STATS_FLAG_NOT_PREDICTED 0x08u  /* KS rejects the quantizer law */
+#define GZ_STATS_FLAG_BOUND_EXCEEDED 0x10u /* some |e| > strict_bound */
+#define GZ_STATS_FLAG_FEW_POINTS 0x20u     /* count < 100: tests unreliable */
+#define GZ_STATS_FLAG_DEGENERATE 0x40u     /* all errors equal: no fit */
+
+/* Results. Quantities that cannot be computed (too few points, zero
+ * variance) are NaN. */
+typedef struct gz_error_stats {
+  gz_error_stats_params_t params; /* the model tested (defaults filled in) */
+  uint64_t count;      /* points analysed */
+  uint64_t masked;     /* points skipped by the mask */
+  uint64_t nonfinite;  /* points skipped: exact, approx or e not finite */
+  uint64_t zero_count; /* analysed points with approx == exact */
+  double mean;         /* of e */
+  double stddev;       /* sample standard deviation (divisor count - 1) */
+  double skewness;     /* m3 / m2^1.5 */
+  double kurtosis;     /* excess: m4 / m2^2 - 3 (normal 0, uniform -1.2) */
+  double max_abs;      /* max |e| */
+  double fit_mu;       /* maximum-likelihood normal fit: mean */
+  double fit_sigma;    /* and sqrt(m2) (divisor count) */
+  double ks_normal_d;  /* KS vs the fitted normal ... */
+  double ks_normal_p;  /* ... p-value with the Lilliefors correction */
+  double ad_normal_a2; /* Anderson-Darling vs the fitted normal ... */
+  double ad_normal_p;  /* ... p-value (case 3) */
+  double ks_pred_d;    /* KS vs the quantizer law (sum of uniforms) ... */
+  double ks_pred_p;    /* ... p-value (simple hypothesis) */
+  double ks_paper_d;   /* KS vs N(0, paper.sigma^2) ... */
+  double ks_paper_p;   /* ... p-value */
+  int pred_law_exact;  /* 1: exact Irwin-Hall CDF; 0: Edgeworth (nq > 32) */
+  double sigma_i_measured; /* per-quantization sigma implied by stddev */
+  double eb_over_sigma_i;  /* eb / sigma_i_measured: the paper assumes 3,
+                              a uniform error gives sqrt 3 = 1.73 */
+  gz_stats_model_t paper;     /* sigma_i = eb / 3, normal */
+  gz_stats_model_t quantizer; /* sigma_i = eb / sqrt 3, uniform */
+  double strict_bound;     /* SUM/MEAN: scale nq eb; MAX/MIN: scale eb */
+  uint64_t bound_exceeded; /* points with |e| > strict_bound */
+  unsigned nlags;          /* = params.max_lag */
+  double autocorr[GZ_STATS_MAX_LAG]; /* autocorr[l - 1]: lag l */
+  double n_eff;            /* count / max(1, 1 + 2 sum_l autocorr): the
+                              independent-equivalent sample size */
+  unsigned flags;          /* GZ_STATS_FLAG_* */
+} gz_error_stats_t;
+
+/* Analyse e[i] = approx[i] - exact[i] over n > 0 points (caller owns all
+ * arrays; mask may be NULL, mask[i] != 0 skips point i). params is
+ * required (eb has no default). Points whose exact, approx or difference is
+ * not finite are skipped and counted; points stored verbatim (e == 0) are
+ * included. Allocates n doubles for the
+ * duration of the call. GZ_ERR_ARG on a NULL pointer, n == 0 or a parameter
+ * out of range; GZ_ERR_NOMEM. A fully masked input gives GZ_OK, count 0,
+ * verdicts GZ_STATS_NA. */
+gz_result_t gz_error_stats(const gz_error_stats_params_t *params, const double *exact,
+                           const double *approx, const unsigned char *mask, size_t n,
+                           gz_error_stats_t *stats);
+
+/* One-line human verdict into buf (caller owns, len bytes, always
+ * NUL-terminated when len > 0), e.g. "sum of 4: errors fit N(1.2e-06,
+ * (5.8e-04)^2) (KS p = 0.41); paper interval covers 74.9 % (claims 95.44 %):
+ * undercovers; quantizer model covers 95.6 % (predicts 95.7 %): holds".
+ * GZ_ERR_CAPACITY when truncated (512 bytes always suffice). */
+gz_result_t gz_error_stats_summary(const gz_error_stats_t *stats, char *buf,
+                                   size_t len);
+
+/* The "error_stats" JSON object (no key, no trailing newline) into buf
+ * (caller owns, len bytes); *out_len (may be NULL) receives its length.
+ * GZ_ERR_CAPACITY when it does not fit (4096 bytes always suffice). */
+gz_result_t gz_error_stats_json(const gz_error_stats_t *stats, char *buf, size_t len,
+                                size_t *out_len);
+
+/* Histogram of the errors and the three densities, for plotting. */
+typedef struct gz_error_hist {
+  double x0, x1;      /* in/out: error range; x1 <= x0 on input = choose
+                         [-R, R], R = max(max_abs, 3.5 sigma of the fit and
+                         of both models) */
+  size_t nbins;       /* >= 1 */
+  double *density;    /* caller owns, nbins values: bin count / (count *
+                         bin width), comparable with the pdfs */
+  uint64_t below;     /* out: points with e < x0 */
+  uint64_t above;     /* out: points with e > x1 */
+  size_t npoints;     /* curve points, evenly spaced over [x0, x1]
+                         inclusive; 0 = no curves, otherwise >= 2 */
+  double *x;          /* caller owns, npoints values; may be NULL */
+  double *pdf_fit;    /* fitted normal; caller owns; may be NULL */
+  double *pdf_paper;  /* N(0, paper.sigma^2); caller owns; may be NULL */
+  double *pdf_pred;   /* quantizer law; caller owns; may be NULL */
+} gz_error_hist_t;
+
+/* Fill hist from the same arrays and mask that produced stats. Allocates
+ * nothing. GZ_ERR_ARG on NULL, n == 0, nbins == 0, npoints == 1. */
+gz_result_t gz_error_stats_histogram(const gz_error_stats_t *stats, const double *exact,
+                                     const double *approx, const unsigned char *mask,
+                                     size_t n, gz_error_hist_t *hist);
 /* --- end of error-propagation statistics --- */
 
 #ifdef __cplusplus

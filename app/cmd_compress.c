@@ -1,0 +1,569 @@
+/*
+ * cmd_compress.c - `gzstack compress` and `gzstack decompress`: dataset
+ * reduction with the libgzcoll codec. Under mpirun, input i is handled by
+ * rank i mod P.
+ *
+ * Archive (.gzc) layout, little-endian:
+ *    0   4  magic "GZCA"
+ *    4   1  archive version (1), then 3 zero bytes
+ *    8   8  metadata size M
+ *   16   4  CRC-32 of the metadata
+ *   20   M  metadata: variable, shape, dimension names, coordinates, units,
+ *           attributes (io/gz_io.h gz_meta_pack)
+ * 20+M      the codec stream (libgzcoll/src/codec/stream.c), to the end
+ */
+#include "app.h"
+#include "metrics.h"
+
+#include "gz_io.h"
+#include "gz_io_commit.h"
+#include "gzcoll.h"
+
+#include <argtable2.h>
+#include <errno.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define GZA_MAGIC "GZCA"
+#define GZA_VERSION 1
+#define GZA_HEADER 20
+#define ERRLEN 1024
+
+typedef struct compress_opts {
+  const char **inputs;
+  int ninputs;
+  const char *output;
+  double eb;
+  gz_eb_mode_t eb_mode;
+  const char *var;
+  gz_raw_opts_t raw;
+  int have_raw;
+  int verify, force, quiet, threads;
+  uint32_t chunk;
+  const char *format; /* decompress: nc|h5|raw for directory outputs */
+} compress_opts_t;
+
+static double now(void) { return MPI_Wtime(); }
+
+static int is_directory(const char *path) {
+  struct stat st;
+  return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/* Output path for input i: -o itself for one input, else DIR/base + suffix
+ * (or beside the input without -o). */
+static int output_path(const compress_opts_t *o, int i, const char *suffix, char *out,
+                       size_t len) {
+  int n;
+  if (o->output && !is_directory(o->output))
+    n = snprintf(out, len, "%s", o->output);
+  else if (o->output)
+    n = snprintf(out, len, "%s/%s%s", o->output, base_name(o->inputs[i]), suffix);
+  else
+    n = snprintf(out, len, "%s%s", o->inputs[i], suffix);
+  return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+/* "96x2048" -> dims. */
+int gz_parse_dims(const char *text, gz_raw_opts_t *raw) {
+  const char *p = text;
+  raw->ndims = 0;
+  while (p && *p) {
+    char *end;
+    unsigned long long v;
+    if (raw->ndims == GZ_IO_MAXDIMS || *p < '0' || *p > '9')
+      return -1;
+    errno = 0;
+    v = strtoull(p, &end, 10);
+    if (errno || end == p || v == 0)
+      return -1;
+    raw->dims[raw->ndims++] = (size_t)v;
+    if (*end == 'x' || *end == 'X')
+      end++;
+    else if (*end)
+      return -1;
+    p = end;
+  }
+  return raw->ndims > 0 ? 0 : -1;
+}
+
+/* The raw shape of a file: --dims is either the whole file's shape or the
+ * shape of one record, the record count then following from the size. */
+static int raw_shape_for(const char *path, const gz_raw_opts_t *given, gz_raw_opts_t *raw,
+                         char *err, size_t errlen) {
+  struct stat st;
+  size_t per = gz_dtype_size(given->dtype);
+  *raw = *given;
+  for (int d = 0; d < given->ndims; d++)
+    per *= given->dims[d];
+  if (stat(path, &st) != 0) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  if ((size_t)st.st_size == per || given->ndims == GZ_IO_MAXDIMS)
+    return 0;
+  memmove(raw->dims + 1, raw->dims, sizeof(size_t) * (size_t)given->ndims);
+  raw->dims[0] = 0; /* records inferred by the reader */
+  raw->ndims++;
+  return 0;
+}
+
+static size_t meta_count(const gz_meta_t *m) {
+  size_t n = 1;
+  for (int d = 0; d < m->ndims; d++)
+    n *= m->dims[d];
+  return n;
+}
+
+static void to_double(gz_dtype_t dtype, const void *in, size_t n, double *out) {
+  for (size_t i = 0; i < n; i++)
+    out[i] = dtype == GZ_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
+}
+
+static uint32_t crc32_of(const void *p, size_t n) {
+  return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
+}
+
+static void put_le(uint8_t *p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static int write_file(const char *path, const void *a, size_t alen, const void *b,
+                      size_t blen, int force, char *err, size_t errlen) {
+  char tmp[4200];
+  FILE *f;
+  int ok;
+  if (gz_io_check_target(path, force, err, errlen) != 0)
+    return -1;
+  if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
+    snprintf(err, errlen, "%s: path too long", path);
+    return -1;
+  }
+  f = fopen(tmp, "wb");
+  if (!f) {
+    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    return -1;
+  }
+  ok = fwrite(a, 1, alen, f) == alen && fwrite(b, 1, blen, f) == blen;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) {
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return gz_io_commit(tmp, path, force, err, errlen);
+}
+
+static void print_verify(const char *in, const char *out, size_t n, gz_dtype_t dtype,
+                         size_t file_size, double t_comp, double t_dec, double eb,
+                         const gz_quality_t *q) {
+  double raw = (double)n * (double)gz_dtype_size(dtype);
+  printf("%s -> %s: %zu values %s, ratio %.3f, bit rate %.3f bits/value\n", in, out, n,
+         dtype == GZ_FLOAT32 ? "f32" : "f64", file_size ? raw / (double)file_size : 0,
+         n ? 8.0 * (double)file_size / (double)n : 0);
+  printf("  compress %.3f GB/s, decompress %.3f GB/s\n", raw / t_comp / 1e9,
+         raw / t_dec / 1e9);
+  printf("  max abs error %.6g (bound %.6g, %s), max rel error %.6g, PSNR %.2f dB, "
+         "NRMSE %.6g%s\n",
+         q->max_abs_error, eb, q->max_abs_error <= eb ? "held" : "VIOLATED",
+         q->max_rel_error, q->psnr, q->nrmse,
+         q->nonfinite_mismatch ? ", NON-FINITE VALUES CHANGED" : "");
+}
+
+/* Compress one input into its archive. Returns 0 or -1 with err set. */
+static int compress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
+  const char *in = o->inputs[i];
+  char out[4096];
+  gz_reader_t *r = NULL;
+  gz_raw_opts_t raw;
+  const gz_meta_t *meta;
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  void *data = NULL, *check = NULL;
+  uint8_t *stream = NULL, *header = NULL;
+  double *exact = NULL, *approx = NULL, t0, t_comp, t_dec = 0;
+  size_t n, cap, size = 0, msize;
+  gz_result_t rc;
+  int ret = -1;
+
+  if (output_path(o, i, ".gzc", out, sizeof out) != 0) {
+    snprintf(err, errlen, "%s: output path too long", in);
+    return -1;
+  }
+  if (gz_io_check_target(out, o->force, err, errlen) != 0)
+    return -1;
+  if (o->have_raw && raw_shape_for(in, &o->raw, &raw, err, errlen) != 0)
+    return -1;
+  if (gz_reader_open(in, o->var, o->have_raw ? &raw : NULL, MPI_COMM_SELF, &r, err,
+                     errlen) != 0)
+    return -1;
+  meta = gz_reader_meta(r);
+  n = meta_count(meta);
+  p.dtype = meta->dtype;
+  p.eb_mode = o->eb_mode;
+  p.error_bound = o->eb;
+  p.chunk_len = o->chunk;
+  p.threads = o->threads;
+  cap = gz_compress_bound(p.dtype, n, o->chunk);
+  msize = gz_meta_pack(meta, NULL, 0);
+  data = malloc(n * gz_dtype_size(p.dtype) + 1);
+  stream = malloc(cap ? cap : 1);
+  header = malloc(GZA_HEADER + msize);
+  if (!data || !stream || !header || !cap) {
+    snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
+    goto fail;
+  }
+  if (gz_reader_read(r, 0, gz_reader_records(r), p.dtype, data, err, errlen) != 0)
+    goto fail;
+  t0 = now();
+  rc = gz_compress(&p, data, n, stream, cap, &size);
+  t_comp = now() - t0;
+  if (rc != GZ_OK) {
+    snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
+    goto fail;
+  }
+  memcpy(header, GZA_MAGIC, 4);
+  put_le(header + 4, GZA_VERSION, 4);
+  gz_meta_pack(meta, header + GZA_HEADER, msize);
+  put_le(header + 8, msize, 8);
+  put_le(header + 16, crc32_of(header + GZA_HEADER, msize), 4);
+  if (o->verify) {
+    gz_stream_info_t info;
+    gz_quality_t q;
+    check = malloc(n * gz_dtype_size(p.dtype) + 1);
+    exact = malloc(n * sizeof(double) + 1);
+    approx = malloc(n * sizeof(double) + 1);
+    if (!check || !exact || !approx) {
+      snprintf(err, errlen, "%s: out of memory for --verify", in);
+      goto fail;
+    }
+    t0 = now();
+    rc = gz_decompress(stream, size, check, n);
+    t_dec = now() - t0;
+    if (rc != GZ_OK || gz_stream_info(stream, size, &info) != GZ_OK) {
+      snprintf(err, errlen, "%s: verification decode failed: %s", in, gz_strerror(rc));
+      goto fail;
+    }
+    to_double(p.dtype, data, n, exact);
+    to_double(p.dtype, check, n, approx);
+    gz_quality_compute(exact, approx, NULL, n, &q);
+    print_verify(in, out, n, p.dtype, size + GZA_HEADER + msize, t_comp, t_dec,
+                 info.abs_bound, &q);
+    if (!(q.max_abs_error <= info.abs_bound) || q.nonfinite_mismatch) {
+      snprintf(err, errlen, "%s: verification failed: max error %g > bound %g", in,
+               q.max_abs_error, info.abs_bound);
+      goto fail;
+    }
+  }
+  if (write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err, errlen) != 0)
+    goto fail;
+  if (!o->quiet && !o->verify)
+    printf("%s -> %s: ratio %.3f\n", in, out,
+           (double)(n * gz_dtype_size(p.dtype)) / (double)(size + GZA_HEADER + msize));
+  ret = 0;
+fail:
+  free(approx);
+  free(exact);
+  free(check);
+  free(header);
+  free(stream);
+  free(data);
+  gz_reader_close(r);
+  return ret;
+}
+
+static gz_format_t format_of(const compress_opts_t *o, const char *path) {
+  if (o->format) {
+    if (!strcmp(o->format, "nc"))
+      return GZ_FMT_NETCDF;
+    if (!strcmp(o->format, "h5"))
+      return GZ_FMT_HDF5;
+    if (!strcmp(o->format, "raw"))
+      return GZ_FMT_RAW;
+  }
+  return gz_io_format_from_path(path);
+}
+
+static int decompress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
+  const char *in = o->inputs[i];
+  char out[4096], suffix[8];
+  gz_meta_t meta;
+  gz_stream_info_t info;
+  uint8_t *file = NULL;
+  void *data = NULL;
+  size_t size = 0, n;
+  uint64_t msize;
+  gz_result_t rc;
+  gz_format_t fmt;
+  FILE *f;
+  long len;
+  int ret = -1;
+
+  memset(&meta, 0, sizeof meta);
+  snprintf(suffix, sizeof suffix, ".%s", o->format ? o->format : "nc");
+  if (output_path(o, i, suffix, out, sizeof out) != 0) {
+    snprintf(err, errlen, "%s: output path too long", in);
+    return -1;
+  }
+  fmt = format_of(o, out);
+  if (fmt == GZ_FMT_UNKNOWN) {
+    snprintf(err, errlen, "%s: cannot tell the output format from its extension "
+                          "(use .nc, .h5 or .raw, or --format)", out);
+    return -1;
+  }
+  if (gz_io_check_target(out, o->force, err, errlen) != 0)
+    return -1;
+  f = fopen(in, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", in, strerror(errno));
+    return -1;
+  }
+  if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+    size = (size_t)len;
+    file = malloc(size + 1);
+    if (file && fread(file, 1, size, f) != size) {
+      free(file);
+      file = NULL;
+    }
+  }
+  fclose(f);
+  if (!file) {
+    snprintf(err, errlen, "%s: cannot read the file", in);
+    goto fail;
+  }
+  if (size < GZA_HEADER || memcmp(file, GZA_MAGIC, 4) != 0) {
+    snprintf(err, errlen, "%s: not a gzstack archive (no GZCA header)", in);
+    goto fail;
+  }
+  msize = get_le(file + 8, 8);
+  if (get_le(file + 4, 4) != GZA_VERSION) {
+    snprintf(err, errlen, "%s: archive version %u is not supported",  in,
+             (unsigned)get_le(file + 4, 4));
+    goto fail;
+  }
+  if (msize > size - GZA_HEADER ||
+      get_le(file + 16, 4) != crc32_of(file + GZA_HEADER, (size_t)msize)) {
+    snprintf(err, errlen, "%s: corrupted or truncated archive metadata", in);
+    goto fail;
+  }
+  if (gz_meta_unpack(file + GZA_HEADER, (size_t)msize, &meta, err, errlen) != 0)
+    goto fail;
+  rc = gz_stream_info(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, &info);
+  n = meta_count(&meta);
+  if (rc != GZ_OK || info.count != n || info.dtype != meta.dtype) {
+    snprintf(err, errlen, "%s: %s", in,
+             rc != GZ_OK ? gz_strerror(rc) : "stream does not match its metadata");
+    goto fail;
+  }
+  data = malloc(n * gz_dtype_size(info.dtype) + 1);
+  if (!data) {
+    snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
+    goto fail;
+  }
+  rc = gz_decompress(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, data, n);
+  if (rc != GZ_OK) {
+    snprintf(err, errlen, "%s: %s", in, gz_strerror(rc));
+    goto fail;
+  }
+  if (gz_io_write(out, fmt, &meta, data, o->force, err, errlen) != 0)
+    goto fail;
+  if (!o->quiet)
+    printf("%s -> %s: %zu values, max error %g\n", in, out, n, info.abs_bound);
+  ret = 0;
+fail:
+  free(data);
+  free(file);
+  gz_meta_free(&meta);
+  return ret;
+}
+
+void gz_compress_print_help(FILE *out) {
+  fprintf(out,
+          "gzstack compress - reduce datasets with the error-bounded codec\n"
+          "\n"
+          "  mpirun -np N gzstack compress -i IN... [-o OUT.gzc|DIR] -e E [options]\n"
+          "  mpirun -np N gzstack decompress -i IN.gzc... [-o OUT.nc|.h5|.raw|DIR] "
+          "[options]\n"
+          "\n"
+          "Input (compress):\n"
+          "  -i, --input FILE...     netCDF, HDF5 or raw files; input i goes to rank i mod N\n"
+          "  --var NAME              netCDF variable or HDF5 dataset path (--dataset is the\n"
+          "                          same); default: the only data variable\n"
+          "  --dims AxBxC            raw: shape of the file, or of one record (the record\n"
+          "                          count then follows from the file size)\n"
+          "  --dtype f32|f64         raw: element type (default f32)\n"
+          "  --endian little|big     raw: byte order (default little)\n"
+          "Bound:\n"
+          "  -e, --error-bound E     every value within E (default mode abs); 0 = lossless\n"
+          "  --eb-mode abs|rel       rel: E times the value range, as in SZ3 (default abs)\n"
+          "Output:\n"
+          "  -o, --output PATH       file for one input, an existing directory for many;\n"
+          "                          default: beside the input (+.gzc)\n"
+          "  --format nc|h5|raw      decompress: output format when -o is a directory\n"
+          "                          (default: from -o's extension, else nc)\n"
+          "  --force                 overwrite existing outputs\n"
+          "  --verify                decompress again and print ratio, bit rate, GB/s,\n"
+          "                          max abs/rel error, PSNR, NRMSE; fail if the bound broke\n"
+          "  --threads N             OpenMP threads over chunks (default 1)\n"
+          "  --chunk N               values per chunk, a multiple of 32 (default %u)\n"
+          "  -q, --quiet             no per-file lines\n"
+          "\n"
+          "Examples:\n"
+          "  gzstack compress -i TREFHT.nc --var TREFHT -e 1e-2 -o t.gzc --verify\n"
+          "  gzstack compress -i shots.raw --dims 96x2048 --dtype f32 -e 1e-4 --eb-mode rel\n"
+          "  gzstack decompress -i t.gzc -o t.nc && ncdump -h t.nc\n"
+          "  mpirun -np 4 gzstack compress -i data/*.nc --var sst -e 0.01 -o reduced/\n",
+          GZ_CHUNK_DEFAULT);
+}
+
+enum { NARGS = 16 };
+
+/* Build the argument table (freed by the caller with arg_freetable). */
+static void make_table(void **t) {
+  t[0] = arg_filen("i", "input", "FILE", 1, 4096, "inputs");
+  t[1] = arg_file0("o", "output", "PATH", "output");
+  t[2] = arg_dbl0("e", "error-bound", "E", "bound");
+  t[3] = arg_str0(NULL, "eb-mode", "abs|rel", "bound mode");
+  t[4] = arg_str0(NULL, "var,dataset", "NAME", "variable");
+  t[5] = arg_str0(NULL, "dims", "AxBxC", "raw shape");
+  t[6] = arg_str0(NULL, "dtype", "f32|f64", "raw type");
+  t[7] = arg_str0(NULL, "endian", "little|big", "raw byte order");
+  t[8] = arg_str0(NULL, "format", "nc|h5|raw", "output format");
+  t[9] = arg_lit0(NULL, "verify", "verify");
+  t[10] = arg_lit0(NULL, "force", "overwrite");
+  t[11] = arg_lit0("q", "quiet", "quiet");
+  t[12] = arg_int0(NULL, "threads", "N", "threads");
+  t[13] = arg_int0(NULL, "chunk", "N", "chunk length");
+  t[14] = arg_lit0("h", "help", "help");
+  t[15] = arg_end(20);
+}
+
+static const char *opt_str(void *a) {
+  struct arg_str *s = a;
+  return s->count ? s->sval[0] : NULL;
+}
+
+static int one_of(const char *v, const char *a, const char *b, const char *c) {
+  return !v || !strcmp(v, a) || !strcmp(v, b) || (c && !strcmp(v, c));
+}
+
+/* Fill o from a parsed table: 1 = help asked, -1 = error (err set), 0 = ok.
+ * The strings stay owned by the table. */
+static int read_table(void **t, int nerr, const char *prog, int decompress,
+                      compress_opts_t *o, char *err, size_t errlen) {
+  struct arg_file *in = t[0], *out = t[1];
+  struct arg_dbl *eb = t[2];
+  struct arg_int *threads = t[12], *chunk = t[13];
+  const char *mode = opt_str(t[3]), *dims = opt_str(t[5]), *dtype = opt_str(t[6]);
+  const char *endian = opt_str(t[7]);
+
+  memset(o, 0, sizeof *o);
+  if (((struct arg_lit *)t[14])->count)
+    return 1;
+  if (nerr) {
+    FILE *mem = fmemopen(err, errlen, "w");
+    if (mem) {
+      arg_print_errors(mem, t[15], prog);
+      fclose(mem);
+    }
+    return -1;
+  }
+  o->ninputs = in->count;
+  o->inputs = in->filename;
+  o->output = out->count ? out->filename[0] : NULL;
+  o->var = opt_str(t[4]);
+  o->format = opt_str(t[8]);
+  o->verify = ((struct arg_lit *)t[9])->count;
+  o->force = ((struct arg_lit *)t[10])->count;
+  o->quiet = ((struct arg_lit *)t[11])->count;
+  o->threads = threads->count ? threads->ival[0] : 1;
+  o->chunk = chunk->count ? (uint32_t)chunk->ival[0] : 0;
+  o->eb = eb->count ? eb->dval[0] : 0;
+  o->eb_mode = mode && !strcmp(mode, "rel") ? GZ_EB_REL : GZ_EB_ABS;
+  o->raw.dtype = dtype && !strcmp(dtype, "f64") ? GZ_FLOAT64 : GZ_FLOAT32;
+  o->raw.big_endian = endian && !strcmp(endian, "big");
+  if (!decompress && !eb->count)
+    snprintf(err, errlen, "-e/--error-bound is required");
+  else if (!(o->eb >= 0) || !isfinite(o->eb))
+    snprintf(err, errlen, "-e %g: the error bound must be a finite number >= 0", o->eb);
+  else if (!one_of(mode, "abs", "rel", NULL))
+    snprintf(err, errlen, "--eb-mode %s: use abs or rel", mode);
+  else if (!one_of(dtype, "f32", "f64", NULL))
+    snprintf(err, errlen, "--dtype %s: use f32 or f64", dtype);
+  else if (!one_of(endian, "little", "big", NULL))
+    snprintf(err, errlen, "--endian %s: use little or big", endian);
+  else if (!one_of(o->format, "nc", "h5", "raw"))
+    snprintf(err, errlen, "--format %s: use nc, h5 or raw", o->format);
+  else if (dims && gz_parse_dims(dims, &o->raw) != 0)
+    snprintf(err, errlen, "--dims %s: expected positive sizes like 96x2048", dims);
+  else if (o->threads < 1)
+    snprintf(err, errlen, "--threads %d: must be at least 1", o->threads);
+  else if (chunk->count && (chunk->ival[0] < 32 || chunk->ival[0] % 32))
+    snprintf(err, errlen, "--chunk %d: must be a positive multiple of 32", chunk->ival[0]);
+  else if (o->ninputs > 1 && o->output && !is_directory(o->output))
+    snprintf(err, errlen, "-o %s: with %d inputs, -o must be an existing directory",
+             o->output, o->ninputs);
+  else {
+    o->have_raw = dims != NULL;
+    return 0;
+  }
+  return -1;
+}
+
+int gz_cmd_compress(int argc, char **argv, MPI_Comm comm) {
+  void *table[NARGS];
+  compress_opts_t o;
+  char err[ERRLEN] = "";
+  int decompress = !strcmp(argv[0], "decompress"), rank, size, rc, failed = 0, any;
+
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  make_table(table);
+  if (arg_nullcheck(table) != 0) {
+    if (rank == 0)
+      fprintf(stderr, "gzstack %s: out of memory\n", argv[0]);
+    arg_freetable(table, NARGS);
+    return 1;
+  }
+  rc = read_table(table, arg_parse(argc, argv, table), argv[0], decompress, &o, err,
+                  sizeof err);
+  if (rc != 0) {
+    if (rank == 0 && rc > 0)
+      gz_compress_print_help(stdout);
+    else if (rank == 0)
+      fprintf(stderr, "gzstack %s: %s\n(see gzstack %s --help)\n", argv[0], err, argv[0]);
+    arg_freetable(table, NARGS);
+    return rc > 0 ? 0 : 2;
+  }
+  for (int i = rank; i < o.ninputs; i += size) {
+    err[0] = '\0';
+    if ((decompress ? decompress_one(&o, i, err, sizeof err)
+                    : compress_one(&o, i, err, sizeof err)) != 0) {
+      fprintf(stderr, "gzstack %s: %s\n", argv[0], err);
+      failed = 1;
+    }
+  }
+  fflush(stdout);
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
+  arg_freetable(table, NARGS);
+  return any ? 1 : 0;
+}

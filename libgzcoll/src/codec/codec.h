@@ -1,0 +1,26 @@
+/* codec.h - internal interface of the codec (src/codec/), used by the
+ * collectives. The public part is in gzcoll.h. */
+#ifndef GZ_CODEC_H
+#define GZ_CODEC_H
+
+#include "gzcoll.h"
+
+#include "gz_block.h"
+
+/* Largest |code| a stream quantizes (reconstruction exact in double). */
+#define GZ_CODE_MAX_STREAM 4503599627370496.0 /* 2^52 */
+
+uint32_t gz_crc32(const void *data, size_t size);
+
+/* Quantizer for a stream with this absolute bound (0 = lossless). */
+gz_quant_t gz_codec_quant(double abs_bound);
+
+/* Blocks of n values into out (room for n * elem + ceil(n / GZ_BLOCK)
+ * bytes); returns the bytes written. */
+size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_quant_t *qp,
+                        uint8_t *out);
+/* Decode exactly n values from exactly size bytes. */
+gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
+                             const gz_quant_t *qp, void *out);
+
+#endif

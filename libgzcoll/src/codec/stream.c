@@ -1,0 +1,344 @@
+/*
+ * stream.c - the self-describing compressed stream (format version 1).
+ *
+ * Layout, all integers little-endian:
+ *   off  size  field
+ *     0     4  magic "GZCS"
+ *     4     1  format version (1)
+ *     5     1  dtype (1 = float32, 2 = float64)
+ *     6     1  error-bound mode (0 = ABS, 1 = REL)
+ *     7     1  flags (0)
+ *     8     8  error bound as given (double)
+ *    16     8  absolute bound used, 0 = lossless (double)
+ *    24     8  value count
+ *    32     4  values per chunk (multiple of GZ_BLOCK)
+ *    36     4  chunk count = ceil(count / chunk_len)
+ *    40     4  CRC-32 of bytes 0..39
+ *    44  8*C  chunk index: per chunk, compressed size (u32) and CRC-32 (u32)
+ *   ...     4  CRC-32 of the chunk index
+ *   ...        chunks, back to back; each is a sequence of blocks
+ *              (kernels/gz_block.h), ceil(len / GZ_BLOCK) of them.
+ *
+ * Chunks are independent: compressed in parallel (each into its worst-case
+ * slot of the output, then compacted in place, so nothing is allocated) and
+ * decompressed in parallel after their checksums are verified.
+ */
+#include "codec/codec.h"
+
+#include "gz_block.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define GZ_STREAM_MAGIC "GZCS"
+#define GZ_STREAM_VERSION 1
+#define GZ_HEADER_SIZE 44
+#define GZ_CHUNK_MAX (1u << 24)
+
+static void put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put_u64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put_f64(uint8_t *p, double d) {
+  uint64_t v;
+  memcpy(&v, &d, 8);
+  put_u64(p, v);
+}
+static uint32_t get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static uint64_t get_u64(const uint8_t *p) {
+  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+static double get_f64(const uint8_t *p) {
+  uint64_t v = get_u64(p);
+  double d;
+  memcpy(&d, &v, 8);
+  return d;
+}
+
+uint32_t gz_crc32(const void *data, size_t size) {
+  const uint8_t *p = data;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (size > 0) {
+    uInt part = size > (1u << 30) ? (1u << 30) : (uInt)size;
+    crc = crc32(crc, p, part);
+    p += part;
+    size -= part;
+  }
+  return (uint32_t)crc;
+}
+
+static uint32_t chunk_len_of(const gz_codec_params_t *p) {
+  return p->chunk_len ? p->chunk_len : GZ_CHUNK_DEFAULT;
+}
+
+static size_t chunk_bound(size_t values, size_t elem) {
+  size_t blocks = (values + GZ_BLOCK - 1) / GZ_BLOCK;
+  return blocks + values * elem;
+}
+
+size_t gz_compress_bound(gz_dtype_t dtype, size_t n, uint32_t chunk_len) {
+  size_t elem = gz_dtype_size(dtype), chunks, total;
+  if (!elem)
+    return 0;
+  if (!chunk_len)
+    chunk_len = GZ_CHUNK_DEFAULT;
+  chunks = n / chunk_len + (n % chunk_len != 0);
+  if (n > (SIZE_MAX - 4096) / (elem + 1) || chunks > SIZE_MAX / 16)
+    return 0;
+  total = GZ_HEADER_SIZE + 8 * chunks + 4 + chunk_bound(n, elem);
+  return total;
+}
+
+/* Absolute bound from the mode: REL scales by the range of finite values. */
+static double absolute_bound(const gz_codec_params_t *p, const void *in, size_t n) {
+  double lo = INFINITY, hi = -INFINITY;
+  if (p->eb_mode == GZ_EB_ABS || p->error_bound == 0)
+    return p->error_bound;
+  if (p->dtype == GZ_FLOAT32) {
+    const float *x = in;
+    for (size_t i = 0; i < n; i++) {
+      if (isfinite(x[i])) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+      }
+    }
+  } else {
+    const double *x = in;
+    for (size_t i = 0; i < n; i++) {
+      if (isfinite(x[i])) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+      }
+    }
+  }
+  /* scaled before subtracting: hi - lo may overflow near DBL_MAX */
+  return hi > lo ? p->error_bound * hi - p->error_bound * lo : 0.0;
+}
+
+gz_quant_t gz_codec_quant(double abs_bound) {
+  return gz_quant_make(abs_bound, GZ_CODE_MAX_STREAM);
+}
+
+size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_quant_t *qp,
+                        uint8_t *out) {
+  uint8_t *p = out;
+  size_t i;
+  if (dtype == GZ_FLOAT32) {
+    const float *x = in;
+    for (i = 0; i + GZ_BLOCK <= n; i += GZ_BLOCK)
+      p += gz_block_encode_f32(x + i, GZ_BLOCK, qp, p);
+    if (i < n)
+      p += gz_block_encode_f32(x + i, (int)(n - i), qp, p);
+  } else {
+    const double *x = in;
+    for (i = 0; i + GZ_BLOCK <= n; i += GZ_BLOCK)
+      p += gz_block_encode_f64(x + i, GZ_BLOCK, qp, p);
+    if (i < n)
+      p += gz_block_encode_f64(x + i, (int)(n - i), qp, p);
+  }
+  return (size_t)(p - out);
+}
+
+gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
+                             const gz_quant_t *qp, void *out) {
+  size_t pos = 0, used, i;
+  for (i = 0; i < n; i += GZ_BLOCK) {
+    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
+    if (dtype == GZ_FLOAT32)
+      used = gz_block_decode_f32(in + pos, size - pos, len, qp, (float *)out + i);
+    else
+      used = gz_block_decode_f64(in + pos, size - pos, len, qp, (double *)out + i);
+    if (!used)
+      return GZ_ERR_CORRUPT;
+    pos += used;
+  }
+  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
+}
+
+
+gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t n,
+                        void *out, size_t cap, size_t *out_size) {
+  uint8_t *o = out, *index, *data;
+  size_t elem, nchunks, chunk_len, slot, pos;
+  double eb;
+  gz_quant_t qp;
+
+  if (!params || params->version != GZ_CODEC_PARAMS_VERSION || !out || !out_size ||
+      (!in && n))
+    return GZ_ERR_ARG;
+  elem = gz_dtype_size(params->dtype);
+  chunk_len = chunk_len_of(params);
+  if (!elem || !(params->error_bound >= 0) || !isfinite(params->error_bound) ||
+      (params->eb_mode != GZ_EB_ABS && params->eb_mode != GZ_EB_REL) ||
+      chunk_len % GZ_BLOCK || chunk_len > GZ_CHUNK_MAX)
+    return GZ_ERR_ARG;
+  if (cap < gz_compress_bound(params->dtype, n, (uint32_t)chunk_len) ||
+      gz_compress_bound(params->dtype, n, (uint32_t)chunk_len) == 0)
+    return GZ_ERR_CAPACITY;
+  nchunks = n / chunk_len + (n % chunk_len != 0);
+  if (nchunks > UINT32_MAX)
+    return GZ_ERR_ARG;
+
+  eb = absolute_bound(params, in, n);
+  if (eb > 0 && !(eb >= 1e-300)) /* denormal steps would overflow 1 / step */
+    eb = 0;
+  qp = gz_codec_quant(eb);
+
+  memcpy(o, GZ_STREAM_MAGIC, 4);
+  o[4] = GZ_STREAM_VERSION;
+  o[5] = (uint8_t)params->dtype;
+  o[6] = (uint8_t)params->eb_mode;
+  o[7] = 0;
+  put_f64(o + 8, params->error_bound);
+  put_f64(o + 16, eb);
+  put_u64(o + 24, (uint64_t)n);
+  put_u32(o + 32, (uint32_t)chunk_len);
+  put_u32(o + 36, (uint32_t)nchunks);
+  put_u32(o + 40, gz_crc32(o, 40));
+  index = o + GZ_HEADER_SIZE;
+  data = index + 8 * nchunks + 4;
+
+  /* Each chunk goes to its worst-case slot, then slots are compacted. */
+  slot = chunk_bound(chunk_len, elem);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(params->threads > 1 ? params->threads : 1)
+#endif
+  for (long c = 0; c < (long)nchunks; c++) {
+    size_t first = (size_t)c * chunk_len;
+    size_t len = n - first < chunk_len ? n - first : chunk_len;
+    uint8_t *dst = data + (size_t)c * slot;
+    size_t size = gz_encode_values(params->dtype, (const uint8_t *)in + first * elem, len,
+                                   &qp, dst);
+    put_u32(index + 8 * c, (uint32_t)size);
+    put_u32(index + 8 * c + 4, gz_crc32(dst, size));
+  }
+  pos = 0;
+  for (size_t c = 0; c < nchunks; c++) {
+    size_t size = get_u32(index + 8 * c);
+    if (pos != c * slot)
+      memmove(data + pos, data + c * slot, size);
+    pos += size;
+  }
+  put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
+  *out_size = (size_t)(data - o) + pos;
+  return GZ_OK;
+}
+
+gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *info) {
+  const uint8_t *s = stream;
+  uint64_t count, nchunks, total, expected_chunks;
+  uint32_t chunk_len;
+  double eb, abs_eb;
+  size_t elem;
+
+  if (!stream || !info)
+    return GZ_ERR_ARG;
+  if (size < GZ_HEADER_SIZE || memcmp(s, GZ_STREAM_MAGIC, 4) != 0)
+    return GZ_ERR_CORRUPT;
+  if (get_u32(s + 40) != gz_crc32(s, 40))
+    return GZ_ERR_CORRUPT;
+  if (s[4] != GZ_STREAM_VERSION)
+    return GZ_ERR_VERSION;
+  elem = gz_dtype_size((gz_dtype_t)s[5]);
+  eb = get_f64(s + 8);
+  abs_eb = get_f64(s + 16);
+  count = get_u64(s + 24);
+  chunk_len = get_u32(s + 32);
+  nchunks = get_u32(s + 36);
+  if (!elem || s[6] > GZ_EB_REL || s[7] != 0 || !(eb >= 0) || !(abs_eb >= 0) ||
+      !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
+      chunk_len % GZ_BLOCK || chunk_len > GZ_CHUNK_MAX)
+    return GZ_ERR_CORRUPT;
+  expected_chunks = count / chunk_len + (count % chunk_len != 0);
+  if (nchunks != expected_chunks || nchunks > (size - GZ_HEADER_SIZE) / 8)
+    return GZ_ERR_CORRUPT;
+  total = GZ_HEADER_SIZE + 8 * nchunks + 4;
+  if (total > size)
+    return GZ_ERR_CORRUPT;
+  if (get_u32(s + GZ_HEADER_SIZE + 8 * nchunks) !=
+      gz_crc32(s + GZ_HEADER_SIZE, 8 * nchunks))
+    return GZ_ERR_CORRUPT;
+  for (uint64_t c = 0; c < nchunks; c++) {
+    total += get_u32(s + GZ_HEADER_SIZE + 8 * c);
+    if (total > size)
+      return GZ_ERR_CORRUPT;
+  }
+  info->dtype = (gz_dtype_t)s[5];
+  info->eb_mode = (gz_eb_mode_t)s[6];
+  info->error_bound = eb;
+  info->abs_bound = abs_eb;
+  info->count = count;
+  info->chunk_len = chunk_len;
+  info->chunk_count = (uint32_t)nchunks;
+  info->stream_size = (size_t)total;
+  return GZ_OK;
+}
+
+/* Verify and decode chunk c, which starts at data + offset. */
+static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
+                        const uint8_t *data, size_t c, size_t offset, const gz_quant_t *qp,
+                        void *out) {
+  size_t first = c * info->chunk_len;
+  size_t len = info->count - first < info->chunk_len ? info->count - first : info->chunk_len;
+  size_t csize = get_u32(index + 8 * c);
+  const uint8_t *src = data + offset;
+  if (get_u32(index + 8 * c + 4) != gz_crc32(src, csize))
+    return 1;
+  return gz_decode_values(info->dtype, src, csize, len, qp,
+                          (uint8_t *)out + first * gz_dtype_size(info->dtype)) != GZ_OK;
+}
+
+gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out_count) {
+  gz_stream_info_t info;
+  const uint8_t *index, *data;
+  size_t *offsets = NULL, pos = 0;
+  gz_quant_t qp;
+  gz_result_t rc = gz_stream_info(stream, size, &info);
+  int failed = 0, threads = 1;
+
+  if (rc != GZ_OK)
+    return rc;
+  if (out_count != info.count || (!out && out_count))
+    return GZ_ERR_ARG;
+  qp = gz_codec_quant(info.abs_bound);
+  index = (const uint8_t *)stream + GZ_HEADER_SIZE;
+  data = index + 8 * (size_t)info.chunk_count + 4;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  if (threads > 1 && info.chunk_count > 1) {
+    /* Parallel decoding needs every chunk's offset up front. */
+    offsets = malloc(sizeof *offsets * info.chunk_count);
+    if (!offsets)
+      return GZ_ERR_NOMEM;
+    for (uint32_t c = 0; c < info.chunk_count; c++) {
+      offsets[c] = pos;
+      pos += get_u32(index + 8 * (size_t)c);
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+#endif
+    for (long c = 0; c < (long)info.chunk_count; c++)
+      failed |= decode_chunk(&info, index, data, (size_t)c, offsets[c], &qp, out);
+    free(offsets);
+  } else {
+    for (uint32_t c = 0; c < info.chunk_count && !failed; c++) {
+      failed = decode_chunk(&info, index, data, c, pos, &qp, out);
+      pos += get_u32(index + 8 * (size_t)c);
+    }
+  }
+  return failed ? GZ_ERR_CORRUPT : GZ_OK;
+}

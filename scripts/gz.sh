@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# gz.sh - set up, build, run and test gzstack from a fresh Debian 12 machine.
+#
+#   bash scripts/gz.sh run     install what is missing, build, run the 4-rank demo
+#   bash scripts/gz.sh test    install what is missing, build, run the test suite
+#   bash scripts/gz.sh ci      test + ASan/UBSan build and tests (-Werror),
+#                              GZ_ENABLE_CUDA=OFF build, clang-format check, fuzzing
+#   bash scripts/gz.sh deps | build | format | fuzz SECONDS
+#
+# Environment: BUILD_DIR (default build), JOBS (default nproc),
+# GZ_DATA_DIR (real datasets, default ../shared/data beside the checkout).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+export GZ_DATA_DIR=${GZ_DATA_DIR:-$ROOT/../shared/data}
+
+PACKAGES=(build-essential cmake pkg-config git
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  libnetcdf-dev netcdf-bin libpng-dev zlib1g-dev libargtable2-dev libinih-dev
+  libzfp-dev clang clang-format libclang-rt-14-dev)
+
+say() { printf '\n== %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    say "Debian packages: all present"
+    return
+  fi
+  say "installing: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+}
+
+# Open MPI refuses root without these, and 2-core machines need oversubscription.
+mpi_env() {
+  if [ "$(id -u)" -eq 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+build() { # build DIR [cmake options...]
+  local dir=$1
+  shift
+  say "configure and build in $dir"
+  cmake -S "$ROOT" -B "$dir" -DGZ_DATA_DIR="$GZ_DATA_DIR" "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  grep -E "^-- gzstack" "$dir.configure.log" || true
+  cmake --build "$dir" -j "$JOBS"
+}
+
+run_demo() {
+  local demo=$BUILD_DIR/demo
+  mkdir -p "$demo"
+  mpi_env
+  say "generating 16 wavefield snapshots (512 x 512, acoustic FD on a layered model)"
+  "$BUILD_DIR/examples/wavefield_gen" --nx 512 --nz 512 --snapshots 16 \
+    -o "$demo/wavefield.h5" --force
+  say "mpirun -np 4 gzstack: compressed stacking, e = 1e-4"
+  mpirun -np 4 "$BUILD_DIR/app/gzstack" -i "$demo/wavefield.h5" --var /wavefield \
+    -e 1e-4 -o "$demo/stack.nc" --png "$demo/stack.png" --metrics "$demo/metrics.json" \
+    --verify --force
+  say "outputs in $demo: stack.nc (result), stack*.png (renders), metrics.json"
+  ls -l "$demo"
+}
+
+run_tests() { # run_tests DIR
+  mpi_env
+  say "ctest in $1"
+  (cd "$1" && ctest --output-on-failure -j "$JOBS" --timeout 600)
+}
+
+fuzz() { # fuzz SECONDS: each libFuzzer target for SECONDS
+  local dir=$ROOT/build-fuzz secs=${1:-60}
+  build "$dir" -DCMAKE_C_COMPILER=clang -DGZ_BUILD_FUZZ=ON -DGZ_ENABLE_CUDA=OFF \
+    -DGZ_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug
+  for f in "$dir"/tests/fuzz/fuzz_*; do
+    [ -x "$f" ] || continue
+    say "fuzzing $(basename "$f") for ${secs}s"
+    local corpus=$dir/corpus/$(basename "$f")
+    mkdir -p "$corpus"
+    cp -n "$ROOT/tests/fuzz/corpus/$(basename "$f")"/* "$corpus"/ 2>/dev/null || true
+    "$f" -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
+  done
+}
+
+cmd=${1:-help}
+case $cmd in
+deps) deps ;;
+build)
+  deps
+  build "$BUILD_DIR"
+  ;;
+run)
+  deps
+  build "$BUILD_DIR"
+  run_demo
+  ;;
+test)
+  deps
+  build "$BUILD_DIR"
+  run_tests "$BUILD_DIR"
+  ;;
+ci)
+  deps
+  build "$BUILD_DIR" -DGZ_WERROR=ON
+  run_tests "$BUILD_DIR"
+  build "$ROOT/build-asan" -DGZ_WERROR=ON -DGZ_SANITIZE=ON -DGZ_ENABLE_CUDA=OFF \
+    -DCMAKE_BUILD_TYPE=Debug
+  run_tests "$ROOT/build-asan"
+  say "clang-format check"
+  cmake --build "$BUILD_DIR" --target format-check
+  fuzz "${GZ_FUZZ_SECONDS:-60}"
+  ;;
+format)
+  build "$BUILD_DIR"
+  cmake --build "$BUILD_DIR" --target format
+  ;;
+fuzz)
+  deps
+  fuzz "${2:-600}"
+  ;;
+*)
+  sed -n '2,14p' "${BASH_SOURCE[0]}"
+  [ "$cmd" = help ] || exit 2
+  ;;
+esac

@@ -1,0 +1,147 @@
+/* test_codec_stream.c - the stream container: golden checksums guard the
+ * wire format; every truncation and a sweep of byte corruptions are detected
+ * (never decoded into wrong values, never out of bounds under ASan); bad
+ * parameters are refused. */
+#include "gz_test.h"
+
+#include "codec_fields.h"
+#include "gzcoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static uint8_t *compress_field(field_kind_t kind, int is_f32, double eb, size_t n,
+                               uint32_t chunk_len, size_t *size, void **field) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  size_t cap;
+  uint8_t *stream;
+  p.dtype = is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
+  p.error_bound = eb;
+  p.chunk_len = chunk_len;
+  cap = gz_compress_bound(p.dtype, n, chunk_len);
+  stream = malloc(cap);
+  *field = malloc(n * (is_f32 ? 4 : 8));
+  field_fill(kind, is_f32, *field, n, 99);
+  if (gz_compress(&p, *field, n, stream, cap, size) != GZ_OK) {
+    free(stream);
+    return NULL;
+  }
+  return stream;
+}
+
+/* CRC-32 of the stream bytes: a change of the wire format changes these. */
+static void test_golden(void) {
+  struct {
+    field_kind_t kind;
+    int is_f32;
+    double eb;
+    size_t n;
+    uint32_t size, crc;
+  } golden[] = {
+      {FIELD_SMOOTH, 1, 1e-4, 10000, 12242, 0x84bc7974u},
+      {FIELD_SMOOTH, 0, 1e-6, 10000, 20571, 0xb3788d7cu},
+      {FIELD_SPECIALS, 1, 1e-3, 777, 1905, 0x67352c92u},
+      {FIELD_NOISE, 0, 0.0, 333, 2731, 0x3c82167bu},
+      {FIELD_CONSTANT, 1, 1e-2, 100, 72, 0x4ecb27d4u},
+  };
+  int print = getenv("GZ_PRINT_GOLDEN") != NULL;
+  for (size_t g = 0; g < sizeof golden / sizeof *golden; g++) {
+    size_t size = 0;
+    void *field;
+    uint8_t *s = compress_field(golden[g].kind, golden[g].is_f32, golden[g].eb, golden[g].n,
+                                4096, &size, &field);
+    uint32_t crc = s ? (uint32_t)crc32(0, s, (uInt)size) : 0;
+    if (print)
+      printf("golden %zu: size %zu crc 0x%08x\n", g, size, crc);
+    GZ_CHECK(s && size == golden[g].size && crc == golden[g].crc,
+             "golden stream %zu: size %zu crc 0x%08x, expected %u 0x%08x (wire format "
+             "changed? bump the format version)",
+             g, size, crc, golden[g].size, golden[g].crc);
+    free(s);
+    free(field);
+  }
+}
+
+static void test_truncation_and_corruption(void) {
+  size_t size = 0, n = 5000;
+  void *field;
+  uint8_t *s = compress_field(FIELD_SMOOTH, 1, 1e-3, n, 1024, &size, &field);
+  float *out = malloc(n * sizeof *out);
+  uint8_t *copy = malloc(size);
+  size_t undetected = 0, wrong = 0;
+  GZ_CHECK(s != NULL, "compress");
+  if (!s)
+    goto done;
+  GZ_CHECK(gz_decompress(s, size, out, n) == GZ_OK, "intact stream decodes");
+  for (size_t len = 0; len < size; len++) {
+    memcpy(copy, s, len);
+    undetected += gz_decompress(copy, len, out, n) == GZ_OK;
+  }
+  GZ_CHECK(undetected == 0, "%zu truncations decoded without error", undetected);
+  /* Flip one bit in each byte position: CRC-32 detects every single-bit
+   * error, so none may decode. */
+  for (size_t pos = 0; pos < size; pos++) {
+    memcpy(copy, s, size);
+    copy[pos] ^= (uint8_t)(1u << (pos % 8));
+    if (gz_decompress(copy, size, out, n) == GZ_OK)
+      wrong++;
+  }
+  GZ_CHECK(wrong == 0, "%zu single-bit corruptions decoded without error", wrong);
+  GZ_CHECK(gz_decompress(s, size, out, n - 1) == GZ_ERR_ARG, "wrong count refused");
+done:
+  free(copy);
+  free(out);
+  free(s);
+  free(field);
+}
+
+static void test_arguments(void) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  float x[4] = {1, 2, 3, 4};
+  uint8_t buf[256];
+  size_t size;
+  GZ_CHECK(gz_compress(NULL, x, 4, buf, sizeof buf, &size) == GZ_ERR_ARG, "NULL params");
+  p.error_bound = -1;
+  GZ_CHECK(gz_compress(&p, x, 4, buf, sizeof buf, &size) == GZ_ERR_ARG, "negative bound");
+  p.error_bound = NAN;
+  GZ_CHECK(gz_compress(&p, x, 4, buf, sizeof buf, &size) == GZ_ERR_ARG, "NaN bound");
+  p.error_bound = 1e-3;
+  p.chunk_len = 100;
+  GZ_CHECK(gz_compress(&p, x, 4, buf, sizeof buf, &size) == GZ_ERR_ARG,
+           "chunk length not a multiple of the block");
+  p.chunk_len = 0;
+  GZ_CHECK(gz_compress(&p, x, 4, buf, 8, &size) == GZ_ERR_CAPACITY, "small output");
+  p.version = 99;
+  GZ_CHECK(gz_compress(&p, x, 4, buf, sizeof buf, &size) == GZ_ERR_ARG, "wrong version");
+  GZ_CHECK(gz_compress_bound((gz_dtype_t)7, 4, 0) == 0, "unknown dtype has no bound");
+  GZ_CHECK(gz_compress_bound(GZ_FLOAT64, SIZE_MAX / 2, 0) == 0, "overflowing bound is 0");
+  GZ_CHECK(strcmp(gz_strerror(GZ_ERR_CORRUPT), "corrupted or truncated compressed stream") ==
+               0,
+           "strerror text");
+  GZ_CHECK(strcmp(gz_strerror((gz_result_t)999), "unknown result") == 0, "unknown result");
+}
+
+/* Incompressible data must fit in the bound; compressible data must shrink. */
+static void test_sizes(void) {
+  size_t n = 100000, size = 0;
+  void *field;
+  uint8_t *s = compress_field(FIELD_NOISE, 0, 0.0, n, 0, &size, &field);
+  GZ_CHECK(s && size <= gz_compress_bound(GZ_FLOAT64, n, 0), "noise fits the bound");
+  free(s);
+  free(field);
+  s = compress_field(FIELD_SMOOTH, 1, 1e-3, n, 0, &size, &field);
+  GZ_CHECK(s && size * 4 < n * 4, "smooth field at 1e-3 compresses more than 4x (%zu B)",
+           size);
+  free(s);
+  free(field);
+}
+
+int main(void) {
+  test_golden();
+  test_truncation_and_corruption();
+  test_arguments();
+  test_sizes();
+  return gz_test_finish();
+}
