@@ -9,6 +9,10 @@
 
 #include "gz_io.h"
 
+/* `-i a b c` -> `-i a -i b -i c`, so argtable2 sees one value per -i.
+ * Returns a malloc'ed argv (pointers into argv, NULL-terminated) or NULL. */
+char **gz_split_inputs(int argc, char **argv, int *out_argc);
+
 /* `--version` text. */
 void gz_app_print_version(FILE *out, const char *program);
 

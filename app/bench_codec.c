@@ -10,6 +10,7 @@
  * ../shared/data/README.md); or explicit files with --input (netCDF/HDF5 with
  * --var, raw with --dims).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "app.h"
 #include "metrics.h"
 
@@ -60,7 +61,8 @@ static double median(double *v, int n) {
 /* Smooth 3-D field: a few low-wavenumber plane waves, scaled to [-1, 1]. */
 static int make_smooth(bench_field_t *f, size_t mb) {
   size_t nz = 256, ny = 256, nx = mb * 1000000 / 4 / (ny * nz);
-  const double k[4][3] = {{1.3, 0.7, 0.4}, {0.3, 2.1, 1.1}, {2.7, 0.2, 0.9}, {0.5, 0.5, 3.1}};
+  const double k[4][3] = {
+      {1.3, 0.7, 0.4}, {0.3, 2.1, 1.1}, {2.7, 0.2, 0.9}, {0.5, 0.5, 3.1}};
   const double amp[4] = {1.0, 0.6, 0.3, 0.15}, phase[4] = {0.1, 1.7, 2.9, 0.6};
   double lo = INFINITY, hi = -INFINITY;
   if (nx < 16)
@@ -90,8 +92,8 @@ static int make_smooth(bench_field_t *f, size_t mb) {
 }
 
 /* Read a whole variable as float32 through the io module. */
-static int load_file(bench_field_t *f, const char *label, const char *path, const char *var,
-                     const gz_raw_opts_t *raw) {
+static int load_file(bench_field_t *f, const char *label, const char *path,
+                     const char *var, const gz_raw_opts_t *raw) {
   gz_reader_t *r = NULL;
   char err[512];
   const gz_meta_t *m;
@@ -287,8 +289,9 @@ int gz_bench_codec(int argc, char **argv) {
   printf("gzbench codec: single thread, median of %d runs after a warm-up; GB/s of "
          "uncompressed data\n\n",
          nreps);
-  printf("| data | abs bound | gz ratio | gz comp GB/s | gz dec GB/s | gz max err | gz PSNR "
-         "| zfp ratio | zfp comp GB/s | zfp dec GB/s | zfp max err | zfp PSNR |\n");
+  printf(
+      "| data | abs bound | gz ratio | gz comp GB/s | gz dec GB/s | gz max err | gz PSNR "
+      "| zfp ratio | zfp comp GB/s | zfp dec GB/s | zfp max err | zfp PSNR |\n");
   printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   memset(&f, 0, sizeof f);
   if (make_smooth(&f, mb->count ? (size_t)mb->ival[0] : 128) == 0)
@@ -298,8 +301,8 @@ int gz_bench_codec(int argc, char **argv) {
     struct {
       const char *label, *file, *var, *dims;
     } real[] = {
-        {"CCSM3 TREFHT", "climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc", "TREFHT",
-         NULL},
+        {"CCSM3 TREFHT", "climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc",
+         "TREFHT", NULL},
         {"ERSST v5 sst", "climate_ersst_v5/sst.mnmean.nc", "sst", NULL},
         {"WRF Katrina T", "weather_wrf_katrina/wrf_ci_test_file.nc", "T", NULL},
         {"soda lakes shots", "seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw", NULL,
@@ -315,7 +318,8 @@ int gz_bench_codec(int argc, char **argv) {
         gz_parse_dims(real[i].dims, &raw);
       snprintf(path, sizeof path, "%s/%s", dir, real[i].file);
       memset(&f, 0, sizeof f);
-      if (load_file(&f, real[i].label, path, real[i].var, real[i].dims ? &raw : NULL) == 0)
+      if (load_file(&f, real[i].label, path, real[i].var, real[i].dims ? &raw : NULL) ==
+          0)
         run_field(&f, eb, rel->count, nreps);
       free(f.x);
     }

@@ -12,6 +12,8 @@
  *           attributes (io/gz_io.h gz_meta_pack)
  * 20+M      the codec stream (libgzcoll/src/codec/stream.c), to the end
  */
+#define _POSIX_C_SOURCE 200809L /* fmemopen */
+
 #include "app.h"
 #include "metrics.h"
 
@@ -34,7 +36,7 @@
 #define GZA_MAGIC "GZCA"
 #define GZA_VERSION 1
 #define GZA_HEADER 20
-#define ERRLEN 1024
+#define ERRLEN 8192
 
 typedef struct compress_opts {
   const char **inputs;
@@ -129,7 +131,8 @@ static size_t meta_count(const gz_meta_t *m) {
 
 static void to_double(gz_dtype_t dtype, const void *in, size_t n, double *out) {
   for (size_t i = 0; i < n; i++)
-    out[i] = dtype == GZ_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
+    out[i] =
+        dtype == GZ_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
 }
 
 static uint32_t crc32_of(const void *p, size_t n) {
@@ -274,7 +277,8 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
       goto fail;
     }
   }
-  if (write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err, errlen) != 0)
+  if (write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err, errlen) !=
+      0)
     goto fail;
   if (!o->quiet && !o->verify)
     printf("%s -> %s: ratio %.3f\n", in, out,
@@ -326,8 +330,10 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
   }
   fmt = format_of(o, out);
   if (fmt == GZ_FMT_UNKNOWN) {
-    snprintf(err, errlen, "%s: cannot tell the output format from its extension "
-                          "(use .nc, .h5 or .raw, or --format)", out);
+    snprintf(err, errlen,
+             "%s: cannot tell the output format from its extension "
+             "(use .nc, .h5 or .raw, or --format)",
+             out);
     return -1;
   }
   if (gz_io_check_target(out, o->force, err, errlen) != 0)
@@ -356,7 +362,7 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
   }
   msize = get_le(file + 8, 8);
   if (get_le(file + 4, 4) != GZA_VERSION) {
-    snprintf(err, errlen, "%s: archive version %u is not supported",  in,
+    snprintf(err, errlen, "%s: archive version %u is not supported", in,
              (unsigned)get_le(file + 4, 4));
     goto fail;
   }
@@ -367,7 +373,8 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
   }
   if (gz_meta_unpack(file + GZA_HEADER, (size_t)msize, &meta, err, errlen) != 0)
     goto fail;
-  rc = gz_stream_info(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, &info);
+  rc =
+      gz_stream_info(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, &info);
   n = meta_count(&meta);
   if (rc != GZ_OK || info.count != n || info.dtype != meta.dtype) {
     snprintf(err, errlen, "%s: %s", in,
@@ -379,7 +386,8 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
     snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
     goto fail;
   }
-  rc = gz_decompress(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, data, n);
+  rc = gz_decompress(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, data,
+                     n);
   if (rc != GZ_OK) {
     snprintf(err, errlen, "%s: %s", in, gz_strerror(rc));
     goto fail;
@@ -397,42 +405,45 @@ fail:
 }
 
 void gz_compress_print_help(FILE *out) {
-  fprintf(out,
-          "gzstack compress - reduce datasets with the error-bounded codec\n"
-          "\n"
-          "  mpirun -np N gzstack compress -i IN... [-o OUT.gzc|DIR] -e E [options]\n"
-          "  mpirun -np N gzstack decompress -i IN.gzc... [-o OUT.nc|.h5|.raw|DIR] "
-          "[options]\n"
-          "\n"
-          "Input (compress):\n"
-          "  -i, --input FILE...     netCDF, HDF5 or raw files; input i goes to rank i mod N\n"
-          "  --var NAME              netCDF variable or HDF5 dataset path (--dataset is the\n"
-          "                          same); default: the only data variable\n"
-          "  --dims AxBxC            raw: shape of the file, or of one record (the record\n"
-          "                          count then follows from the file size)\n"
-          "  --dtype f32|f64         raw: element type (default f32)\n"
-          "  --endian little|big     raw: byte order (default little)\n"
-          "Bound:\n"
-          "  -e, --error-bound E     every value within E (default mode abs); 0 = lossless\n"
-          "  --eb-mode abs|rel       rel: E times the value range, as in SZ3 (default abs)\n"
-          "Output:\n"
-          "  -o, --output PATH       file for one input, an existing directory for many;\n"
-          "                          default: beside the input (+.gzc)\n"
-          "  --format nc|h5|raw      decompress: output format when -o is a directory\n"
-          "                          (default: from -o's extension, else nc)\n"
-          "  --force                 overwrite existing outputs\n"
-          "  --verify                decompress again and print ratio, bit rate, GB/s,\n"
-          "                          max abs/rel error, PSNR, NRMSE; fail if the bound broke\n"
-          "  --threads N             OpenMP threads over chunks (default 1)\n"
-          "  --chunk N               values per chunk, a multiple of 32 (default %u)\n"
-          "  -q, --quiet             no per-file lines\n"
-          "\n"
-          "Examples:\n"
-          "  gzstack compress -i TREFHT.nc --var TREFHT -e 1e-2 -o t.gzc --verify\n"
-          "  gzstack compress -i shots.raw --dims 96x2048 --dtype f32 -e 1e-4 --eb-mode rel\n"
-          "  gzstack decompress -i t.gzc -o t.nc && ncdump -h t.nc\n"
-          "  mpirun -np 4 gzstack compress -i data/*.nc --var sst -e 0.01 -o reduced/\n",
-          GZ_CHUNK_DEFAULT);
+  fprintf(
+      out,
+      "gzstack compress - reduce datasets with the error-bounded codec\n"
+      "\n"
+      "  mpirun -np N gzstack compress -i IN... [-o OUT.gzc|DIR] -e E [options]\n"
+      "  mpirun -np N gzstack decompress -i IN.gzc... [-o OUT.nc|.h5|.raw|DIR] "
+      "[options]\n"
+      "\n"
+      "Input (compress):\n"
+      "  -i, --input FILE...     netCDF, HDF5 or raw files; input i goes to rank i mod "
+      "N\n"
+      "  --var NAME              netCDF variable or HDF5 dataset path (--dataset is the\n"
+      "                          same); default: the only data variable\n"
+      "  --dims AxBxC            raw: shape of the file, or of one record (the record\n"
+      "                          count then follows from the file size)\n"
+      "  --dtype f32|f64         raw: element type (default f32)\n"
+      "  --endian little|big     raw: byte order (default little)\n"
+      "Bound:\n"
+      "  -e, --error-bound E     every value within E (default mode abs); 0 = lossless\n"
+      "  --eb-mode abs|rel       rel: E times the value range, as in SZ3 (default abs)\n"
+      "Output:\n"
+      "  -o, --output PATH       file for one input, an existing directory for many;\n"
+      "                          default: beside the input (+.gzc)\n"
+      "  --format nc|h5|raw      decompress: output format when -o is a directory\n"
+      "                          (default: from -o's extension, else nc)\n"
+      "  --force                 overwrite existing outputs\n"
+      "  --verify                decompress again and print ratio, bit rate, GB/s,\n"
+      "                          max abs/rel error, PSNR, NRMSE; fail if the bound "
+      "broke\n"
+      "  --threads N             OpenMP threads over chunks (default 1)\n"
+      "  --chunk N               values per chunk, a multiple of 32 (default %u)\n"
+      "  -q, --quiet             no per-file lines\n"
+      "\n"
+      "Examples:\n"
+      "  gzstack compress -i TREFHT.nc --var TREFHT -e 1e-2 -o t.gzc --verify\n"
+      "  gzstack compress -i shots.raw --dims 96x2048 --dtype f32 -e 1e-4 --eb-mode rel\n"
+      "  gzstack decompress -i t.gzc -o t.nc && ncdump -h t.nc\n"
+      "  mpirun -np 4 gzstack compress -i data/*.nc --var sst -e 0.01 -o reduced/\n",
+      GZ_CHUNK_DEFAULT);
 }
 
 enum { NARGS = 16 };
@@ -518,7 +529,8 @@ static int read_table(void **t, int nerr, const char *prog, int decompress,
   else if (o->threads < 1)
     snprintf(err, errlen, "--threads %d: must be at least 1", o->threads);
   else if (chunk->count && (chunk->ival[0] < 32 || chunk->ival[0] % 32))
-    snprintf(err, errlen, "--chunk %d: must be a positive multiple of 32", chunk->ival[0]);
+    snprintf(err, errlen, "--chunk %d: must be a positive multiple of 32",
+             chunk->ival[0]);
   else if (o->ninputs > 1 && o->output && !is_directory(o->output))
     snprintf(err, errlen, "-o %s: with %d inputs, -o must be an existing directory",
              o->output, o->ninputs);
@@ -533,18 +545,20 @@ int gz_cmd_compress(int argc, char **argv, MPI_Comm comm) {
   void *table[NARGS];
   compress_opts_t o;
   char err[ERRLEN] = "";
-  int decompress = !strcmp(argv[0], "decompress"), rank, size, rc, failed = 0, any;
+  int decompress = !strcmp(argv[0], "decompress"), rank, size, rc, failed = 0, any, nargc;
+  char **nargv = gz_split_inputs(argc, argv, &nargc);
 
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   make_table(table);
-  if (arg_nullcheck(table) != 0) {
+  if (!nargv || arg_nullcheck(table) != 0) {
     if (rank == 0)
       fprintf(stderr, "gzstack %s: out of memory\n", argv[0]);
     arg_freetable(table, NARGS);
+    free(nargv);
     return 1;
   }
-  rc = read_table(table, arg_parse(argc, argv, table), argv[0], decompress, &o, err,
+  rc = read_table(table, arg_parse(nargc, nargv, table), argv[0], decompress, &o, err,
                   sizeof err);
   if (rc != 0) {
     if (rank == 0 && rc > 0)
@@ -552,6 +566,7 @@ int gz_cmd_compress(int argc, char **argv, MPI_Comm comm) {
     else if (rank == 0)
       fprintf(stderr, "gzstack %s: %s\n(see gzstack %s --help)\n", argv[0], err, argv[0]);
     arg_freetable(table, NARGS);
+    free(nargv);
     return rc > 0 ? 0 : 2;
   }
   for (int i = rank; i < o.ninputs; i += size) {
@@ -565,5 +580,6 @@ int gz_cmd_compress(int argc, char **argv, MPI_Comm comm) {
   fflush(stdout);
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
   arg_freetable(table, NARGS);
+  free(nargv);
   return any ? 1 : 0;
 }

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-void gz_quality_compute(const double *exact, const double *approx, const unsigned char *mask,
-                        size_t n, gz_quality_t *q) {
+void gz_quality_compute(const double *exact, const double *approx,
+                        const unsigned char *mask, size_t n, gz_quality_t *q) {
   double lo = INFINITY, hi = -INFINITY, sum_err = 0, sum_sq = 0, max_err = 0;
   size_t count = 0, mismatch = 0;
   for (size_t i = 0; i < n; i++) {
@@ -151,6 +151,16 @@ void gz_json_string(gz_json_t *j, const char *key, const char *s) {
 void gz_json_bool(gz_json_t *j, const char *key, int v) {
   json_key(j, key);
   fputs(v ? "true" : "false", j->f);
+}
+
+void gz_json_null(gz_json_t *j, const char *key) {
+  json_key(j, key);
+  fputs("null", j->f);
+}
+
+void gz_json_raw(gz_json_t *j, const char *key, const char *json) {
+  json_key(j, key);
+  fputs(json && *json ? json : "null", j->f);
 }
 
 void gz_json_finish(gz_json_t *j) {

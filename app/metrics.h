@@ -7,22 +7,22 @@
 #include <stdio.h>
 
 typedef struct gz_quality {
-  size_t count;          /* points compared (unmasked, finite in the reference) */
+  size_t count; /* points compared (unmasked, finite in the reference) */
   double value_min, value_max, range; /* of the reference */
   double max_abs_error;
   double max_rel_error; /* max_abs_error / range */
   double mean_error;    /* signed mean of approx - exact */
   double mse, rmse;
-  double psnr;  /* 20 log10(range) - 10 log10(mse); +inf when mse == 0 */
-  double nrmse; /* rmse / range */
+  double psnr;               /* 20 log10(range) - 10 log10(mse); +inf when mse == 0 */
+  double nrmse;              /* rmse / range */
   size_t nonfinite_mismatch; /* reference not finite and approx bits differ */
 } gz_quality_t;
 
 /* Compare approx with exact over n points; mask may be NULL (nonzero =
  * skip). A point where exact is not finite counts only as a mismatch when
  * approx is not the same special. */
-void gz_quality_compute(const double *exact, const double *approx, const unsigned char *mask,
-                        size_t n, gz_quality_t *q);
+void gz_quality_compute(const double *exact, const double *approx,
+                        const unsigned char *mask, size_t n, gz_quality_t *q);
 
 /* Mean SSIM over 7x7 windows (step 1 for small fields, strided above 1e6
  * points) of a rows x cols field, with the usual constants K1 = 0.01,
@@ -45,6 +45,9 @@ void gz_json_end_object(gz_json_t *j);
 void gz_json_number(gz_json_t *j, const char *key, double v);
 void gz_json_string(gz_json_t *j, const char *key, const char *s);
 void gz_json_bool(gz_json_t *j, const char *key, int v);
+void gz_json_null(gz_json_t *j, const char *key);
+/* An already formatted JSON value (object, array, ...), written as is. */
+void gz_json_raw(gz_json_t *j, const char *key, const char *json);
 void gz_json_finish(gz_json_t *j); /* closes open objects and ends the line */
 
 #endif

@@ -13,7 +13,6 @@ int gz_io_temp_path(const char *path, char *tmp, size_t tmplen);
 
 /* Rename a finished tmp to path (checking the target again); on failure tmp
  * is removed and err names the cause. */
-int gz_io_commit(const char *tmp, const char *path, int force, char *err,
-                 size_t errlen);
+int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t errlen);
 
 #endif

@@ -22,8 +22,7 @@ int gz_io_temp_path(const char *path, char *tmp, size_t tmplen) {
   return (n < 0 || (size_t)n >= tmplen) ? -1 : 0;
 }
 
-int gz_io_commit(const char *tmp, const char *path, int force, char *err,
-                 size_t errlen) {
+int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t errlen) {
   if (gz_io_check_target(path, force, err, errlen) != 0) {
     unlink(tmp);
     return -1;

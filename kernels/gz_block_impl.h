@@ -34,8 +34,8 @@ GZ_HD static inline GZ_T GZ_FN(gz_dequant)(int64_t q, const gz_quant_t *qp) {
  *   and subnormals are refused so they stay bit-exact.
  * for_stream = 0 (codes for the collectives, which are summed before any
  *   conversion to T): quantizable when |x - step q| <= eb in double. */
-GZ_HD static inline int GZ_FN(gz_quantize_one)(GZ_T x, const gz_quant_t *qp, int for_stream,
-                                               int64_t *q) {
+GZ_HD static inline int GZ_FN(gz_quantize_one)(GZ_T x, const gz_quant_t *qp,
+                                               int for_stream, int64_t *q) {
   double v = (double)x, qd = rint(GZ_MUL(v, qp->inv_step));
   int in_range = fabs(qd) <= qp->code_max; /* false for NaN and Inf */
   int64_t qi = (int64_t)(in_range ? qd : 0.0);
@@ -45,7 +45,8 @@ GZ_HD static inline int GZ_FN(gz_quantize_one)(GZ_T x, const gz_quant_t *qp, int
     GZ_U bits;
     memcpy(&bits, &x, sizeof bits);
     r = (double)(GZ_T)r;
-    ok = in_range & (fabs(v - r) <= qp->eb) & !((fabs(v) < GZ_T_MIN_NORMAL) & (bits != 0));
+    ok =
+        in_range & (fabs(v - r) <= qp->eb) & !((fabs(v) < GZ_T_MIN_NORMAL) & (bits != 0));
   } else {
     ok = in_range & (fabs(v - r) <= qp->eb);
   }
@@ -108,8 +109,8 @@ GZ_HD static inline size_t GZ_FN(gz_block_encode)(const GZ_T *x, int n,
       }
     }
     gz_codes_widths(q, n, &w, &w0);
-    size = 3 + (size_t)(n + 7) / 8 + (size_t)nesc * sizeof(GZ_T) +
-           gz_packed_bytes(n, w, w0);
+    size =
+        3 + (size_t)(n + 7) / 8 + (size_t)nesc * sizeof(GZ_T) + gz_packed_bytes(n, w, w0);
     if (size < raw_size) {
       uint8_t *p = out + 3;
       out[0] = GZ_KIND_MIXED;

@@ -31,17 +31,17 @@ extern "C" {
 /* ------------------------------------------------------------------------
  * Results: one X-macro list gives both the enum and gz_strerror().
  * ---------------------------------------------------------------------- */
-#define GZ_RESULT_LIST(X)                                                      \
-  X(GZ_OK, "success")                                                          \
-  X(GZ_ERR_ARG, "invalid argument")                                            \
-  X(GZ_ERR_NOMEM, "out of memory")                                             \
-  X(GZ_ERR_CAPACITY, "output buffer too small")                                \
-  X(GZ_ERR_CORRUPT, "corrupted or truncated compressed stream")                \
-  X(GZ_ERR_VERSION, "unsupported compressed stream version")                   \
-  X(GZ_ERR_RANGE, "value cannot be quantized within the bound")                \
-  X(GZ_ERR_OVERFLOW, "integer code overflow")                                  \
-  X(GZ_ERR_MPI, "MPI call failed")                                             \
-  X(GZ_ERR_REMOTE, "the operation failed on another rank")                     \
+#define GZ_RESULT_LIST(X)                                                                \
+  X(GZ_OK, "success")                                                                    \
+  X(GZ_ERR_ARG, "invalid argument")                                                      \
+  X(GZ_ERR_NOMEM, "out of memory")                                                       \
+  X(GZ_ERR_CAPACITY, "output buffer too small")                                          \
+  X(GZ_ERR_CORRUPT, "corrupted or truncated compressed stream")                          \
+  X(GZ_ERR_VERSION, "unsupported compressed stream version")                             \
+  X(GZ_ERR_RANGE, "value cannot be quantized within the bound")                          \
+  X(GZ_ERR_OVERFLOW, "integer code overflow")                                            \
+  X(GZ_ERR_MPI, "MPI call failed")                                                       \
+  X(GZ_ERR_REMOTE, "the operation failed on another rank")                               \
   X(GZ_ERR_UNSUPPORTED, "not supported by this build or device")
 
 typedef enum {
@@ -94,7 +94,7 @@ typedef struct gz_codec_params {
 } gz_codec_params_t;
 
 #define GZ_CODEC_PARAMS_VERSION 1u
-#define GZ_CODEC_PARAMS_INIT                                                   \
+#define GZ_CODEC_PARAMS_INIT                                                             \
   { GZ_CODEC_PARAMS_VERSION, GZ_FLOAT32, GZ_EB_ABS, 0.0, 0u, 0 }
 
 /* What a stream's header says about it. */
@@ -116,20 +116,18 @@ size_t gz_compress_bound(gz_dtype_t dtype, size_t n, uint32_t chunk_len);
 /* Compress n values of params->dtype from in (caller owns) into out
  * (caller owns, cap bytes). *out_size receives the stream size.
  * Allocates nothing. Thread-safe. */
-gz_result_t gz_compress(const gz_codec_params_t *params, const void *in,
-                        size_t n, void *out, size_t cap, size_t *out_size);
+gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t n,
+                        void *out, size_t cap, size_t *out_size);
 
 /* Parse and validate the header and chunk index of a stream (size bytes,
  * may be longer than the stream). */
-gz_result_t gz_stream_info(const void *stream, size_t size,
-                           gz_stream_info_t *info);
+gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *info);
 
 /* Decompress a whole stream into out (caller owns, room for out_count values
  * of the stream's dtype; out_count must equal the stream's count). Every
  * checksum is verified before data is trusted; hostile input returns
  * GZ_ERR_CORRUPT and never reads or writes out of bounds. */
-gz_result_t gz_decompress(const void *stream, size_t size, void *out,
-                          size_t out_count);
+gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out_count);
 
 /* ------------------------------------------------------------------------
  * Integer-domain API, used by the collectives: quantize once, move and
@@ -144,28 +142,26 @@ gz_result_t gz_quantize(gz_dtype_t dtype, const void *in, size_t n, double eb,
                         int64_t code_limit, int64_t *codes);
 
 /* out[i] = (T)(2eb * codes[i]). out may alias nothing else. */
-gz_result_t gz_dequantize(gz_dtype_t dtype, const int64_t *codes, size_t n,
-                          double eb, void *out);
+gz_result_t gz_dequantize(gz_dtype_t dtype, const int64_t *codes, size_t n, double eb,
+                          void *out);
 
 /* Largest encoding gz_codes_encode() can produce for n codes. */
 size_t gz_codes_bound(size_t n);
 
 /* Lossless encoding of n codes (no header: the caller knows n). */
-gz_result_t gz_codes_encode(const int64_t *codes, size_t n, void *out,
-                            size_t cap, size_t *out_size);
+gz_result_t gz_codes_encode(const int64_t *codes, size_t n, void *out, size_t cap,
+                            size_t *out_size);
 
 /* Decode exactly n codes from size bytes; GZ_ERR_CORRUPT on bad input. */
-gz_result_t gz_codes_decode(const void *in, size_t size, int64_t *codes,
-                            size_t n);
+gz_result_t gz_codes_decode(const void *in, size_t size, int64_t *codes, size_t n);
 
 /* Decode n codes and combine them into acc: acc[i] = op(acc[i], code[i]).
  * GZ_ERR_OVERFLOW if a SUM leaves int64 (acc is then undefined). */
-gz_result_t gz_codes_decode_reduce(gz_op_t op, const void *in, size_t size,
-                                   int64_t *acc, size_t n);
+gz_result_t gz_codes_decode_reduce(gz_op_t op, const void *in, size_t size, int64_t *acc,
+                                   size_t n);
 
 /* acc[i] = op(acc[i], in[i]) with overflow detection for SUM. */
-gz_result_t gz_codes_reduce(gz_op_t op, int64_t *acc, const int64_t *in,
-                            size_t n);
+gz_result_t gz_codes_reduce(gz_op_t op, int64_t *acc, const int64_t *in, size_t n);
 
 /* ------------------------------------------------------------------------
  * Collectives. A context wraps one communicator (duplicated internally) and
@@ -185,12 +181,12 @@ typedef enum { GZ_BOUND_STRICT = 0, GZ_BOUND_PER_MESSAGE = 1 } gz_bound_policy_t
 /* Algorithms. Not every algorithm applies to every collective; forcing one
  * that does not apply returns GZ_ERR_ARG. GZ_ALGO_MPI = the MPI library's
  * own uncompressed collective. */
-#define GZ_ALGO_LIST(X)                                                        \
-  X(GZ_ALGO_AUTO, "auto")                                                      \
-  X(GZ_ALGO_MPI, "mpi")                                                        \
-  X(GZ_ALGO_REDOUB, "redoub")                                                  \
-  X(GZ_ALGO_RING, "ring")                                                      \
-  X(GZ_ALGO_BINOMIAL, "binomial")                                              \
+#define GZ_ALGO_LIST(X)                                                                  \
+  X(GZ_ALGO_AUTO, "auto")                                                                \
+  X(GZ_ALGO_MPI, "mpi")                                                                  \
+  X(GZ_ALGO_REDOUB, "redoub")                                                            \
+  X(GZ_ALGO_RING, "ring")                                                                \
+  X(GZ_ALGO_BINOMIAL, "binomial")                                                        \
   X(GZ_ALGO_PAIRWISE, "pairwise")
 
 typedef enum {
@@ -200,7 +196,7 @@ typedef enum {
       GZ_ALGO_COUNT
 } gz_algo_t;
 
-const char *gz_algo_name(gz_algo_t algo);             /* "redoub", ... */
+const char *gz_algo_name(gz_algo_t algo); /* "redoub", ... */
 gz_result_t gz_algo_parse(const char *name, gz_algo_t *algo);
 
 typedef struct gz_config {
@@ -217,28 +213,27 @@ typedef struct gz_config {
 } gz_config_t;
 
 #define GZ_CONFIG_VERSION 1u
-#define GZ_CONFIG_INIT                                                         \
+#define GZ_CONFIG_INIT                                                                   \
   { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, GZ_ALGO_AUTO, 0, 0.0 }
 
 /* What one collective call did. */
 typedef struct gz_report {
-  gz_algo_t algo;           /* algorithm that ran */
-  int compressed;           /* 0 when the data moved uncompressed */
-  double quant_bound;       /* bound of one quantization (0 if none) */
-  double result_bound;      /* guaranteed max |error| of every result element
-                               versus the exact result in double precision */
-  uint64_t bytes_raw;       /* bytes this rank would send uncompressed */
-  uint64_t bytes_sent;      /* bytes this rank actually sent */
-  double seconds;           /* wall time of the call on this rank */
-  double seconds_codec;     /* of which quantize/encode/decode/reduce */
-  char reason[96];          /* why this algorithm / why uncompressed */
+  gz_algo_t algo;       /* algorithm that ran */
+  int compressed;       /* 0 when the data moved uncompressed */
+  double quant_bound;   /* bound of one quantization (0 if none) */
+  double result_bound;  /* guaranteed max |error| of every result element
+                           versus the exact result in double precision */
+  uint64_t bytes_raw;   /* bytes this rank would send uncompressed */
+  uint64_t bytes_sent;  /* bytes this rank actually sent */
+  double seconds;       /* wall time of the call on this rank */
+  double seconds_codec; /* of which quantize/encode/decode/reduce */
+  char reason[96];      /* why this algorithm / why uncompressed */
 } gz_report_t;
 
 typedef struct gz_ctx *gz_ctx_t;
 
 /* Collective over comm. cfg may be NULL (GZ_CONFIG_INIT). */
-gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg,
-                          gz_ctx_t *ctx);
+gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *ctx);
 /* Collective; ctx may be NULL. */
 void gz_ctx_destroy(gz_ctx_t ctx);
 
@@ -246,30 +241,27 @@ void gz_ctx_destroy(gz_ctx_t ctx);
 #define GZ_IN_PLACE ((const void *)1)
 
 /* report may be NULL in every call below. */
-gz_result_t gz_allreduce(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                         size_t count, gz_dtype_t dtype, gz_op_t op,
-                         gz_report_t *report);
+gz_result_t gz_allreduce(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
+                         gz_dtype_t dtype, gz_op_t op, gz_report_t *report);
 /* Every rank receives recvcount reduced elements: block r of the P blocks. */
-gz_result_t gz_reduce_scatter_block(gz_ctx_t ctx, const void *sendbuf,
-                                    void *recvbuf, size_t recvcount,
-                                    gz_dtype_t dtype, gz_op_t op,
+gz_result_t gz_reduce_scatter_block(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+                                    size_t recvcount, gz_dtype_t dtype, gz_op_t op,
                                     gz_report_t *report);
-gz_result_t gz_allgather(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                         size_t count, gz_dtype_t dtype, gz_report_t *report);
-gz_result_t gz_bcast(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype,
-                     int root, gz_report_t *report);
+gz_result_t gz_allgather(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
+                         gz_dtype_t dtype, gz_report_t *report);
+gz_result_t gz_bcast(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype, int root,
+                     gz_report_t *report);
 /* sendbuf significant at root only: P blocks of count values. */
-gz_result_t gz_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                       size_t count, gz_dtype_t dtype, int root,
-                       gz_report_t *report);
-gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                        size_t count, gz_dtype_t dtype, gz_report_t *report);
+gz_result_t gz_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
+                       gz_dtype_t dtype, int root, gz_report_t *report);
+gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
+                        gz_dtype_t dtype, gz_report_t *report);
 /* Point to point: the compressed size travels with the message. The receiver
  * passes the count it expects; a different count gives GZ_ERR_ARG. */
-gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count,
-                    gz_dtype_t dtype, int dest, int tag, gz_report_t *report);
-gz_result_t gz_recv(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype,
-                    int source, int tag, gz_report_t *report);
+gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtype,
+                    int dest, int tag, gz_report_t *report);
+gz_result_t gz_recv(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype, int source,
+                    int tag, gz_report_t *report);
 
 /* Mean helper: allreduce SUM then scale by 1/divisor (divisor > 0). The
  * bound of the mean is the sum's bound / divisor. */
@@ -317,7 +309,7 @@ const char *gz_stats_verdict_name(gz_stats_verdict_t verdict);
 /* Static text: "sum", "mean", "max", "min" ("unknown" otherwise). */
 const char *gz_stats_kind_name(gz_stats_kind_t kind);
 
-#define GZ_STATS_MAX_LAG 16          /* largest autocorrelation lag */
+#define GZ_STATS_MAX_LAG 16              /* largest autocorrelation lag */
 #define GZ_STATS_CLAIMED_COVERAGE 0.9544 /* the paper's +-2 sigma claim */
 
 typedef struct gz_error_stats_params {
@@ -339,7 +331,7 @@ typedef struct gz_error_stats_params {
 } gz_error_stats_params_t;
 
 #define GZ_ERROR_STATS_PARAMS_VERSION 1u
-#define GZ_ERROR_STATS_PARAMS_INIT                                             \
+#define GZ_ERROR_STATS_PARAMS_INIT                                                       \
   { GZ_ERROR_STATS_PARAMS_VERSION, GZ_STATS_SUM, 0.0, 1u, 1.0, 8u, 0.01, 0.02 }
 
 /* One model's prediction confronted with the data. */
@@ -365,49 +357,48 @@ typedef struct gz_stats_model {
 /* Results. Quantities that cannot be computed (too few points, zero
  * variance) are NaN. */
 typedef struct gz_error_stats {
-  gz_error_stats_params_t params; /* the model tested (defaults filled in) */
-  uint64_t count;      /* points analysed */
-  uint64_t masked;     /* points skipped by the mask */
-  uint64_t nonfinite;  /* points skipped: exact, approx or e not finite */
-  uint64_t zero_count; /* analysed points with approx == exact */
-  double mean;         /* of e */
-  double stddev;       /* sample standard deviation (divisor count - 1) */
-  double skewness;     /* m3 / m2^1.5 */
-  double kurtosis;     /* excess: m4 / m2^2 - 3 (normal 0, uniform -1.2) */
-  double max_abs;      /* max |e| */
-  double fit_mu;       /* maximum-likelihood normal fit: mean */
-  double fit_sigma;    /* and sqrt(m2) (divisor count) */
-  double ks_normal_d;  /* KS vs the fitted normal ... */
-  double ks_normal_p;  /* ... p-value with the Lilliefors correction */
-  double ad_normal_a2; /* Anderson-Darling vs the fitted normal ... */
-  double ad_normal_p;  /* ... p-value (case 3) */
-  double ks_pred_d;    /* KS vs the quantizer law (sum of uniforms) ... */
-  double ks_pred_p;    /* ... p-value (simple hypothesis) */
-  double ks_paper_d;   /* KS vs N(0, paper.sigma^2) ... */
-  double ks_paper_p;   /* ... p-value */
-  int pred_law_exact;  /* 1: exact Irwin-Hall CDF; 0: Edgeworth (nq > 32) */
-  double sigma_i_measured; /* per-quantization sigma implied by stddev */
-  double eb_over_sigma_i;  /* eb / sigma_i_measured: the paper assumes 3,
-                              a uniform error gives sqrt 3 = 1.73 */
-  gz_stats_model_t paper;     /* sigma_i = eb / 3, normal */
-  gz_stats_model_t quantizer; /* sigma_i = eb / sqrt 3, uniform */
-  double strict_bound;     /* SUM/MEAN: scale nq eb; MAX/MIN: scale eb */
-  uint64_t bound_exceeded; /* points with |e| > strict_bound */
-  unsigned nlags;          /* = params.max_lag */
+  gz_error_stats_params_t params;    /* copy of the params that were tested */
+  uint64_t count;                    /* points analysed */
+  uint64_t masked;                   /* points skipped by the mask */
+  uint64_t nonfinite;                /* points skipped: exact, approx or e not finite */
+  uint64_t zero_count;               /* analysed points with approx == exact */
+  double mean;                       /* of e */
+  double stddev;                     /* sample standard deviation (divisor count - 1) */
+  double skewness;                   /* m3 / m2^1.5 */
+  double kurtosis;                   /* excess: m4 / m2^2 - 3 (normal 0, uniform -1.2) */
+  double max_abs;                    /* max |e| */
+  double fit_mu;                     /* maximum-likelihood normal fit: mean */
+  double fit_sigma;                  /* and sqrt(m2) (divisor count) */
+  double ks_normal_d;                /* KS vs the fitted normal ... */
+  double ks_normal_p;                /* ... p-value with the Lilliefors correction */
+  double ad_normal_a2;               /* Anderson-Darling vs the fitted normal ... */
+  double ad_normal_p;                /* ... p-value (case 3) */
+  double ks_pred_d;                  /* KS vs the quantizer law (sum of uniforms) ... */
+  double ks_pred_p;                  /* ... p-value (simple hypothesis) */
+  double ks_paper_d;                 /* KS vs N(0, paper.sigma^2) ... */
+  double ks_paper_p;                 /* ... p-value */
+  int pred_law_exact;                /* 1: exact Irwin-Hall CDF; 0: Edgeworth (nq > 32) */
+  double sigma_i_measured;           /* per-quantization sigma implied by stddev */
+  double eb_over_sigma_i;            /* eb / sigma_i_measured: the paper assumes 3,
+                                        a uniform error gives sqrt 3 = 1.73 */
+  gz_stats_model_t paper;            /* sigma_i = eb / 3, normal */
+  gz_stats_model_t quantizer;        /* sigma_i = eb / sqrt 3, uniform */
+  double strict_bound;               /* SUM/MEAN: scale nq eb; MAX/MIN: scale eb */
+  uint64_t bound_exceeded;           /* points with |e| > strict_bound */
+  unsigned nlags;                    /* = params.max_lag */
   double autocorr[GZ_STATS_MAX_LAG]; /* autocorr[l - 1]: lag l */
-  double n_eff;            /* count / max(1, 1 + 2 sum_l autocorr): the
-                              independent-equivalent sample size */
-  unsigned flags;          /* GZ_STATS_FLAG_* */
+  double n_eff;                      /* count / max(1, 1 + 2 sum_l autocorr): the
+                                        independent-equivalent sample size */
+  unsigned flags;                    /* GZ_STATS_FLAG_* */
 } gz_error_stats_t;
 
 /* Analyse e[i] = approx[i] - exact[i] over n > 0 points (caller owns all
  * arrays; mask may be NULL, mask[i] != 0 skips point i). params is
  * required (eb has no default). Points whose exact, approx or difference is
  * not finite are skipped and counted; points stored verbatim (e == 0) are
- * included. Allocates n doubles for the
- * duration of the call. GZ_ERR_ARG on a NULL pointer, n == 0 or a parameter
- * out of range; GZ_ERR_NOMEM. A fully masked input gives GZ_OK, count 0,
- * verdicts GZ_STATS_NA. */
+ * included. Allocates n doubles for the duration of the call. GZ_ERR_ARG on
+ * a NULL pointer, n == 0 or a parameter out of range; GZ_ERR_NOMEM. A fully
+ * masked input gives GZ_OK, count 0, verdicts GZ_STATS_NA. */
 gz_result_t gz_error_stats(const gz_error_stats_params_t *params, const double *exact,
                            const double *approx, const unsigned char *mask, size_t n,
                            gz_error_stats_t *stats);
@@ -417,8 +408,7 @@ gz_result_t gz_error_stats(const gz_error_stats_params_t *params, const double *
  * (5.8e-04)^2) (KS p = 0.41); paper interval covers 74.9 % (claims 95.44 %):
  * undercovers; quantizer model covers 95.6 % (predicts 95.7 %): holds".
  * GZ_ERR_CAPACITY when truncated (512 bytes always suffice). */
-gz_result_t gz_error_stats_summary(const gz_error_stats_t *stats, char *buf,
-                                   size_t len);
+gz_result_t gz_error_stats_summary(const gz_error_stats_t *stats, char *buf, size_t len);
 
 /* The "error_stats" JSON object (no key, no trailing newline) into buf
  * (caller owns, len bytes); *out_len (may be NULL) receives its length.
@@ -428,20 +418,21 @@ gz_result_t gz_error_stats_json(const gz_error_stats_t *stats, char *buf, size_t
 
 /* Histogram of the errors and the three densities, for plotting. */
 typedef struct gz_error_hist {
-  double x0, x1;      /* in/out: error range; x1 <= x0 on input = choose
-                         [-R, R], R = max(max_abs, 3.5 sigma of the fit and
-                         of both models) */
-  size_t nbins;       /* >= 1 */
-  double *density;    /* caller owns, nbins values: bin count / (count *
-                         bin width), comparable with the pdfs */
-  uint64_t below;     /* out: points with e < x0 */
-  uint64_t above;     /* out: points with e > x1 */
-  size_t npoints;     /* curve points, evenly spaced over [x0, x1]
-                         inclusive; 0 = no curves, otherwise >= 2 */
-  double *x;          /* caller owns, npoints values; may be NULL */
-  double *pdf_fit;    /* fitted normal; caller owns; may be NULL */
-  double *pdf_paper;  /* N(0, paper.sigma^2); caller owns; may be NULL */
-  double *pdf_pred;   /* quantizer law; caller owns; may be NULL */
+  double x0, x1;     /* in/out: error range; x1 <= x0 on input = choose
+                        [-R, R], R = max(max_abs, 3.5 sigma of the fit and
+                        of both models) */
+  size_t nbins;      /* >= 1 */
+  double *density;   /* caller owns, nbins values: bin count / (count *
+                        bin width), comparable with the pdfs */
+  uint64_t below;    /* out: points with e < x0 */
+  uint64_t above;    /* out: points with e > x1 */
+  size_t npoints;    /* curve points, evenly spaced over [x0, x1]
+                        inclusive; 0 = no curves, otherwise >= 2 */
+  double *x;         /* caller owns, npoints values; may be NULL */
+  double *pdf_fit;   /* fitted normal (NaN without a fit); caller owns;
+                        may be NULL */
+  double *pdf_paper; /* N(0, paper.sigma^2); caller owns; may be NULL */
+  double *pdf_pred;  /* quantizer law; caller owns; may be NULL */
 } gz_error_hist_t;
 
 /* Fill hist from the same arrays and mask that produced stats. Allocates

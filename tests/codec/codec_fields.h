@@ -22,7 +22,7 @@ typedef enum {
 } field_kind_t;
 
 static const char *const field_names[FIELD_COUNT] = {
-    "smooth", "noise",       "constant",   "specials",
+    "smooth",   "noise",    "constant",    "specials",
     "denormal", "extremes", "alternating", "huge-range"};
 
 /* Fill x (float32 when is_f32, else float64) with n values of a kind. */

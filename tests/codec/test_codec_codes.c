@@ -50,7 +50,8 @@ static void test_quantize(void) {
   GZ_CHECK(gz_quantize(GZ_FLOAT32, xf, 1, 1e-12, INT64_C(1) << 52, q) == GZ_OK &&
                fabs((double)xf[0] - 2e-12 * (double)q[0]) <= 1e-12,
            "a bound below the float spacing holds for the code in double");
-  GZ_CHECK(gz_quantize(GZ_FLOAT32, xf, 1, 0.0, 10, q) == GZ_ERR_ARG, "zero bound refused");
+  GZ_CHECK(gz_quantize(GZ_FLOAT32, xf, 1, 0.0, 10, q) == GZ_ERR_ARG,
+           "zero bound refused");
   free(x);
   free(y);
   free(xf);
@@ -69,7 +70,9 @@ static void test_codes_round_trip(void) {
       uint8_t *buf = malloc(cap + 1);
       for (size_t i = 0; i < n; i++) {
         uint64_t v = gz_rng_next(&rng);
-        q[i] = width == 64 ? (int64_t)v : (int64_t)(v % (UINT64_C(1) << width)) - (width ? (INT64_C(1) << (width - 1)) : 0);
+        q[i] = width == 64 ? (int64_t)v
+                           : (int64_t)(v % (UINT64_C(1) << width)) -
+                                 (width ? (INT64_C(1) << (width - 1)) : 0);
       }
       if (n > 2 && width == 64) {
         q[0] = INT64_MIN;

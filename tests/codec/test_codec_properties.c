@@ -2,8 +2,8 @@
  * within its bound (checked in the element's precision); values that cannot
  * be quantized (NaN with payload, +-Inf, -0.0, subnormals, overflowing codes)
  * come back bit-exact. For float32 both values are exact in double, so the
- * difference below is the error in the element's own precision. Both dtypes, ABS and REL, sizes around block and chunk
- * edges, several bounds including lossless. */
+ * difference below is the error in the element's own precision. Both dtypes, ABS and REL,
+ * sizes around block and chunk edges, several bounds including lossless. */
 #include "gz_test.h"
 
 #include "codec_fields.h"
@@ -57,8 +57,8 @@ static void check_round_trip(field_kind_t kind, int is_f32, gz_eb_mode_t mode, d
     goto done;
   GZ_CHECK(size <= cap, "stream %zu > bound %zu", size, cap);
   rc = gz_stream_info(stream, size, &info);
-  GZ_CHECK(rc == GZ_OK && info.count == n && info.stream_size == size,
-           "stream info: %s", gz_strerror(rc));
+  GZ_CHECK(rc == GZ_OK && info.count == n && info.stream_size == size, "stream info: %s",
+           gz_strerror(rc));
   abs_eb = info.abs_bound;
   if (mode == GZ_EB_ABS)
     GZ_CHECK(abs_eb == eb, "ABS bound stored as %g, not %g", abs_eb, eb);
@@ -94,7 +94,8 @@ int main(void) {
       for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
         for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++) {
           uint32_t chunk = chunks[(s + b) % 3];
-          check_round_trip((field_kind_t)k, is_f32, GZ_EB_ABS, bounds[b], sizes[s], chunk);
+          check_round_trip((field_kind_t)k, is_f32, GZ_EB_ABS, bounds[b], sizes[s],
+                           chunk);
           if (bounds[b] > 0 && bounds[b] < 0.1)
             check_round_trip((field_kind_t)k, is_f32, GZ_EB_REL, bounds[b], sizes[s],
                              chunk);

@@ -50,8 +50,8 @@ static void test_golden(void) {
   for (size_t g = 0; g < sizeof golden / sizeof *golden; g++) {
     size_t size = 0;
     void *field;
-    uint8_t *s = compress_field(golden[g].kind, golden[g].is_f32, golden[g].eb, golden[g].n,
-                                4096, &size, &field);
+    uint8_t *s = compress_field(golden[g].kind, golden[g].is_f32, golden[g].eb,
+                                golden[g].n, 4096, &size, &field);
     uint32_t crc = s ? (uint32_t)crc32(0, s, (uInt)size) : 0;
     if (print)
       printf("golden %zu: size %zu crc 0x%08x\n", g, size, crc);
@@ -117,10 +117,11 @@ static void test_arguments(void) {
   GZ_CHECK(gz_compress(&p, x, 4, buf, sizeof buf, &size) == GZ_ERR_ARG, "wrong version");
   GZ_CHECK(gz_compress_bound((gz_dtype_t)7, 4, 0) == 0, "unknown dtype has no bound");
   GZ_CHECK(gz_compress_bound(GZ_FLOAT64, SIZE_MAX / 2, 0) == 0, "overflowing bound is 0");
-  GZ_CHECK(strcmp(gz_strerror(GZ_ERR_CORRUPT), "corrupted or truncated compressed stream") ==
-               0,
+  GZ_CHECK(strcmp(gz_strerror(GZ_ERR_CORRUPT),
+                  "corrupted or truncated compressed stream") == 0,
            "strerror text");
-  GZ_CHECK(strcmp(gz_strerror((gz_result_t)999), "unknown result") == 0, "unknown result");
+  GZ_CHECK(strcmp(gz_strerror((gz_result_t)999), "unknown result") == 0,
+           "unknown result");
 }
 
 /* Incompressible data must fit in the bound; compressible data must shrink. */

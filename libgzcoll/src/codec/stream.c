@@ -168,7 +168,6 @@ gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, s
   return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
 }
 
-
 gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t n,
                         void *out, size_t cap, size_t *out_size) {
   uint8_t *o = out, *index, *data;
@@ -214,7 +213,8 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   /* Each chunk goes to its worst-case slot, then slots are compacted. */
   slot = chunk_bound(chunk_len, elem);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(params->threads > 1 ? params->threads : 1)
+#pragma omp parallel for schedule(dynamic, 1)                                            \
+    num_threads(params->threads > 1 ? params->threads : 1)
 #endif
   for (long c = 0; c < (long)nchunks; c++) {
     size_t first = (size_t)c * chunk_len;
@@ -289,10 +289,11 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
 
 /* Verify and decode chunk c, which starts at data + offset. */
 static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
-                        const uint8_t *data, size_t c, size_t offset, const gz_quant_t *qp,
-                        void *out) {
+                        const uint8_t *data, size_t c, size_t offset,
+                        const gz_quant_t *qp, void *out) {
   size_t first = c * info->chunk_len;
-  size_t len = info->count - first < info->chunk_len ? info->count - first : info->chunk_len;
+  size_t len =
+      info->count - first < info->chunk_len ? info->count - first : info->chunk_len;
   size_t csize = get_u32(index + 8 * c);
   const uint8_t *src = data + offset;
   if (get_u32(index + 8 * c + 4) != gz_crc32(src, csize))

@@ -1,0 +1,15 @@
+/* bench.h - the gzbench benchmarks that run under MPI. */
+#ifndef GZ_BENCH_H
+#define GZ_BENCH_H
+
+#include <mpi.h>
+
+/* `gzbench coll`: compressed collectives of libgzcoll side by side with the
+ * MPI library's own, over a sweep of message sizes (app/bench_coll.c).
+ * argv[0] names the subcommand; options follow. Collective over comm:
+ * every rank must call it with the same arguments. Returns the process exit
+ * code, the same on every rank (0 ok, 1 a failure or an element outside its
+ * reported bound, 2 bad usage). */
+int gz_bench_coll(int argc, char **argv, MPI_Comm comm);
+
+#endif

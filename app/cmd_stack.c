@@ -1,0 +1,179 @@
+/*
+ * cmd_stack.c - `gzstack stack`: options, scan, read, compressed allreduce,
+ * reference, outputs, metrics, in that order (stack_internal.h lists where
+ * each step lives).
+ *
+ * Failures: after every step that can fail on some ranks only, the ranks
+ * agree (gzs_agree: an MPI_Allreduce of the status, then the lowest failing
+ * rank's message goes to rank 0, which prints it); every rank then returns
+ * the same non-zero code. Nothing calls MPI_Abort. Outputs are only written
+ * after every input was read and reduced; a failure while writing removes
+ * what this run had written.
+ *
+ * Exit codes: 0 success; 1 a run-time failure (unreadable input, shape
+ * mismatch, write error, an existing output without --force, a violated
+ * bound under --verify); 2 a usage error (unknown option, bad value).
+ */
+#define _POSIX_C_SOURCE 200809L /* glob, strtok_r, gmtime_r, isatty, access */
+#include "stack.h"
+#include "stack_internal.h"
+
+#include "gz_device.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int gzs_agree(MPI_Comm comm, int failed, const char *err) {
+  int rank, size, any = 0, first;
+  char msg[GZS_ERRLEN];
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  failed = failed != 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (!any)
+    return 0;
+  first = failed ? rank : size;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (rank == first)
+    snprintf(msg, sizeof msg, "%s", err && *err ? err : "failed (no message)");
+  MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
+  if (rank == 0)
+    fprintf(stderr, "gzstack stack: %s\n", msg); /* the failing rank's own message */
+  return 1;
+}
+
+void gzs_progress(const gzs_opts_t *o, gzs_run_t *r, int force, const char *fmt, ...) {
+  static double last = -1;
+  double now = MPI_Wtime();
+  va_list ap;
+  if (o->quiet || r->rank != 0)
+    return;
+  if (!force && (now - r->t.t0 < 1.0 || now - last < 1.0))
+    return;
+  last = now;
+  fprintf(stderr, "gzstack: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, ", %.1f s%s", now - r->t.t0, isatty(2) ? "        \r" : "\n");
+  fflush(stderr);
+}
+
+static void device_note(const gzs_opts_t *o, int rank) {
+  char why[160] = "";
+  int n;
+  if (!o->device_gpu)
+    return;
+  n = gz_device_count(why, sizeof why);
+  if (rank != 0)
+    return;
+  if (!gz_device_built())
+    fprintf(stderr, "gzstack stack: --device gpu: this build has no CUDA device support; "
+                    "running on the CPU\n");
+  else if (n <= 0)
+    fprintf(stderr,
+            "gzstack stack: --device gpu: no device found (%s); running on the CPU\n",
+            why[0] ? why : "no CUDA device");
+  else
+    fprintf(stderr,
+            "gzstack stack: --device gpu: %d device(s) found, but the stack "
+            "pipeline has no GPU path yet; running on the CPU\n",
+            n);
+}
+
+/* Slice / render checks need the shape (known everywhere) and the
+ * dimension names (rank 0). */
+static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
+  char err[GZS_ERRLEN] = "", desc[256];
+  size_t rows, cols, *index = NULL;
+  int failed = 0;
+  if (r->rank == 0 && (o->png || o->have_slice)) {
+    if (gzs_render_view(o, r, &rows, &cols, &index, desc, sizeof desc) != 0) {
+      snprintf(err, sizeof err, "%s", desc);
+      failed = 1;
+    }
+    free(index);
+  }
+  return gzs_agree(comm, failed, err);
+}
+
+int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
+  gzs_opts_t o;
+  gzs_run_t r;
+  char err[GZS_ERRLEN] = "";
+  int rc, failed = 0, code = 1;
+  double t_start = MPI_Wtime(), t0;
+
+  rc = gzs_options_parse(argc, argv, comm, &o);
+  if (rc == 1)
+    return 0;
+  if (rc != 0)
+    return 2;
+  memset(&r, 0, sizeof r);
+  r.t.t0 = t_start;
+  MPI_Comm_rank(comm, &r.rank);
+  MPI_Comm_size(comm, &r.size);
+  device_note(&o, r.rank);
+
+  /* outputs: refuse existing ones (without --force) before any work */
+  if (r.rank == 0 && gzs_check_targets(&o, err, sizeof err) != 0)
+    failed = 1;
+  if (gzs_agree(comm, failed, err))
+    goto done;
+  if (gzs_scan(&o, &r, comm, err, sizeof err) != 0 || check_view(&o, &r, comm))
+    goto done;
+  if (gzs_read(&o, &r, comm, err, sizeof err) != 0)
+    goto done;
+  gzs_progress(&o, &r, 0, "read %llu snapshots, reducing", (unsigned long long)r.nsnap);
+  if (gzs_reduce(&o, &r, comm, err, sizeof err) != 0)
+    goto done;
+  if (o.verify && gzs_reference(&o, &r, comm, err, sizeof err) != 0)
+    goto done;
+
+  /* rank 0 writes; all agree on the outcome */
+  t0 = MPI_Wtime();
+  if (r.rank == 0 && (gzs_write_output(&o, &r, err, sizeof err) != 0 ||
+                      gzs_write_pngs(&o, &r, err, sizeof err) != 0))
+    failed = 1;
+  r.t.write = MPI_Wtime() - t0;
+  {
+    /* times: the slowest rank of each phase */
+    double t[4] = {r.t.read, r.t.compress, r.t.communicate, r.t.reference};
+    MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, comm);
+    r.t.read = t[0];
+    r.t.compress = t[1];
+    r.t.communicate = t[2];
+    r.t.reference = t[3];
+  }
+  r.t.total = MPI_Wtime() - t_start;
+  if (!failed && r.rank == 0 && o.metrics &&
+      gzs_write_metrics(&o, &r, err, sizeof err) != 0)
+    failed = 1;
+  if (failed && r.rank == 0)
+    gzs_remove_written(&r);
+  if (gzs_agree(comm, failed, err))
+    goto done;
+  if (r.rank == 0 && !o.quiet)
+    gzs_print_summary(&o, &r);
+  fflush(stdout);
+  code = 0;
+  if (o.verify) {
+    int within = r.within;
+    MPI_Bcast(&within, 1, MPI_INT, 0, comm);
+    if (!within) {
+      if (r.rank == 0)
+        fprintf(stderr,
+                "gzstack stack: --verify: the error %.6g exceeds the claimed bound "
+                "%.6g\n",
+                r.q.max_abs_error, r.claimed);
+      code = 1;
+    }
+  }
+done:
+  gzs_run_free(&r);
+  gzs_opts_free(&o);
+  return code;
+}

@@ -1,0 +1,185 @@
+/* stack_internal.h - what the parts of `gzstack stack` share:
+ *   stack_options.c   command line, INI config files, validation, --help
+ *   stack_pipeline.c  scanning the inputs, reading (parallel or root +
+ *                     compressed scatter), accumulation, compressed
+ *                     allreduce, the reference of --verify
+ *   stack_output.c    output file, PNG renders, metrics JSON, summary
+ *   cmd_stack.c       gz_cmd_stack: the steps in order, the agreement of
+ *                     every rank on every failure, progress
+ * Nothing here is used outside app/stack*.c and app/cmd_stack.c. */
+#ifndef GZ_STACK_INTERNAL_H
+#define GZ_STACK_INTERNAL_H
+
+#include "gz_io.h"
+#include "gzcoll.h"
+#include "metrics.h"
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GZS_ERRLEN 1024
+#define GZS_PATHLEN 4096
+
+typedef enum { GZS_OP_MEAN = 0, GZS_OP_SUM, GZS_OP_MAX, GZS_OP_MIN } gzs_op_t;
+
+/* Effective options: command line over config file over defaults. Strings
+ * are owned copies (freed by gzs_opts_free). */
+typedef struct gzs_opts {
+  char **inputs; /* after glob expansion (rank 0 expands, all receive) */
+  int ninputs;
+  char **patterns; /* -i / input as given, for the settings echo */
+  int npatterns;
+  char *var; /* NULL: the only data variable */
+  char *dims_text, *dtype_text, *endian_text;
+  gz_raw_opts_t raw; /* raw inputs: snapshot shape (record dim prepended later) */
+  int have_raw;
+  double e;
+  gz_eb_mode_t eb_mode;
+  gz_bound_policy_t bound;
+  gzs_op_t op;
+  gz_algo_t algo;
+  int read_root;  /* --read root */
+  int device_gpu; /* --device gpu */
+  char *output, *png, *metrics, *stats_png, *config;
+  int verify, force, quiet;
+  int have_slice, slice_axis; /* slice_axis -1: a dimension name in slice_text */
+  long slice_index;
+  char *slice_text;   /* --slice as given */
+  double slab_mb;     /* read / reduce granularity in MiB of doubles */
+  char *command_line; /* for provenance */
+} gzs_opts_t;
+
+/* Parse argv (argv[0] = "stack") and the config file it names. Collective:
+ * rank 0 reads the config file and expands globs, every rank receives the
+ * same result. Returns 0 ok, 1 help printed (exit 0), 2 usage error (rank 0
+ * printed it). */
+int gzs_options_parse(int argc, char **argv, MPI_Comm comm, gzs_opts_t *o);
+void gzs_opts_free(gzs_opts_t *o);
+const char *gzs_op_name(gzs_op_t op);
+/* The settings object (same keys as the INI file) into the JSON. */
+void gzs_opts_json(const gzs_opts_t *o, gz_json_t *j);
+
+/* One input file as scanned. */
+typedef struct gzs_file {
+  uint64_t records;
+  uint64_t first; /* global index of its first snapshot */
+  int format;     /* gz_format_t */
+  int dtype;      /* gz_dtype_t */
+  int ndims;      /* of the variable, record dim included */
+  uint64_t dims[GZ_IO_MAXDIMS];
+  int has_fill;
+  double fill;
+} gzs_file_t;
+
+/* Timers (seconds on this rank). */
+typedef struct gzs_times {
+  double total, read, compress, communicate, write, reference, t0;
+} gzs_times_t;
+
+/* Everything the pipeline computes. Arrays of npoints values. */
+typedef struct gzs_run {
+  int rank, size;
+  gzs_file_t *files;
+  int nfiles;
+  uint64_t nsnap;    /* N */
+  uint64_t my_first; /* parallel read: my block [my_first, my_first+my_count) */
+  uint64_t my_count; /* snapshots stacked on this rank */
+  size_t npoints;    /* values per snapshot */
+  gz_dtype_t dtype;  /* of the inputs and of the output */
+  int snap_ndims;    /* snapshot dims (record dim dropped) */
+  size_t snap_dims[GZ_IO_MAXDIMS];
+  gz_meta_t meta0; /* rank 0: the first file's metadata */
+  int has_meta0;
+
+  double *acc;      /* local partial: sum, or max/min (NaN = none yet) */
+  uint32_t *counts; /* per-point valid samples: local, then global; NULL = no mask */
+  int any_mask;     /* agreed: some input value was missing somewhere */
+  double lo, hi;    /* agreed: range of the valid input values */
+  uint32_t c_min, c_max;
+  size_t masked_points; /* points with no valid sample (written as fill) */
+
+  double e_abs;       /* the user's bound in absolute units */
+  double e_scatter;   /* root read: per-value bound given to gz_scatter */
+  double e_allreduce; /* bound given to gz_allreduce (its error_bound) */
+  double *reduced;    /* compressed allreduce result (sum / max / min) */
+  double *result;     /* final field in double (fill = NaN) */
+  void *out;          /* result in the output dtype */
+  gz_report_t ar;     /* aggregated over slabs */
+  gz_report_t sc;     /* scatter, aggregated (root read) */
+  int have_scatter;
+  double ar_bound;                /* agreed max result_bound of the allreduce */
+  double sc_bound;                /* agreed max result_bound of the scatter */
+  double quant_bound;             /* one quantization of the allreduce */
+  uint64_t bytes_raw, bytes_sent; /* summed over ranks */
+  uint64_t mask_bytes;            /* root read: mask bits sent by rank 0 */
+  double stage_bound;             /* final error bound before the output rounding */
+  double f32_term;                /* half an ulp of float32 at the largest output */
+  double claimed;                 /* stage_bound + f32_term (+ double slop) */
+  const char *algo_name;
+  char algo_reason[96];
+  int compressed;
+
+  /* --verify (rank 0) */
+  double *exact;        /* exact reduced values (sum / max / min), rank 0 */
+  double *exact_part;   /* root read: allreduce-stage reference, rank 0 */
+  double *exact_result; /* exact final field, rank 0 */
+  gz_quality_t q;
+  double ssim;
+  int within;
+  int have_stats;
+  gz_error_stats_t stats;
+  char stats_line[512];
+
+  /* renders (rank 0): view, binning and the size of each PNG written */
+  size_t view_rows, view_cols, bin_rows, bin_cols;
+  int render_scale, nrenders;
+  char view_desc[256];
+  int png_w[3], png_h[3]; /* result, exact, error */
+
+  gzs_times_t t;
+  char **written; /* files written by this run (rank 0), for cleanup */
+  int nwritten;
+} gzs_run_t;
+
+/* Agree on a failure: every rank passes its status (0 ok) and message; if
+ * any failed, rank 0 prints the lowest failing rank's message and every
+ * rank returns nonzero. */
+int gzs_agree(MPI_Comm comm, int failed, const char *err);
+
+/* Progress on stderr from rank 0 (no-op when quiet); at most every second
+ * unless force. */
+void gzs_progress(const gzs_opts_t *o, gzs_run_t *r, int force, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Pipeline steps (stack_pipeline.c); each returns 0 or -1 with err set
+ * (local); the caller agrees. */
+int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t errlen);
+int gzs_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t errlen);
+int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+               size_t errlen);
+int gzs_reference(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+                  size_t errlen);
+void gzs_run_free(gzs_run_t *r);
+
+/* Outputs (stack_output.c), rank 0. */
+int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);
+int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
+int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
+int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
+void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r);
+void gzs_remove_written(gzs_run_t *r);
+/* The derived render names: "<png without .png>_exact.png", "_error.png". */
+int gzs_derived_png(const char *png, const char *suffix, char *out, size_t len);
+/* Verification metrics from exact_result and result (rank 0). */
+void gzs_verify_metrics(const gzs_opts_t *o, gzs_run_t *r);
+/* The 2-D view rendered and used for SSIM: rows x cols and the flat index
+ * of each pixel (caller frees *index). -1 when the field is not at least
+ * 1-D. */
+int gzs_render_view(const gzs_opts_t *o, const gzs_run_t *r, size_t *rows, size_t *cols,
+                    size_t **index, char *desc, size_t desclen);
+
+#endif

@@ -1,0 +1,355 @@
+/*
+ * coll_common.c - helpers shared by the collective algorithms: timed codec
+ * calls and the per-call report, the quantization plan and the bounds it
+ * implies, block layout, byte transfers of any size, MPI datatypes.
+ *
+ * The arithmetic of the bounds (see ../shared/DESIGN-NOTES.md):
+ *   q = rint(x * (1 / 2eb)) differs from x / 2eb by at most 1/2 plus the
+ *   rounding of the product, so |x - 2eb q| <= eb + 2^-51 (|x| + eb).
+ *   A SUM of P codes is exact in int64; its reconstruction fl(2eb Q) adds
+ *   at most two double roundings (<= 2^-52 |r|, with the mean's fl(eb/d))
+ *   and, for float32 results, the conversion adds half an ulp of float32:
+ *     |r - sum x| <= P eb + 2^-51 P (absmax + eb) + 2^-51 rmax [+ ulp32/2].
+ *   MAX/MIN pick one rank's code q (rint is monotone, so the code of the
+ *   max is the max of the codes); gz_quantize checked |x - fl(2eb q)| <= eb
+ *   in double, so the bound is eb plus the conversion to the element type
+ *   (half an ulp of float32). The same holds for the data-movement
+ *   collectives (one quantization per element).
+ */
+#include "coll_internal.h"
+
+#include "gz_block.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- timed codec calls -------------------------------------------------- */
+
+void gz_run_begin(gz_run_t *run, gz_dtype_t dtype) {
+  memset(run, 0, sizeof *run);
+  run->esz = gz_dtype_size(dtype);
+  run->t0 = MPI_Wtime();
+}
+
+/* gz_quantize rejects a value whose |x - fl(2eb q)| exceeds eb by a single
+ * rounding, which happens at exact ties x / 2eb = k + 1/2 (common with
+ * dyadic data and decimal bounds). For the collectives such a value is
+ * quantizable: |x - 2eb q| <= eb + 2^-51 (|x| + eb), which the reported
+ * bounds include. Only a non-finite value or a code beyond code_limit is a
+ * real escape. Re-examine a rejected range with the kernel's own quantizer. */
+static gz_result_t requantize(gz_dtype_t dtype, const void *in, size_t n, double eb,
+                              int64_t code_limit, int64_t *codes) {
+  gz_quant_t qp = gz_quant_make(eb, (double)code_limit);
+  for (size_t i = 0; i < n; i++) {
+    double v =
+        dtype == GZ_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
+    if (!isfinite(v) || !(fabs(rint(v * qp.inv_step)) <= qp.code_max))
+      return GZ_ERR_RANGE;
+    if (dtype == GZ_FLOAT32)
+      gz_quantize_one_f32((float)v, &qp, 0, &codes[i]);
+    else
+      gz_quantize_one_f64(v, &qp, 0, &codes[i]);
+  }
+  return GZ_OK;
+}
+
+gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, size_t n,
+                            double eb, int64_t code_limit, int64_t *codes) {
+  const size_t part = 4096, esz = gz_dtype_size(dtype);
+  double t = MPI_Wtime();
+  gz_result_t rc = GZ_OK;
+  for (size_t off = 0; off < n && rc == GZ_OK; off += part) {
+    size_t len = n - off < part ? n - off : part;
+    const char *x = (const char *)in + off * esz;
+    rc = gz_quantize(dtype, x, len, eb, code_limit, codes + off);
+    if (rc == GZ_ERR_RANGE)
+      rc = requantize(dtype, x, len, eb, code_limit, codes + off);
+  }
+  if (n == 0)
+    rc = gz_quantize(dtype, in, 0, eb, code_limit, codes);
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
+gz_result_t gz_run_dequantize(gz_run_t *run, gz_dtype_t dtype, const int64_t *codes,
+                              size_t n, double eb, void *out) {
+  double t = MPI_Wtime();
+  gz_result_t rc = gz_dequantize(dtype, codes, n, eb, out);
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
+gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *out,
+                          size_t cap, size_t *out_size) {
+  double t = MPI_Wtime();
+  gz_result_t rc = gz_codes_encode(codes, n, out, cap, out_size);
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  if (rc == GZ_OK) {
+    run->code_elems += n;
+    run->code_bytes += *out_size;
+  } else {
+    *out_size = 0;
+  }
+  return rc;
+}
+
+gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *codes,
+                          size_t n) {
+  double t = MPI_Wtime();
+  gz_result_t rc = gz_codes_decode(in, size, codes, n);
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
+gz_result_t gz_run_decode_reduce(gz_run_t *run, gz_op_t op, const void *in, size_t size,
+                                 int64_t *acc, size_t n) {
+  double t = MPI_Wtime();
+  gz_result_t rc = gz_codes_decode_reduce(op, in, size, acc, n);
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
+void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t algo,
+                   int compressed, double quant_bound, double result_bound,
+                   const char *reason) {
+  /* samples for the cost model: only from calls large enough to time */
+  if (compressed && run->code_bytes > 0 && run->code_elems >= 4096)
+    ctx->sample_ratio = 4.0 * (double)run->code_elems / (double)run->code_bytes;
+  if (compressed && run->passes >= 65536 && run->t_codec > 0)
+    ctx->sample_eps = (double)run->passes / run->t_codec;
+  if (!report)
+    return;
+  report->algo = algo;
+  report->compressed = compressed;
+  report->quant_bound = quant_bound;
+  report->result_bound = result_bound;
+  report->bytes_raw = run->bytes_raw;
+  report->bytes_sent = run->bytes_sent;
+  report->seconds = MPI_Wtime() - run->t0;
+  report->seconds_codec = run->t_codec;
+  snprintf(report->reason, sizeof report->reason, "%s", reason ? reason : "");
+}
+
+/* ---- plan and bounds ---------------------------------------------------- */
+
+void gz_plan_make(gz_ctx_t ctx, int sum_terms, double scale, double range,
+                  gz_plan_t *plan) {
+  double e = ctx->cfg.error_bound;
+  plan->e_abs = ctx->cfg.eb_mode == GZ_EB_REL ? e * range : e;
+  plan->eb = plan->e_abs;
+  if (ctx->cfg.bound_policy == GZ_BOUND_STRICT)
+    plan->eb = plan->e_abs * scale / (double)sum_terms;
+  plan->code_limit = GZ_COLL_CODE_LIMIT / (sum_terms > 0 ? sum_terms : 1);
+  plan->usable = plan->eb > 0 && isfinite(plan->eb) && plan->eb < 1e300;
+}
+
+double gz_round_slop(gz_dtype_t dtype, double rmax) {
+  double slop;
+  if (!(rmax > 0) || !isfinite(rmax))
+    return 0;
+  slop = ldexp(rmax, -50); /* fl(eb / divisor), fl(2eb' Q), ties */
+  if (dtype == GZ_FLOAT32)
+    slop += ldexp(1.0, ilogb(rmax) - 24); /* half an ulp of float32 */
+  return slop;
+}
+
+double gz_sum_bound(gz_dtype_t dtype, int P, double eb, double absmax, double rmax,
+                    double divisor) {
+  return (P * eb + ldexp((double)P * (absmax + eb), -51)) / divisor +
+         gz_round_slop(dtype, rmax);
+}
+
+double gz_mpi_sum_bound(gz_dtype_t dtype, int P, double absmax) {
+  double u = dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
+  /* |fl(sum) - sum| <= gamma_{P-1} sum |x|, gamma_k = k u / (1 - k u) */
+  return P > 1 ? 1.01 * (P - 1) * u * P * absmax : 0.0;
+}
+
+int64_t gz_codes_absmax(const int64_t *codes, size_t n) {
+  uint64_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a = codes[i] < 0 ? 0 - (uint64_t)codes[i] : (uint64_t)codes[i];
+    m = a > m ? a : m;
+  }
+  return m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+MPI_Datatype gz_mpi_type(gz_dtype_t dtype) {
+  return dtype == GZ_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+/* Min and max over 16 lanes (vectorizes); NaN compares false, so it is
+ * skipped. An infinity shows up as a bound of +-inf: the caller then takes
+ * the careful path. */
+#define GZ_LANES 16
+#define GZ_RANGE_FN(name, T)                                                             \
+  static void name(const T *x, size_t n, double *plo, double *phi) {                     \
+    T lo[GZ_LANES], hi[GZ_LANES];                                                        \
+    size_t i = 0;                                                                        \
+    for (int k = 0; k < GZ_LANES; k++) {                                                 \
+      lo[k] = (T)INFINITY;                                                               \
+      hi[k] = (T)-INFINITY;                                                              \
+    }                                                                                    \
+    for (; i + GZ_LANES <= n; i += GZ_LANES)                                             \
+      for (int k = 0; k < GZ_LANES; k++) {                                               \
+        T v = x[i + k];                                                                  \
+        lo[k] = v < lo[k] ? v : lo[k];                                                   \
+        hi[k] = v > hi[k] ? v : hi[k];                                                   \
+      }                                                                                  \
+    for (int k = 0; i < n; i++, k++) {                                                   \
+      T v = x[i];                                                                        \
+      lo[k] = v < lo[k] ? v : lo[k];                                                     \
+      hi[k] = v > hi[k] ? v : hi[k];                                                     \
+    }                                                                                    \
+    for (int k = 1; k < GZ_LANES; k++) {                                                 \
+      lo[0] = lo[k] < lo[0] ? lo[k] : lo[0];                                             \
+      hi[0] = hi[k] > hi[0] ? hi[k] : hi[0];                                             \
+    }                                                                                    \
+    *plo = (double)lo[0];                                                                \
+    *phi = (double)hi[0];                                                                \
+  }
+GZ_RANGE_FN(range_f32, float)
+GZ_RANGE_FN(range_f64, double)
+
+void gz_local_range(gz_dtype_t dtype, const void *in, size_t n, double *lo, double *hi,
+                    double *absmax) {
+  double l, h;
+  if (dtype == GZ_FLOAT32)
+    range_f32(in, n, &l, &h);
+  else
+    range_f64(in, n, &l, &h);
+  if (l == -HUGE_VAL || h == HUGE_VAL) { /* infinities present: finite values only */
+    l = HUGE_VAL;
+    h = -HUGE_VAL;
+    for (size_t i = 0; i < n; i++) {
+      double v =
+          dtype == GZ_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
+      if (isfinite(v)) {
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+      }
+    }
+  }
+  *lo = l;
+  *hi = h;
+  *absmax = h >= l ? fmax(fabs(l), fabs(h)) : 0.0;
+}
+
+size_t gz_block_off(size_t count, int P, int b) {
+  size_t q = count / (size_t)P, r = count % (size_t)P;
+  return (size_t)b * q + ((size_t)b < r ? (size_t)b : r);
+}
+
+size_t gz_block_len(size_t count, int P, int b) {
+  return count / (size_t)P + ((size_t)b < count % (size_t)P ? 1 : 0);
+}
+
+gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
+                    void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run) {
+  const unsigned char *sp = sbuf;
+  unsigned char *rp = rbuf;
+  size_t sent = 0, got = 0, part = ctx->part_bytes;
+  int sdone = dest == MPI_PROC_NULL, rdone = src == MPI_PROC_NULL;
+  if (rsize)
+    *rsize = 0;
+  while (!sdone || !rdone) {
+    size_t slen = 0, rlen = 0;
+    int to = MPI_PROC_NULL, from = MPI_PROC_NULL, n = 0;
+    MPI_Status st;
+    if (!sdone) {
+      slen = ssize - sent < part ? ssize - sent : part;
+      sdone = slen < part; /* a short part (possibly empty) ends the message */
+      to = dest;
+    }
+    if (!rdone) {
+      rlen = rcap - got < part ? rcap - got : part;
+      from = src;
+    }
+    if (MPI_Sendrecv(sp ? sp + sent : NULL, (int)slen, MPI_BYTE, to, tag,
+                     rp ? rp + got : NULL, (int)rlen, MPI_BYTE, from, tag, ctx->comm,
+                     &st) != MPI_SUCCESS)
+      return GZ_ERR_MPI;
+    sent += slen;
+    if (run && to != MPI_PROC_NULL)
+      run->bytes_sent += slen;
+    if (from != MPI_PROC_NULL) {
+      MPI_Get_count(&st, MPI_BYTE, &n);
+      got += (size_t)n;
+      rdone = (size_t)n < part;
+    }
+  }
+  if (rsize)
+    *rsize = got;
+  return GZ_OK;
+}
+
+gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count) {
+  MPI_Datatype base = gz_mpi_type(dtype), unit_t = MPI_DATATYPE_NULL;
+  MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+  size_t unit = (size_t)1 << 30, q = n / unit, r = n % unit;
+  int lens[2] = {1, 1};
+  MPI_Aint disp[2];
+  gz_result_t rc = GZ_ERR_MPI;
+  *type = base;
+  *count = (int)(n <= (size_t)INT_MAX ? n : 1);
+  if (n <= (size_t)INT_MAX)
+    return GZ_OK;
+  /* n = q * 2^30 + r elements as one struct of two contiguous parts */
+  *type = MPI_DATATYPE_NULL;
+  if (q > (size_t)INT_MAX)
+    return GZ_ERR_ARG;
+  disp[0] = 0;
+  disp[1] = (MPI_Aint)(q * unit * gz_dtype_size(dtype));
+  if (MPI_Type_contiguous((int)unit, base, &unit_t) != MPI_SUCCESS ||
+      MPI_Type_contiguous((int)q, unit_t, &types[0]) != MPI_SUCCESS ||
+      MPI_Type_contiguous((int)r, base, &types[1]) != MPI_SUCCESS ||
+      MPI_Type_create_struct(2, lens, disp, types, type) != MPI_SUCCESS)
+    goto fail;
+  if (MPI_Type_commit(type) != MPI_SUCCESS) {
+    MPI_Type_free(type);
+    goto fail;
+  }
+  rc = GZ_OK;
+fail:
+  for (int i = 0; i < 2; i++)
+    if (types[i] != MPI_DATATYPE_NULL)
+      MPI_Type_free(&types[i]);
+  if (unit_t != MPI_DATATYPE_NULL)
+    MPI_Type_free(&unit_t);
+  if (rc != GZ_OK)
+    *type = MPI_DATATYPE_NULL;
+  return rc;
+}
+
+void gz_mpi_block_free(MPI_Datatype *type) {
+  if (*type != MPI_DATATYPE_NULL && *type != MPI_FLOAT && *type != MPI_DOUBLE)
+    MPI_Type_free(type);
+  *type = MPI_DATATYPE_NULL;
+}
+
+void gz_ring_geometry(gz_ctx_t ctx, size_t count, size_t *chunk, size_t *nch) {
+  size_t maxlen = count / (size_t)ctx->size + (count % (size_t)ctx->size ? 1 : 0);
+  size_t c = ctx->chunk_elems, tags = (size_t)(ctx->tag_ub - GZ_TAG_RING) / 4;
+  if (tags < 1)
+    tags = 1;
+  if (maxlen / c + 1 > tags) {
+    c = maxlen / tags + 1;
+    c = (c + GZ_BLOCK - 1) / GZ_BLOCK * GZ_BLOCK;
+  }
+  *chunk = c;
+  *nch = (maxlen + c - 1) / c;
+}
+
+void gz_copy(gz_dtype_t dtype, void *dst, const void *src, size_t n) {
+  if (n && dst != src)
+    memmove(dst, src, n * gz_dtype_size(dtype));
+}

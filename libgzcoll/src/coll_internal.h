@@ -1,0 +1,278 @@
+/*
+ * coll_internal.h - what the collective algorithms share: the context, the
+ * workspace pool, the status agreement, the quantization plan, selection and
+ * the small helpers (byte transfers of any size, block layout, timed codec
+ * calls). Internal to libgzcoll.
+ *
+ * Every compressed collective follows the same shape:
+ *   1. validate locally (an invalid argument is remembered, not returned);
+ *   2. select the algorithm (deterministic: the same on every rank);
+ *   3. reserve the whole workspace of the call (gz_ws_reserve);
+ *   4. quantize the local contribution once (gz_run_quantize);
+ *   5. agree (gz_agree): one small MPI_Allreduce(MAX) that carries local
+ *      errors, "some value is not quantizable", the call's signature and the
+ *      value range; any error -> every rank returns; escape -> plain MPI;
+ *   6. run the algorithm on integer codes; remember local failures but keep
+ *      communicating so that no peer waits forever;
+ *   7. agree on the outcome (gz_agree_final), dequantize once.
+ */
+#ifndef GZ_COLL_INTERNAL_H
+#define GZ_COLL_INTERNAL_H
+
+#include "gzcoll.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest |code| whose reconstruction 2eb*q is exact in double. */
+#define GZ_COLL_CODE_LIMIT ((int64_t)1 << 52)
+
+/* Auto never compresses messages below this many raw bytes per rank. */
+#define GZ_AUTO_MIN_BYTES 8192u
+
+/* Defaults of the cost model (overridable by config / environment). */
+#define GZ_DEFAULT_LINK_BPS 1.25e9        /* 10 Gb/s */
+#define GZ_DEFAULT_ALPHA 5e-6             /* seconds per message */
+#define GZ_DEFAULT_RATIO 4.0              /* until a compressed call measured one */
+#define GZ_DEFAULT_CHUNK 16384u           /* ring pipeline chunk, elements */
+#define GZ_DEFAULT_PART ((size_t)1 << 30) /* largest single MPI message */
+
+/* Tag bases on the context's private communicator. */
+#define GZ_TAG_REDOUB 1
+#define GZ_TAG_BCAST 2
+#define GZ_TAG_SCATTER 3
+#define GZ_TAG_ALLTOALL 4
+#define GZ_TAG_RING 16 /* ring tags: GZ_TAG_RING + [0, 4 * chunks) */
+
+typedef enum gz_coll {
+  GZ_COLL_ALLREDUCE = 0,
+  GZ_COLL_REDUCE_SCATTER,
+  GZ_COLL_ALLGATHER,
+  GZ_COLL_BCAST,
+  GZ_COLL_SCATTER,
+  GZ_COLL_ALLTOALL,
+  GZ_COLL_P2P,
+  GZ_COLL_COUNT
+} gz_coll_t;
+
+/* Where a forced algorithm came from. */
+typedef enum { GZ_FORCE_NONE = 0, GZ_FORCE_CONFIG, GZ_FORCE_ENV } gz_force_src_t;
+
+struct gz_ctx {
+  MPI_Comm comm; /* private duplicate for collective traffic */
+  MPI_Comm p2p;  /* private duplicate for gz_send/gz_recv */
+  int rank, size;
+  int tag_ub;
+  gz_config_t cfg;
+  /* algorithm forced per collective (AUTO = choose), and why */
+  gz_algo_t forced[GZ_COLL_COUNT];
+  gz_force_src_t force_src[GZ_COLL_COUNT];
+  int force_bad[GZ_COLL_COUNT]; /* config forces an algorithm that does not apply */
+  /* transfer shape */
+  size_t chunk_elems; /* ring pipeline chunk */
+  size_t part_bytes;  /* largest single message */
+  /* workspace pool: one buffer, reserved per call, carved by gz_ws_take */
+  unsigned char *ws;
+  size_t ws_cap, ws_used, ws_reserved;
+  /* cost model (identical on every rank: updated only from agreed values) */
+  double alpha;     /* seconds per message */
+  double link_bps;  /* bytes per second on the link */
+  double codec_eps; /* elements per second of one codec pass */
+  double ratio;     /* compression ratio of integer codes */
+  /* local samples of the last compressed call, folded in at the next
+   * agreement (min over ranks) */
+  double sample_ratio, sample_eps;
+};
+
+/* ---- workspace ---------------------------------------------------------- */
+
+/* Saturating size arithmetic: total + n * elem rounded up to the alignment
+ * of the pool; SIZE_MAX on overflow (gz_ws_reserve then fails). */
+size_t gz_ws_add(size_t total, size_t n, size_t elem);
+/* Make room for bytes (only at the start of a call: moves the pool). */
+gz_result_t gz_ws_reserve(gz_ctx_t ctx, size_t bytes);
+/* Carve n * elem bytes from the reserved workspace (aligned). NULL only if
+ * the caller's reservation was too small (a bug). */
+void *gz_ws_take(gz_ctx_t ctx, size_t n, size_t elem);
+/* Stages that run one after the other share workspace: mark, then release
+ * everything taken since the mark. */
+static inline size_t gz_ws_mark(gz_ctx_t ctx) { return ctx->ws_used; }
+static inline void gz_ws_release(gz_ctx_t ctx, size_t mark) { ctx->ws_used = mark; }
+
+/* ---- per-call bookkeeping ----------------------------------------------- */
+
+typedef struct gz_run {
+  size_t esz;          /* bytes of one element of the caller's type */
+  double t0;           /* MPI_Wtime() at entry */
+  double t_codec;      /* seconds in quantize/encode/decode/reduce */
+  uint64_t passes;     /* element-passes of the codec (cost model unit) */
+  uint64_t bytes_raw;  /* raw-equivalent bytes sent by this rank */
+  uint64_t bytes_sent; /* bytes actually sent */
+  uint64_t code_bytes; /* encoded bytes produced (ratio sample) */
+  uint64_t code_elems; /* codes encoded (ratio sample) */
+} gz_run_t;
+
+void gz_run_begin(gz_run_t *run, gz_dtype_t dtype);
+gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, size_t n,
+                            double eb, int64_t code_limit, int64_t *codes);
+gz_result_t gz_run_dequantize(gz_run_t *run, gz_dtype_t dtype, const int64_t *codes,
+                              size_t n, double eb, void *out);
+gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *out,
+                          size_t cap, size_t *out_size);
+gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *codes,
+                          size_t n);
+gz_result_t gz_run_decode_reduce(gz_run_t *run, gz_op_t op, const void *in, size_t size,
+                                 int64_t *acc, size_t n);
+/* Fill report (may be NULL) and fold this call's samples into the context. */
+void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t algo,
+                   int compressed, double quant_bound, double result_bound,
+                   const char *reason);
+
+/* ---- status agreement --------------------------------------------------- */
+
+typedef struct gz_agree {
+  gz_result_t err; /* in: local result; out: unchanged */
+  int escape;      /* in: some local value is not quantizable; out: any rank */
+  double absmax;   /* in/out: largest finite |x| (local / over all ranks) */
+  double lo, hi;   /* in/out: finite min / max (local / over all ranks) */
+  double sig[4];   /* in: the call's signature, must match on all ranks */
+} gz_agree_t;
+
+void gz_agree_init(gz_agree_t *a);
+/* One MPI_Allreduce(MAX) over a few doubles. Returns GZ_OK when no rank
+ * failed; otherwise the local error on the failing rank(s), GZ_ERR_REMOTE on
+ * the others, GZ_ERR_ARG on all when the signatures differ. */
+gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a);
+/* Agree on the outcome of the data movement (same return convention). */
+gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local);
+
+/* ---- quantization plan -------------------------------------------------- */
+
+typedef struct gz_plan {
+  double e_abs;       /* the user's bound in absolute units */
+  double eb;          /* bound of one quantization */
+  int64_t code_limit; /* per-rank |q| limit */
+  int usable;         /* 0: degenerate bound (REL of a constant field...) */
+} gz_plan_t;
+
+/* sum_terms: how many quantized contributions are added (P for SUM, 1 for
+ * MAX/MIN and data movement); scale: the result is divided by it (mean),
+ * which widens a strict bound by the same factor; range: global max - min
+ * for REL (ignored for ABS). */
+void gz_plan_make(gz_ctx_t ctx, int sum_terms, double scale, double range,
+                  gz_plan_t *plan);
+/* Rounding of the final conversion 2eb*Q -> T for results up to |r| = rmax:
+ * one rounding in double plus, for float32, half an ulp of float32. */
+double gz_round_slop(gz_dtype_t dtype, double rmax);
+/* Bound of a SUM of P quantized terms divided by divisor (1 for a plain
+ * sum); rmax is the largest |result| (after the division). */
+double gz_sum_bound(gz_dtype_t dtype, int P, double eb, double absmax, double rmax,
+                    double divisor);
+/* Bound of a plain floating-point SUM of P terms of magnitude <= absmax. */
+double gz_mpi_sum_bound(gz_dtype_t dtype, int P, double absmax);
+/* Largest |code| in codes[0..n). */
+int64_t gz_codes_absmax(const int64_t *codes, size_t n);
+
+/* ---- selection (select.c) ----------------------------------------------- */
+
+typedef struct gz_choice {
+  gz_algo_t algo;
+  int forced;                 /* 1 when forced by config or environment */
+  int by_model;               /* 1 when the cost model chose */
+  double cost[GZ_ALGO_COUNT]; /* seconds; < 0 when not applicable */
+  char reason[96];
+} gz_choice_t;
+
+int gz_algo_applies(gz_coll_t coll, gz_algo_t algo);
+const char *gz_coll_name(gz_coll_t coll);
+/* GZ_ERR_ARG when the configuration forces an algorithm that does not
+ * apply (identical on every rank). */
+gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
+                      gz_choice_t *choice);
+
+/* ---- helpers (coll_common.c) -------------------------------------------- */
+
+MPI_Datatype gz_mpi_type(gz_dtype_t dtype);
+/* Finite min, max and max |x| of n values (lo = +inf, hi = -inf, absmax = 0
+ * when none is finite). */
+void gz_local_range(gz_dtype_t dtype, const void *in, size_t n, double *lo, double *hi,
+                    double *absmax);
+/* Block b of count elements split into P nearly equal blocks (the first
+ * count % P blocks one longer). */
+size_t gz_block_off(size_t count, int P, int b);
+size_t gz_block_len(size_t count, int P, int b);
+/* Send ssize bytes to dest and receive up to rcap bytes from src (either may
+ * be MPI_PROC_NULL), in parts of at most ctx->part_bytes; a part shorter than
+ * that ends a message. *rsize receives the bytes received. */
+gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
+                    void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run);
+/* A committed datatype of n contiguous elements (n may exceed INT_MAX);
+ * *count receives the count to pass with it. Free with gz_mpi_block_free. */
+gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count);
+void gz_mpi_block_free(MPI_Datatype *type);
+/* Ring pipeline geometry for count codes over P blocks: chunk elements per
+ * message and chunks per block, small enough that 4 * chunks tags fit
+ * under MPI_TAG_UB. */
+void gz_ring_geometry(gz_ctx_t ctx, size_t count, size_t *chunk, size_t *nch);
+/* Copy n elements (memmove semantics). */
+void gz_copy(gz_dtype_t dtype, void *dst, const void *src, size_t n);
+
+/* ---- algorithms on integer codes ---------------------------------------- */
+
+/* Workspace (bytes) each algorithm takes from the pool, beyond the codes. */
+size_t gz_allreduce_recursive_doubling_ws(gz_ctx_t ctx, size_t count);
+size_t gz_allreduce_ring_ws(gz_ctx_t ctx, size_t count);
+size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count);
+size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count);
+
+/* acc: count codes in, the reduction over all ranks out (every rank). */
+gz_result_t gz_allreduce_recursive_doubling(gz_ctx_t ctx, int64_t *acc, size_t count,
+                                            gz_op_t op, gz_run_t *run);
+gz_result_t gz_allreduce_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
+                              gz_run_t *run);
+/* acc: count codes split in P blocks (gz_block_off); out: block r of rank r
+ * reduced over all ranks (other blocks clobbered). */
+gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
+                                   gz_run_t *run);
+/* acc: count codes in P blocks, block r valid on rank r; out: every block on
+ * every rank. Each block is encoded once by its owner. */
+gz_result_t gz_allgather_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_run_t *run);
+
+/* ---- plain MPI paths ---------------------------------------------------- */
+
+gz_result_t gz_allreduce_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+                             size_t count, gz_dtype_t dtype, gz_op_t op);
+gz_result_t gz_reduce_scatter_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+                                  size_t recvcount, gz_dtype_t dtype, gz_op_t op);
+gz_result_t gz_allgather_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+                             size_t count, gz_dtype_t dtype);
+gz_result_t gz_bcast_mpi(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype,
+                         int root);
+gz_result_t gz_scatter_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
+                           gz_dtype_t dtype, int root);
+gz_result_t gz_alltoall_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+                            size_t count, gz_dtype_t dtype);
+
+/* ---- data-movement algorithms on integer codes ------------------------------ */
+
+size_t gz_bcast_binomial_ws(gz_ctx_t ctx, size_t count);
+size_t gz_scatter_binomial_ws(gz_ctx_t ctx, size_t count, int root);
+size_t gz_alltoall_pairwise_ws(gz_ctx_t ctx, size_t count);
+
+/* codes: count codes quantized at the root (significant there only); out:
+ * the decoded codes on every rank (the root keeps its own). */
+gz_result_t gz_bcast_binomial(gz_ctx_t ctx, int64_t *codes, size_t count, int root,
+                              gz_run_t *run);
+/* Root: codes of the P blocks (count each, destination order); every other
+ * rank receives its block's codes into mine (the root's own block is not
+ * sent: the caller copies it exactly). */
+gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *mine,
+                                size_t count, int root, gz_run_t *run);
+/* codes: P blocks of count codes, block d for rank d; block s from rank s
+ * is decoded and dequantized (bound eb) into recvbuf + s * count. The
+ * caller fills block r of recvbuf itself. */
+gz_result_t gz_alltoall_pairwise(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
+                                 size_t count, gz_dtype_t dtype, double eb,
+                                 gz_run_t *run);
+
+#endif

@@ -1,0 +1,438 @@
+/*
+ * ctx.c - the collectives' context: configuration and environment overrides,
+ * private communicators, the workspace pool, codec calibration and the status
+ * agreement every collective runs before (and after) moving data.
+ *
+ * Context
+ *   gz_ctx_create duplicates the communicator twice (collective traffic and
+ *   gz_send/gz_recv traffic never mix with the application's or with each
+ *   other) and sets MPI_ERRORS_RETURN on the duplicates, so an MPI failure
+ *   becomes GZ_ERR_MPI instead of an abort. It agrees on the configuration:
+ *   a configuration or environment that differs between ranks (which would
+ *   make ranks pick different algorithms and hang) is GZ_ERR_ARG on all.
+ *   A context serves one call at a time (its workspace is shared by the
+ *   calls): not thread-safe; use one context per thread.
+ *   Defaults of the cost model: link 1.25e9 B/s (10 Gb/s), alpha 5 us,
+ *   ratio 4; the codec speed is calibrated here (16 Ki float32 values
+ *   through the four passes, best of three, slowest rank).
+ *
+ * Environment (read at gz_ctx_create, after the config; must be the same on
+ * every rank):
+ *   GZCOLL_ALGO        one algorithm name, applied to every collective where
+ *                      it applies (auto elsewhere), or a list
+ *                      "allreduce=ring,bcast=binomial,..." (a name that does
+ *                      not apply to the collective named is an error).
+ *   GZCOLL_LINK_BPS    link bandwidth of the cost model, bytes per second.
+ *   GZCOLL_CHUNK       ring pipeline chunk in elements (testing knob).
+ *   GZCOLL_PART_BYTES  largest single MPI message (testing knob; larger
+ *                      compressed buffers travel in parts).
+ *
+ * Workspace pool
+ *   One aligned buffer. Each call computes the bytes it needs up front,
+ *   gz_ws_reserve grows the buffer if needed (the only allocation, agreed on
+ *   like any local failure) and gz_ws_take carves it. The buffer is kept, so
+ *   calls of the same shape allocate nothing; cfg->pool_bytes preallocates.
+ *
+ * Status agreement
+ *   gz_agree packs, as doubles under MPI_MAX: a local-error flag, the escape
+ *   flag (some value cannot be quantized within the bound), the largest
+ *   finite |x|, -min and max of the finite values (REL range), the call's
+ *   signature as +s and -s (equal on all ranks iff max(s) == -max(-s)), and
+ *   the codec samples of the previous compressed call as -sample (so the
+ *   context learns the minimum over ranks, identically everywhere).
+ *   gz_agree_final is one MPI_MAX of a flag after the data moved (overflow
+ *   or a corrupt message on one rank becomes an error on all).
+ *   Cost: one small allreduce, ceil(log2 P) alpha, each.
+ */
+#include "coll_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GZ_WS_ALIGN 64u
+#define GZ_CALIB_N 16384
+
+/* ---- workspace ---------------------------------------------------------- */
+
+size_t gz_ws_add(size_t total, size_t n, size_t elem) {
+  size_t bytes;
+  if (total == SIZE_MAX || (elem && n > SIZE_MAX / elem))
+    return SIZE_MAX;
+  bytes = n * elem;
+  if (bytes > SIZE_MAX - 2 * GZ_WS_ALIGN)
+    return SIZE_MAX;
+  bytes = (bytes + GZ_WS_ALIGN - 1) & ~(size_t)(GZ_WS_ALIGN - 1);
+  if (total > SIZE_MAX - bytes)
+    return SIZE_MAX;
+  return total + bytes;
+}
+
+gz_result_t gz_ws_reserve(gz_ctx_t ctx, size_t bytes) {
+  ctx->ws_used = 0;
+  ctx->ws_reserved = 0;
+  if (bytes == SIZE_MAX)
+    return GZ_ERR_NOMEM;
+  if (bytes > ctx->ws_cap) {
+    size_t cap = gz_ws_add(0, bytes, 1);
+    free(ctx->ws);
+    ctx->ws = NULL;
+    ctx->ws_cap = 0;
+    if (cap == SIZE_MAX)
+      return GZ_ERR_NOMEM;
+    ctx->ws = aligned_alloc(GZ_WS_ALIGN, cap);
+    if (!ctx->ws)
+      return GZ_ERR_NOMEM;
+    ctx->ws_cap = cap;
+  }
+  ctx->ws_reserved = bytes;
+  return GZ_OK;
+}
+
+void *gz_ws_take(gz_ctx_t ctx, size_t n, size_t elem) {
+  static _Alignas(64) unsigned char empty[GZ_WS_ALIGN];
+  size_t bytes = gz_ws_add(0, n, elem);
+  void *p;
+  if (bytes == 0)
+    return empty;
+  if (bytes == SIZE_MAX || ctx->ws_used > ctx->ws_reserved ||
+      bytes > ctx->ws_reserved - ctx->ws_used)
+    return NULL;
+  p = ctx->ws + ctx->ws_used;
+  ctx->ws_used += bytes;
+  return p;
+}
+
+/* ---- agreement ---------------------------------------------------------- */
+
+void gz_agree_init(gz_agree_t *a) {
+  memset(a, 0, sizeof *a);
+  a->err = GZ_OK;
+  a->lo = HUGE_VAL;
+  a->hi = -HUGE_VAL;
+}
+
+enum {
+  AG_ERR,
+  AG_ESC,
+  AG_ABSMAX,
+  AG_NLO,
+  AG_HI,
+  AG_SIG,
+  AG_RATIO = AG_SIG + 8,
+  AG_EPS,
+  AG_N
+};
+
+gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a) {
+  double v[AG_N];
+  v[AG_ERR] = a->err != GZ_OK ? 1.0 : 0.0;
+  v[AG_ESC] = a->escape ? 1.0 : 0.0;
+  v[AG_ABSMAX] = a->absmax;
+  v[AG_NLO] = -a->lo;
+  v[AG_HI] = a->hi;
+  for (int i = 0; i < 4; i++) {
+    v[AG_SIG + 2 * i] = a->sig[i];
+    v[AG_SIG + 2 * i + 1] = -a->sig[i];
+  }
+  v[AG_RATIO] = ctx->sample_ratio > 0 ? -ctx->sample_ratio : -HUGE_VAL;
+  v[AG_EPS] = ctx->sample_eps > 0 ? -ctx->sample_eps : -HUGE_VAL;
+  ctx->sample_ratio = 0;
+  ctx->sample_eps = 0;
+  if (MPI_Allreduce(MPI_IN_PLACE, v, AG_N, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+    return GZ_ERR_MPI;
+  if (v[AG_RATIO] > -HUGE_VAL)
+    ctx->ratio = -v[AG_RATIO];
+  if (v[AG_EPS] > -HUGE_VAL)
+    ctx->codec_eps = -v[AG_EPS];
+  if (v[AG_ERR] > 0)
+    return a->err != GZ_OK ? a->err : GZ_ERR_REMOTE;
+  for (int i = 0; i < 4; i++)
+    if (v[AG_SIG + 2 * i] != -v[AG_SIG + 2 * i + 1])
+      return GZ_ERR_ARG;
+  a->escape = v[AG_ESC] > 0;
+  a->absmax = v[AG_ABSMAX];
+  a->lo = -v[AG_NLO];
+  a->hi = v[AG_HI];
+  return GZ_OK;
+}
+
+gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local) {
+  int flag = local != GZ_OK, any = 0;
+  if (local == GZ_ERR_MPI)
+    return local; /* the communicator itself failed: do not wait on it */
+  if (MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+    return GZ_ERR_MPI;
+  if (!any)
+    return GZ_OK;
+  return local != GZ_OK ? local : GZ_ERR_REMOTE;
+}
+
+/* ---- configuration and environment -------------------------------------- */
+
+static const struct {
+  const char *name;
+  gz_coll_t coll;
+} coll_names[] = {{"allreduce", GZ_COLL_ALLREDUCE},
+                  {"reduce_scatter", GZ_COLL_REDUCE_SCATTER},
+                  {"reduce_scatter_block", GZ_COLL_REDUCE_SCATTER},
+                  {"allgather", GZ_COLL_ALLGATHER},
+                  {"bcast", GZ_COLL_BCAST},
+                  {"scatter", GZ_COLL_SCATTER},
+                  {"alltoall", GZ_COLL_ALLTOALL},
+                  {"p2p", GZ_COLL_P2P},
+                  {"send", GZ_COLL_P2P}};
+
+static int coll_lookup(const char *s, size_t len, gz_coll_t *coll) {
+  for (size_t i = 0; i < sizeof coll_names / sizeof coll_names[0]; i++) {
+    if (strlen(coll_names[i].name) == len && strncmp(coll_names[i].name, s, len) == 0) {
+      *coll = coll_names[i].coll;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* GZCOLL_ALGO: "name" or "coll=name[,coll=name...]". */
+static gz_result_t parse_env_algo(gz_ctx_t ctx, const char *env) {
+  char item[64];
+  const char *p = env;
+  gz_algo_t algo;
+  if (!strchr(env, '=')) {
+    if (gz_algo_parse(env, &algo) != GZ_OK)
+      return GZ_ERR_ARG;
+    for (int c = 0; c < GZ_COLL_COUNT; c++) {
+      if (gz_algo_applies((gz_coll_t)c, algo)) {
+        ctx->forced[c] = algo;
+        ctx->force_src[c] = algo == GZ_ALGO_AUTO ? GZ_FORCE_NONE : GZ_FORCE_ENV;
+        ctx->force_bad[c] = 0;
+      }
+    }
+    return GZ_OK;
+  }
+  while (*p) {
+    const char *end = strchr(p, ','), *eq;
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    gz_coll_t coll;
+    if (len >= sizeof item)
+      return GZ_ERR_ARG;
+    memcpy(item, p, len);
+    item[len] = '\0';
+    eq = strchr(item, '=');
+    if (!eq || !coll_lookup(item, (size_t)(eq - item), &coll) ||
+        gz_algo_parse(eq + 1, &algo) != GZ_OK || !gz_algo_applies(coll, algo))
+      return GZ_ERR_ARG;
+    ctx->forced[coll] = algo;
+    ctx->force_src[coll] = algo == GZ_ALGO_AUTO ? GZ_FORCE_NONE : GZ_FORCE_ENV;
+    ctx->force_bad[coll] = 0;
+    p += len;
+    if (*p == ',')
+      p++;
+  }
+  return GZ_OK;
+}
+
+static gz_result_t env_double(const char *name, double *value) {
+  const char *s = getenv(name);
+  char *end;
+  double v;
+  if (!s || !*s)
+    return GZ_OK;
+  v = strtod(s, &end);
+  while (isspace((unsigned char)*end))
+    end++;
+  if (*end || !(v > 0) || !isfinite(v))
+    return GZ_ERR_ARG;
+  *value = v;
+  return GZ_OK;
+}
+
+static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
+  gz_result_t rc = GZ_OK;
+  const char *env;
+  double v;
+  if (cfg) {
+    if (cfg->version < 1 || cfg->version > GZ_CONFIG_VERSION)
+      return GZ_ERR_VERSION;
+    ctx->cfg = *cfg;
+  } else {
+    ctx->cfg = (gz_config_t)GZ_CONFIG_INIT;
+  }
+  ctx->cfg.version = GZ_CONFIG_VERSION;
+  if (!(ctx->cfg.error_bound > 0) || !isfinite(ctx->cfg.error_bound) ||
+      (ctx->cfg.eb_mode != GZ_EB_ABS && ctx->cfg.eb_mode != GZ_EB_REL) ||
+      (ctx->cfg.bound_policy != GZ_BOUND_STRICT &&
+       ctx->cfg.bound_policy != GZ_BOUND_PER_MESSAGE) ||
+      (int)ctx->cfg.algo < 0 || ctx->cfg.algo >= GZ_ALGO_COUNT ||
+      !(ctx->cfg.link_bytes_per_s >= 0) || !isfinite(ctx->cfg.link_bytes_per_s))
+    return GZ_ERR_ARG;
+  for (int c = 0; c < GZ_COLL_COUNT; c++) {
+    int applies = gz_algo_applies((gz_coll_t)c, ctx->cfg.algo);
+    ctx->forced[c] = applies ? ctx->cfg.algo : GZ_ALGO_AUTO;
+    ctx->force_src[c] =
+        applies && ctx->cfg.algo != GZ_ALGO_AUTO ? GZ_FORCE_CONFIG : GZ_FORCE_NONE;
+    ctx->force_bad[c] = !applies;
+  }
+  env = getenv("GZCOLL_ALGO");
+  if (env && *env && (rc = parse_env_algo(ctx, env)) != GZ_OK)
+    return rc;
+  ctx->link_bps =
+      ctx->cfg.link_bytes_per_s > 0 ? ctx->cfg.link_bytes_per_s : GZ_DEFAULT_LINK_BPS;
+  if ((rc = env_double("GZCOLL_LINK_BPS", &ctx->link_bps)) != GZ_OK)
+    return rc;
+  v = GZ_DEFAULT_CHUNK;
+  if ((rc = env_double("GZCOLL_CHUNK", &v)) != GZ_OK)
+    return rc;
+  ctx->chunk_elems = v < GZ_BLOCK ? GZ_BLOCK : (size_t)v / GZ_BLOCK * GZ_BLOCK;
+  v = (double)GZ_DEFAULT_PART;
+  if ((rc = env_double("GZCOLL_PART_BYTES", &v)) != GZ_OK)
+    return rc;
+  ctx->part_bytes = v < 1 ? 1 : v > (double)GZ_DEFAULT_PART ? GZ_DEFAULT_PART : (size_t)v;
+  ctx->alpha = GZ_DEFAULT_ALPHA;
+  ctx->ratio = GZ_DEFAULT_RATIO;
+  return GZ_OK;
+}
+
+/* FNV-1a over the resolved settings that every rank must share. */
+static uint64_t config_hash(gz_ctx_t ctx) {
+  uint64_t h = 1469598103934665603ull;
+  double d[4] = {ctx->cfg.error_bound, ctx->link_bps, (double)ctx->chunk_elems,
+                 (double)ctx->part_bytes};
+  int i[3 + 3 * GZ_COLL_COUNT];
+  const unsigned char *p;
+  i[0] = (int)ctx->cfg.eb_mode;
+  i[1] = (int)ctx->cfg.bound_policy;
+  i[2] = (int)ctx->cfg.algo;
+  for (int c = 0; c < GZ_COLL_COUNT; c++) {
+    i[3 + 3 * c] = (int)ctx->forced[c];
+    i[4 + 3 * c] = (int)ctx->force_src[c];
+    i[5 + 3 * c] = ctx->force_bad[c];
+  }
+  p = (const unsigned char *)d;
+  for (size_t k = 0; k < sizeof d; k++)
+    h = (h ^ p[k]) * 1099511628211ull;
+  p = (const unsigned char *)i;
+  for (size_t k = 0; k < sizeof i; k++)
+    h = (h ^ p[k]) * 1099511628211ull;
+  return h;
+}
+
+/* Elements per second of one codec pass (quantize, encode, decode-reduce,
+ * dequantize), best of three on a smooth float32 field. */
+static double calibrate(void) {
+  float *x = malloc(GZ_CALIB_N * sizeof *x);
+  int64_t *q = malloc(GZ_CALIB_N * sizeof *q);
+  size_t cap = gz_codes_bound(GZ_CALIB_N), size = 0;
+  unsigned char *buf = malloc(cap);
+  double best = HUGE_VAL, eps = 0;
+  if (!x || !q || !buf)
+    goto done;
+  for (int i = 0; i < GZ_CALIB_N; i++)
+    x[i] = (float)(sin(i * 0.01) + 0.1 * cos(i * 0.37));
+  for (int rep = 0; rep < 3; rep++) {
+    double t = MPI_Wtime();
+    if (gz_quantize(GZ_FLOAT32, x, GZ_CALIB_N, 1e-4, GZ_COLL_CODE_LIMIT, q) != GZ_OK ||
+        gz_codes_encode(q, GZ_CALIB_N, buf, cap, &size) != GZ_OK ||
+        gz_codes_decode_reduce(GZ_OP_MAX, buf, size, q, GZ_CALIB_N) != GZ_OK ||
+        gz_dequantize(GZ_FLOAT32, q, GZ_CALIB_N, 1e-4, x) != GZ_OK)
+      goto done;
+    t = MPI_Wtime() - t;
+    if (t < best)
+      best = t;
+  }
+  if (best > 0 && best < HUGE_VAL)
+    eps = 4.0 * GZ_CALIB_N / best;
+done:
+  free(x);
+  free(q);
+  free(buf);
+  return eps > 0 ? eps : 2.5e8;
+}
+
+gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) {
+  struct gz_ctx *ctx = NULL;
+  MPI_Comm dup = MPI_COMM_NULL;
+  gz_result_t local = GZ_OK, rc = GZ_OK;
+  double v[6];
+  uint64_t h = 0;
+
+  if (out)
+    *out = NULL;
+  if (comm == MPI_COMM_NULL)
+    return GZ_ERR_ARG; /* nothing to agree over */
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+    return GZ_ERR_MPI;
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+
+  ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    local = GZ_ERR_NOMEM;
+  else if (!out)
+    local = GZ_ERR_ARG;
+  else
+    local = configure(ctx, cfg);
+  if (local == GZ_OK) {
+    ctx->comm = dup;
+    ctx->p2p = MPI_COMM_NULL;
+    MPI_Comm_rank(dup, &ctx->rank);
+    MPI_Comm_size(dup, &ctx->size);
+    if (ctx->cfg.pool_bytes)
+      local = gz_ws_reserve(ctx, ctx->cfg.pool_bytes);
+  }
+  if (local == GZ_OK) {
+    int *ub = NULL, flag = 0;
+    MPI_Comm_get_attr(dup, MPI_TAG_UB, &ub, &flag);
+    ctx->tag_ub = flag && ub ? *ub : 32767;
+    ctx->codec_eps = calibrate();
+    h = config_hash(ctx);
+  }
+
+  /* agree: any local failure, identical settings, slowest codec */
+  v[0] = local != GZ_OK;
+  v[1] = (double)(h >> 32);
+  v[2] = -(double)(h >> 32);
+  v[3] = (double)(h & 0xffffffffu);
+  v[4] = -(double)(h & 0xffffffffu);
+  v[5] = local == GZ_OK ? -ctx->codec_eps : -HUGE_VAL;
+  if (MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, dup) != MPI_SUCCESS) {
+    rc = GZ_ERR_MPI;
+    goto fail;
+  }
+  if (v[0] > 0) {
+    rc = local != GZ_OK ? local : GZ_ERR_REMOTE;
+    goto fail;
+  }
+  if (v[1] != -v[2] || v[3] != -v[4]) {
+    rc = GZ_ERR_ARG; /* configuration or environment differs between ranks */
+    goto fail;
+  }
+  ctx->codec_eps = -v[5];
+  if (MPI_Comm_dup(dup, &ctx->p2p) != MPI_SUCCESS) {
+    ctx->p2p = MPI_COMM_NULL;
+    rc = GZ_ERR_MPI;
+    goto fail;
+  }
+  MPI_Comm_set_errhandler(ctx->p2p, MPI_ERRORS_RETURN);
+  ctx->ws_used = ctx->ws_reserved = 0;
+  *out = ctx;
+  return GZ_OK;
+
+fail:
+  if (ctx)
+    free(ctx->ws);
+  free(ctx);
+  MPI_Comm_free(&dup);
+  return rc;
+}
+
+void gz_ctx_destroy(gz_ctx_t ctx) {
+  if (!ctx)
+    return;
+  if (ctx->p2p != MPI_COMM_NULL)
+    MPI_Comm_free(&ctx->p2p);
+  if (ctx->comm != MPI_COMM_NULL)
+    MPI_Comm_free(&ctx->comm);
+  free(ctx->ws);
+  free(ctx);
+}

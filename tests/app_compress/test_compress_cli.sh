@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# End-to-end tests of gzstack compress / decompress (see CMakeLists.txt).
+set -u
+GZ=$1 CHECK=$2 MPIRUN=$3
+DATA=${GZ_DATA_DIR:-}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect() { # expect DESCRIPTION COMMAND... : the command must succeed
+  local what=$1; shift
+  if "$@" >"$TMP/out" 2>&1; then ok; else ko "$what"; cat "$TMP/out"; fi
+}
+expect_error() { # expect_error DESCRIPTION PATTERN COMMAND...: non-zero exit, message matches
+  local what=$1 pattern=$2; shift 2
+  if "$@" >"$TMP/out" 2>&1; then ko "$what: exit 0"; cat "$TMP/out"; return; fi
+  if grep -qE -- "$pattern" "$TMP/out"; then ok; else ko "$what: no '$pattern' in:"; cat "$TMP/out"; fi
+}
+
+if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
+  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
+fi
+TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
+SST=$DATA/climate_ersst_v5/sst.mnmean.nc
+SODA=$DATA/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw
+WRF=$DATA/weather_wrf_katrina/wrf_ci_test_file.nc
+
+# netCDF-3 climate series, absolute bound, back to netCDF: every element checked
+expect "compress TREFHT" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-2 -o "$TMP/t.gzc" --verify
+grep -q "held" "$TMP/out" && ok || ko "--verify reports the bound held"
+grep -qE "ratio [0-9.]+, bit rate" "$TMP/out" && ok || ko "--verify prints ratio and bit rate"
+expect "decompress TREFHT" "$GZ" decompress -i "$TMP/t.gzc" -o "$TMP/t.nc"
+expect "TREFHT within 1e-2" "$CHECK" "$TREFHT" TREFHT "$TMP/t.nc" TREFHT 1e-2
+# ERSST with NaN land, relative bound 1e-4 of the range (-1.8 .. 34.1 degC)
+expect "compress sst" "$GZ" compress -i "$SST" --var sst -e 1e-4 --eb-mode rel -o "$TMP/s.gzc"
+expect "decompress sst to HDF5" "$GZ" decompress -i "$TMP/s.gzc" -o "$TMP/s.h5"
+expect "sst within 1e-4 x range, NaN kept" "$CHECK" "$SST" sst "$TMP/s.h5" sst rel:1e-4
+# raw seismic shots: --dims of one record, the shot count from the file size
+expect "compress soda lakes" "$GZ" compress -i "$SODA" --dims 96x2048 --dtype f32 -e 1e-4 \
+  -o "$TMP/soda.gzc"
+expect "decompress soda lakes" "$GZ" decompress -i "$TMP/soda.gzc" -o "$TMP/soda.raw"
+expect "soda within 1e-4" "$CHECK" "$SODA" - "$TMP/soda.raw" - 1e-4 24x96x2048
+# lossless
+expect "lossless WRF T" "$GZ" compress -i "$WRF" --var T -e 0 -o "$TMP/w.gzc"
+expect "decompress WRF T" "$GZ" decompress -i "$TMP/w.gzc" -o "$TMP/w.nc"
+expect "WRF T exact" "$CHECK" "$WRF" T "$TMP/w.nc" T 0
+# many inputs under mpirun: one rank each, outputs in a directory
+mkdir -p "$TMP/many"
+expect "mpirun -np 3 compress" "$MPIRUN" -np 3 "$GZ" compress -i "$TREFHT" "$SST" "$SODA" \
+  --dims 96x2048 -e 1e-3 -o "$TMP/many" -q 2>/dev/null
+[ -f "$TMP/many/sst.mnmean.nc.gzc" ] && [ -f "$TMP/many/TREFHT.B06.57.atm.1890-1999ANN.nc.gzc" ] && ok || ko "one archive per input"
+
+# errors: message names the cause, non-zero exit, nothing written
+expect_error "missing input" "nope.nc" "$GZ" compress -i "$TMP/nope.nc" -e 1e-3 -o "$TMP/x.gzc"
+[ ! -e "$TMP/x.gzc" ] && ok || ko "no output after a failed compress"
+expect_error "wrong variable" "NOVAR" "$GZ" compress -i "$TREFHT" --var NOVAR -e 1e-3 -o "$TMP/x.gzc"
+expect_error "existing output" "exists" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-2 -o "$TMP/t.gzc"
+expect_error "negative bound" "error bound" "$GZ" compress -i "$TREFHT" -e -1 -o "$TMP/x.gzc"
+expect_error "bad dims" "--dims" "$GZ" compress -i "$SODA" --dims 96xZ -e 1e-3 -o "$TMP/x.gzc"
+head -c 1000 "$TMP/t.gzc" >"$TMP/trunc.gzc"
+expect_error "truncated archive" "corrupt|truncat" "$GZ" decompress -i "$TMP/trunc.gzc" -o "$TMP/x.nc"
+cp "$TMP/t.gzc" "$TMP/flip.gzc"
+printf '\x55' | dd of="$TMP/flip.gzc" bs=1 seek=5000 conv=notrunc status=none
+expect_error "corrupted archive" "corrupt" "$GZ" decompress -i "$TMP/flip.gzc" -o "$TMP/x.nc"
+echo "not an archive" >"$TMP/junk.gzc"
+expect_error "not an archive" "not a gzstack archive" "$GZ" decompress -i "$TMP/junk.gzc" -o "$TMP/x.nc"
+[ ! -e "$TMP/x.nc" ] && ok || ko "no output after a failed decompress"
+ls "$TMP" | grep -q "tmp-" && ko "temporary files left behind" || ok
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

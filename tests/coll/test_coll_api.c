@@ -1,0 +1,248 @@
+/* test_coll_api.c - the collectives' API around the algorithms: contexts
+ * and their agreement on the configuration, GZCOLL_ALGO overrides, forced
+ * algorithms that do not apply, gz_algo_parse, gz_explain and the cost
+ * model's learning, and the testing knobs GZCOLL_CHUNK / GZCOLL_PART_BYTES
+ * that push small calls through the multi-chunk and multi-part paths. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "coll_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+
+static void test_parse(void) {
+  gz_algo_t a;
+  for (int i = 0; i < GZ_ALGO_COUNT; i++) {
+    GZ_CHECK(gz_algo_parse(gz_algo_name((gz_algo_t)i), &a) == GZ_OK && a == (gz_algo_t)i,
+             "parse %s", gz_algo_name((gz_algo_t)i));
+  }
+  GZ_CHECK(gz_algo_parse(" RING ", &a) == GZ_OK && a == GZ_ALGO_RING, "parse RING");
+  GZ_CHECK(gz_algo_parse("recursive_doubling", &a) == GZ_OK && a == GZ_ALGO_REDOUB,
+           "parse alias");
+  GZ_CHECK(gz_algo_parse("bogus", &a) == GZ_ERR_ARG, "parse bogus");
+  GZ_CHECK(gz_algo_parse("", &a) == GZ_ERR_ARG, "parse empty");
+  GZ_CHECK(gz_algo_parse(NULL, &a) == GZ_ERR_ARG, "parse NULL");
+  GZ_CHECK(gz_algo_parse("ring", NULL) == GZ_ERR_ARG, "parse NULL out");
+  GZ_CHECK(strcmp(gz_algo_name((gz_algo_t)99), "unknown") == 0, "name of unknown");
+  for (int r = 0; r < GZ_RESULT_COUNT; r++)
+    GZ_CHECK(gz_strerror((gz_result_t)r) && *gz_strerror((gz_result_t)r), "strerror %d",
+             r);
+}
+
+static void test_contexts(void) {
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gz_ctx_t ctx = NULL;
+  gz_result_t rc;
+  rc = gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx);
+  GZ_CHECK(rc == GZ_OK && ctx, "create with NULL config: %s", gz_strerror(rc));
+  gz_ctx_destroy(ctx);
+  gz_ctx_destroy(NULL);
+  cfg.error_bound = 0;
+  rc = gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx);
+  GZ_CHECK(rc == GZ_ERR_ARG && !ctx, "zero bound: %s", gz_strerror(rc));
+  cfg = (gz_config_t)GZ_CONFIG_INIT;
+  cfg.error_bound = NAN;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_ARG, "NaN bound");
+  cfg = (gz_config_t)GZ_CONFIG_INIT;
+  cfg.version = 99;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_VERSION, "version");
+  /* a bad config on one rank only: that rank its cause, the others REMOTE */
+  cfg = (gz_config_t)GZ_CONFIG_INIT;
+  cfg.bound_policy = rank == size - 1 ? (gz_bound_policy_t)7 : GZ_BOUND_STRICT;
+  rc = gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx);
+  GZ_CHECK(rc == (rank == size - 1 ? GZ_ERR_ARG : GZ_ERR_REMOTE), "one bad config: %s",
+           gz_strerror(rc));
+  /* configs that differ between ranks: every rank refuses */
+  if (size > 1) {
+    cfg = (gz_config_t)GZ_CONFIG_INIT;
+    cfg.error_bound = rank == 0 ? 1e-3 : 1e-4;
+    rc = gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx);
+    GZ_CHECK(rc == GZ_ERR_ARG, "differing configs: %s", gz_strerror(rc));
+  }
+  cfg = (gz_config_t)GZ_CONFIG_INIT;
+  rc = gz_ctx_create(MPI_COMM_WORLD, &cfg, rank == 0 ? NULL : &ctx);
+  GZ_CHECK(rc == (rank == 0 ? GZ_ERR_ARG : GZ_ERR_REMOTE), "NULL out: %s",
+           gz_strerror(rc));
+  GZ_CHECK(gz_ctx_create(MPI_COMM_NULL, &cfg, &ctx) == GZ_ERR_ARG, "COMM_NULL");
+  cfg.pool_bytes = 1 << 20;
+  rc = gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx);
+  GZ_CHECK(rc == GZ_OK, "preallocated pool: %s", gz_strerror(rc));
+  gz_ctx_destroy(ctx);
+}
+
+static void explain(gz_ctx_t ctx, const char *coll, size_t n, char *buf, size_t len) {
+  gz_result_t rc = gz_explain(ctx, coll, n, GZ_FLOAT32, buf, len);
+  GZ_CHECK(rc == GZ_OK || rc == GZ_ERR_ARG, "explain %s: %s", coll, gz_strerror(rc));
+  if (rank == 0)
+    printf("  %s\n", buf);
+}
+
+static void test_overrides(void) {
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gz_ctx_t ctx = NULL;
+  char buf[512];
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8 * 16];
+  gz_result_t rc;
+
+  setenv("GZCOLL_ALGO", "ring", 1);
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "env ring");
+  explain(ctx, "allreduce", 1 << 24, buf, sizeof buf);
+  GZ_CHECK(strstr(buf, ": ring (forced by GZCOLL_ALGO") != NULL, "env ring: %s", buf);
+  explain(ctx, "bcast", 1 << 24, buf, sizeof buf);
+  GZ_CHECK(strstr(buf, "forced") == NULL, "env ring does not apply to bcast: %s", buf);
+  gz_ctx_destroy(ctx);
+
+  setenv("GZCOLL_ALGO", "allreduce=redoub,bcast=binomial", 1);
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "env list");
+  explain(ctx, "allreduce", 100, buf, sizeof buf);
+  GZ_CHECK(strstr(buf, ": redoub (forced") != NULL, "env list allreduce: %s", buf);
+  explain(ctx, "bcast", 100, buf, sizeof buf);
+  GZ_CHECK(strstr(buf, ": binomial (forced") != NULL, "env list bcast: %s", buf);
+  gz_ctx_destroy(ctx);
+
+  setenv("GZCOLL_ALGO", "allreduce=binomial", 1);
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_ARG, "env not applicable");
+  setenv("GZCOLL_ALGO", "bogus", 1);
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_ARG, "env bogus");
+  unsetenv("GZCOLL_ALGO");
+
+  /* a config forcing an algorithm where it does not apply: GZ_ERR_ARG on all */
+  cfg.algo = GZ_ALGO_RING;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "config ring");
+  rc = gz_bcast(ctx, x, 8, GZ_FLOAT32, 0, NULL);
+  GZ_CHECK(rc == GZ_ERR_ARG, "ring for bcast: %s", gz_strerror(rc));
+  rc = gz_scatter(ctx, y, x, 8, GZ_FLOAT32, 0, NULL);
+  GZ_CHECK(rc == GZ_ERR_ARG, "ring for scatter: %s", gz_strerror(rc));
+  rc = gz_allreduce(ctx, x, y, 8, GZ_FLOAT32, GZ_OP_SUM, NULL);
+  GZ_CHECK(rc == GZ_OK, "ring for allreduce: %s", gz_strerror(rc));
+  rc = gz_allgather(ctx, x, y, 8, GZ_FLOAT32, NULL);
+  GZ_CHECK(rc == GZ_OK, "ring for allgather: %s", gz_strerror(rc));
+  explain(ctx, "alltoall", 8, buf, sizeof buf);
+  GZ_CHECK(strstr(buf, "error (ring does not apply") != NULL, "explain n/a: %s", buf);
+  gz_ctx_destroy(ctx);
+}
+
+static void test_explain(void) {
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gz_ctx_t ctx = NULL;
+  char buf[512], before[512];
+  const size_t n = 200000;
+  float *x = cu_alloc(GZ_FLOAT32, n), *y = cu_alloc(GZ_FLOAT32, n);
+  cfg.link_bytes_per_s = 1e6; /* slow enough that compression pays on any host */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "explain context");
+  explain(ctx, "allreduce", 16777216, buf, sizeof buf);
+  GZ_CHECK(strncmp(buf, "allreduce 16777216 x float32 on ", 32) == 0 &&
+               strstr(buf, "cost model") && strstr(buf, "1e+06 B/s"),
+           "explain format: %s", buf);
+  if (size == 1)
+    GZ_CHECK(strstr(buf, ": mpi (single rank") != NULL, "explain P=1: %s", buf);
+  else
+    GZ_CHECK(strstr(buf, ": mpi") == NULL, "slow link, big message: compressed: %s", buf);
+  GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, buf, strlen(buf)), "explain differs by rank");
+  explain(ctx, "bcast", 10, buf, sizeof buf);
+  GZ_CHECK(size == 1 || strstr(buf, ": mpi (below") != NULL, "explain small: %s", buf);
+  explain(ctx, "scatter", 1 << 20, buf, sizeof buf);
+  explain(ctx, "send", 1 << 20, buf, sizeof buf);
+  GZ_CHECK(gz_explain(ctx, "nonsense", 5, GZ_FLOAT32, buf, sizeof buf) == GZ_ERR_ARG,
+           "explain bad name");
+  /* the ratio is learnt from compressed calls, identically on every rank */
+  explain(ctx, "allreduce", n, before, sizeof before);
+  gz_ctx_destroy(ctx);
+  cfg.algo = GZ_ALGO_RING;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "learning context");
+  cu_fill(GZ_FLOAT32, x, n, 3 + (uint64_t)rank, 1.0);
+  GZ_CHECK(gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL) == GZ_OK, "learn 1");
+  GZ_CHECK(gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL) == GZ_OK, "learn 2");
+  explain(ctx, "allreduce", n, buf, sizeof buf);
+  GZ_CHECK(size == 1 || strstr(buf, "ratio 4)") == NULL, "ratio not learnt: %s", buf);
+  GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, buf, strlen(buf)), "learnt model differs");
+  gz_ctx_destroy(ctx);
+  free(x);
+  free(y);
+}
+
+/* Tiny chunks and parts: the ring pipelines many chunks per block, ReDoub,
+ * bcast, scatter and alltoall split messages into parts. */
+static void test_knobs(void) {
+  const size_t n = 20011;
+  const gz_algo_t algos[6] = {GZ_ALGO_REDOUB,   GZ_ALGO_RING, GZ_ALGO_BINOMIAL,
+                              GZ_ALGO_PAIRWISE, GZ_ALGO_AUTO, GZ_ALGO_MPI};
+  double *x = cu_alloc(GZ_FLOAT64, n * (size_t)size),
+         *y = cu_alloc(GZ_FLOAT64, n * (size_t)size);
+  double *ref = cu_alloc(GZ_FLOAT64, n * (size_t)size),
+         *slop = cu_alloc(GZ_FLOAT64, n * (size_t)size);
+  gz_ctx_t ctx[6];
+  gz_report_t rep;
+  setenv("GZCOLL_CHUNK", "64", 1);
+  setenv("GZCOLL_PART_BYTES", "512", 1);
+  for (int a = 0; a < 6; a++)
+    ctx[a] = cu_ctx(MPI_COMM_WORLD, algos[a], 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT);
+  unsetenv("GZCOLL_CHUNK");
+  unsetenv("GZCOLL_PART_BYTES");
+  cu_fill(GZ_FLOAT64, x, n * (size_t)size, 11 + (uint64_t)rank, 2.0);
+  cu_reference(MPI_COMM_WORLD, GZ_FLOAT64, GZ_OP_SUM, x, n, ref, slop);
+  for (int a = 0; a < 2; a++) {
+    GZ_CHECK(gz_allreduce(ctx[a], x, y, n, GZ_FLOAT64, GZ_OP_SUM, &rep) == GZ_OK,
+             "knobs allreduce %s", gz_algo_name(algos[a]));
+    GZ_CHECK(cu_count_wrong(GZ_FLOAT64, y, ref, slop, n, rep.result_bound, "knobs") == 0,
+             "knobs allreduce %s values", gz_algo_name(algos[a]));
+  }
+  cu_reference(MPI_COMM_WORLD, GZ_FLOAT64, GZ_OP_MAX, x, n * (size_t)size, ref, NULL);
+  GZ_CHECK(gz_reduce_scatter_block(ctx[1], x, y, n, GZ_FLOAT64, GZ_OP_MAX, &rep) == GZ_OK,
+           "knobs reduce_scatter");
+  GZ_CHECK(cu_count_wrong(GZ_FLOAT64, y, ref + (size_t)rank * n, NULL, n,
+                          rep.result_bound, "knobs rs") == 0,
+           "knobs reduce_scatter values");
+  /* bcast and scatter from the last rank, allgather, alltoall */
+  cu_fill(GZ_FLOAT64, ref, n * (size_t)size, 77, 2.0);
+  memcpy(y, ref, n * sizeof *y * (size_t)size);
+  GZ_CHECK(gz_bcast(ctx[2], y, n, GZ_FLOAT64, size - 1, &rep) == GZ_OK, "knobs bcast");
+  GZ_CHECK(cu_count_wrong(GZ_FLOAT64, y, ref, NULL, n, rep.result_bound, "bcast") == 0,
+           "knobs bcast values");
+  GZ_CHECK(gz_scatter(ctx[2], ref, y, n, GZ_FLOAT64, size - 1, &rep) == GZ_OK,
+           "knobs scatter");
+  GZ_CHECK(cu_count_wrong(GZ_FLOAT64, y, ref + (size_t)rank * n, NULL, n,
+                          rep.result_bound, "scatter") == 0,
+           "knobs scatter values");
+  for (size_t i = 0; i < n; i++)
+    x[i] = ref[(size_t)rank * n + i];
+  GZ_CHECK(gz_allgather(ctx[1], x, y, n, GZ_FLOAT64, &rep) == GZ_OK, "knobs allgather");
+  GZ_CHECK(cu_count_wrong(GZ_FLOAT64, y, ref, NULL, n * (size_t)size, rep.result_bound,
+                          "allgather") == 0,
+           "knobs allgather values");
+  for (int d = 0; d < size; d++)
+    for (size_t i = 0; i < n; i++)
+      x[(size_t)d * n + i] = 1000.0 * rank + d + 1e-3 * (double)i;
+  GZ_CHECK(gz_alltoall(ctx[3], x, y, n, GZ_FLOAT64, &rep) == GZ_OK, "knobs alltoall");
+  for (int s = 0; s < size; s++)
+    for (size_t i = 0; i < n; i++)
+      ref[(size_t)s * n + i] = 1000.0 * s + rank + 1e-3 * (double)i;
+  GZ_CHECK(cu_count_wrong(GZ_FLOAT64, y, ref, NULL, n * (size_t)size, rep.result_bound,
+                          "alltoall") == 0,
+           "knobs alltoall values");
+  for (int a = 0; a < 6; a++)
+    gz_ctx_destroy(ctx[a]);
+  free(x);
+  free(y);
+  free(ref);
+  free(slop);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_parse();
+  test_contexts();
+  test_overrides();
+  test_explain();
+  test_knobs();
+  {
+    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return rc;
+  }
+}
