@@ -12,4 +12,9 @@
  * reported bound, 2 bad usage). */
 int gz_bench_coll(int argc, char **argv, MPI_Comm comm);
 
+/* `gzbench gpu`: GPU codec throughput and ratio, device ReDoub per-step
+ * costs (app/bench_gpu.c). Collective over comm; exit code as above (0 with
+ * a note when there is no CUDA device). */
+int gz_bench_gpu(int argc, char **argv, MPI_Comm comm);
+
 #endif

@@ -17,11 +17,25 @@
  *   busbw_GBps algbw times the nccl-tests factor: allreduce 2(P-1)/P,
  *              reduce_scatter, allgather, scatter and alltoall (P-1)/P,
  *              bcast 1
+ *   min_us, avg_us, max_us
+ *              OSU-style: the minimum, mean and maximum over ranks of one
+ *              call, each the median over the timed calls (max_us = time_us)
  *   ratio      uncompressed bytes / bytes sent, summed over ranks
  *   max_err    largest |result - exact| over all ranks, the exact result
  *              computed in double with MPI in the same run
+ *   psnr       20 log10(range of the exact result) - 10 log10(mse), over
+ *              all ranks' results (inf when exact)
  *   #wrong     elements outside the bound the call reported (plus the
  *              rounding of the double reference)
+ *   codec_us   of the call, seconds in quantize/encode/decode/reduce/
+ *              dequantize (libgzcoll's report; slowest rank, median); the
+ *              rest of time_us is communication and waiting
+ *   ran        the algorithm that ran (what `auto` chose)
+ * --profile adds, per size, one pass of each codec phase over this rank's n
+ * input values, all ranks at once (so under the same CPU contention as the
+ * collective), slowest rank: quantize (q_us), encode (enc_us), decode and
+ * reduce into an accumulator (dec_us), dequantize (deq_us). --csv and --json
+ * write every row with the run's settings.
  * Algorithms: `mpi` calls the MPI collective directly (the baseline);
  * `gz-mpi` is libgzcoll forced to its MPI path (the library's overhead: one
  * small status allreduce); the others are libgzcoll's algorithms forced by
@@ -81,8 +95,20 @@ typedef struct bench {
   size_t file_n;
   algo_entry_t algos[MAX_ALGOS];
   int nalgos;
-  FILE *csv;
+  int profile;
+  FILE *csv, *json;
+  int json_rows;
 } bench_t;
+
+/* One result row (rank 0 prints it). */
+typedef struct row {
+  double t_max, t_min, t_avg; /* medians over calls of max/min/mean over ranks */
+  double codec;               /* median over calls of the slowest rank's codec time */
+  double ratio, max_err, psnr;
+  long wrong;
+  const char *ran;
+  double prof[4]; /* quantize, encode, decode-reduce, dequantize; < 0 = not run */
+} row_t;
 
 /* ---- data ---------------------------------------------------------------- */
 
@@ -271,25 +297,170 @@ static gz_result_t call(const bench_t *b, const algo_entry_t *a, const shape_t *
   return rc == MPI_SUCCESS ? GZ_OK : GZ_ERR_MPI;
 }
 
-static void print_row(const bench_t *b, size_t bytes, const shape_t *s, const char *algo,
-                      double t, double ratio, double max_err, long wrong) {
-  const char *type = b->dtype == GZ_FLOAT32 ? "f32" : "f64";
-  const char *op = b->coll == C_ALLREDUCE || b->coll == C_REDUCE_SCATTER
-                       ? (b->op == GZ_OP_SUM   ? "sum"
-                          : b->op == GZ_OP_MAX ? "max"
-                                               : "min")
-                       : "-";
-  double algbw = t > 0 ? (double)bytes / t / 1e9 : 0.0;
+static const char *type_name(const bench_t *b) {
+  return b->dtype == GZ_FLOAT32 ? "f32" : "f64";
+}
+
+static const char *op_name(const bench_t *b) {
+  if (b->coll != C_ALLREDUCE && b->coll != C_REDUCE_SCATTER)
+    return "-";
+  return b->op == GZ_OP_SUM ? "sum" : b->op == GZ_OP_MAX ? "max" : "min";
+}
+
+/* JSON string body: the benchmark's names and paths, escaped minimally. */
+static void json_str(FILE *f, const char *str) {
+  fputc('"', f);
+  for (; *str; str++) {
+    if (*str == '"' || *str == '\\')
+      fputc('\\', f);
+    if ((unsigned char)*str >= 0x20)
+      fputc(*str, f);
+  }
+  fputc('"', f);
+}
+
+/* A finite number, or null (JSON has no inf/nan). */
+static void json_num(FILE *f, const char *key, double v, int last) {
+  if (isfinite(v))
+    fprintf(f, "\"%s\": %.9g%s", key, v, last ? "" : ", ");
+  else
+    fprintf(f, "\"%s\": null%s", key, last ? "" : ", ");
+}
+
+static void print_row(bench_t *b, size_t bytes, const shape_t *s, const char *algo,
+                      const row_t *r) {
+  double t = r->t_max, algbw = t > 0 ? (double)bytes / t / 1e9 : 0.0;
+  double busbw = algbw * s->busbw_factor;
   if (b->rank != 0)
     return;
-  printf("%12zu %11zu %4s %4s %9s %11.1f %10.3f %10.3f %7.2f %10.3g %7ld\n", bytes,
-         s->count, type, op, algo, t * 1e6, algbw, algbw * s->busbw_factor, ratio,
-         max_err, wrong);
+  printf("%11zu %10zu %4s %4s %9s %9s %11.1f %11.1f %11.1f %8.3f %8.3f %7.2f %9.3g %6.1f "
+         "%6ld %10.1f\n",
+         bytes, s->count, type_name(b), op_name(b), algo, r->ran, t * 1e6, r->t_min * 1e6,
+         r->t_avg * 1e6, algbw, busbw, r->ratio, r->max_err, r->psnr, r->wrong,
+         r->codec * 1e6);
+  if (r->prof[0] >= 0)
+    printf("#   profile: quantize %.1f us, encode %.1f us, decode+reduce %.1f us, "
+           "dequantize %.1f us (one pass over %zu values, slowest rank)\n",
+           r->prof[0] * 1e6, r->prof[1] * 1e6, r->prof[2] * 1e6, r->prof[3] * 1e6,
+           s->in_n);
   fflush(stdout);
-  if (b->csv)
-    fprintf(b->csv, "%zu,%zu,%s,%s,%s,%.3f,%.6f,%.6f,%.4f,%.6g,%ld\n", bytes, s->count,
-            type, op, algo, t * 1e6, algbw, algbw * s->busbw_factor, ratio, max_err,
-            wrong);
+  if (b->csv) {
+    fprintf(b->csv,
+            "%s,%d,%s,%s,%s,%g,%s,%s,%zu,%zu,%s,%s,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.4f,"
+            "%.6g,%.3f,%ld,%.3f",
+            coll_names[b->coll], b->size, b->data_name, type_name(b), op_name(b),
+            b->cfg.error_bound, b->cfg.eb_mode == GZ_EB_REL ? "rel" : "abs",
+            b->cfg.bound_policy == GZ_BOUND_STRICT ? "strict" : "per-message", bytes,
+            s->count, algo, r->ran, t * 1e6, r->t_min * 1e6, r->t_avg * 1e6,
+            r->t_max * 1e6, algbw, busbw, r->ratio, r->max_err, r->psnr, r->wrong,
+            r->codec * 1e6);
+    for (int k = 0; k < 4; k++)
+      if (r->prof[k] >= 0)
+        fprintf(b->csv, ",%.3f", r->prof[k] * 1e6);
+      else
+        fprintf(b->csv, ",");
+    fprintf(b->csv, "\n");
+    fflush(b->csv);
+  }
+  if (b->json) {
+    FILE *f = b->json;
+    fprintf(f,
+            "%s\n    {\"size\": %zu, \"count\": %zu, \"algo\": ", b->json_rows ? "," : "",
+            bytes, s->count);
+    json_str(f, algo);
+    fprintf(f, ", \"ran\": ");
+    json_str(f, r->ran);
+    fprintf(f, ", ");
+    json_num(f, "time_us", t * 1e6, 0);
+    json_num(f, "min_us", r->t_min * 1e6, 0);
+    json_num(f, "avg_us", r->t_avg * 1e6, 0);
+    json_num(f, "max_us", r->t_max * 1e6, 0);
+    json_num(f, "algbw_GBps", algbw, 0);
+    json_num(f, "busbw_GBps", busbw, 0);
+    json_num(f, "ratio", r->ratio, 0);
+    json_num(f, "max_err", r->max_err, 0);
+    json_num(f, "psnr", r->psnr, 0);
+    fprintf(f, "\"wrong\": %ld, ", r->wrong);
+    json_num(f, "codec_us", r->codec * 1e6, r->prof[0] < 0);
+    if (r->prof[0] >= 0) {
+      json_num(f, "quantize_us", r->prof[0] * 1e6, 0);
+      json_num(f, "encode_us", r->prof[1] * 1e6, 0);
+      json_num(f, "decode_reduce_us", r->prof[2] * 1e6, 0);
+      json_num(f, "dequantize_us", r->prof[3] * 1e6, 1);
+    }
+    fprintf(f, "}");
+    fflush(f);
+    b->json_rows++;
+  }
+}
+
+static double median(double *v, int n) {
+  if (n <= 0)
+    return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Slowest rank's time of a phase, all ranks starting together. */
+static double phase_end(MPI_Comm comm, double t0) {
+  double dt = MPI_Wtime() - t0;
+  MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return dt;
+}
+
+/* One pass of each codec phase over this rank's input (see the top). prof
+ * stays negative when a phase could not run (memory, REL bound). */
+static void profile_size(const bench_t *b, const shape_t *s, double prof[4]) {
+  size_t n = s->in_n, cap = gz_codes_bound(n), size = 0;
+  int P = b->size, ok;
+  int sum = (b->coll == C_ALLREDUCE || b->coll == C_REDUCE_SCATTER) && b->op == GZ_OP_SUM;
+  double eb = b->cfg.error_bound;
+  void *x = malloc(n * b->esz + 1), *enc = malloc(cap + 1),
+       *back = malloc(n * b->esz + 1);
+  int64_t *q = malloc((n + 1) * sizeof *q), *acc = malloc((n + 1) * sizeof *acc);
+  int64_t limit = ((int64_t)1 << 52) / (sum ? P : 1);
+  double t0;
+  for (int k = 0; k < 4; k++)
+    prof[k] = -1;
+  if (sum && b->cfg.bound_policy == GZ_BOUND_STRICT)
+    eb /= P; /* the strict plan's step (slightly smaller in the library) */
+  ok = x && enc && back && q && acc && b->cfg.eb_mode == GZ_EB_ABS;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, b->comm);
+  if (ok) {
+    for (size_t i = 0; i < n; i++)
+      put(b, x, i, value(b, b->rank, i));
+    /* untimed pass first: page faults and caches as in a warmed-up call */
+    ok = gz_quantize(b->dtype, x, n, eb, limit, q) == GZ_OK &&
+         gz_codes_encode(q, n, enc, cap, &size) == GZ_OK &&
+         gz_codes_decode(enc, size, acc, n) == GZ_OK &&
+         gz_dequantize(b->dtype, acc, n, eb, back) == GZ_OK;
+    memset(acc, 0, n * sizeof *acc);
+    MPI_Barrier(b->comm);
+    t0 = MPI_Wtime();
+    ok &= gz_quantize(b->dtype, x, n, eb, limit, q) == GZ_OK;
+    prof[0] = phase_end(b->comm, t0);
+    MPI_Barrier(b->comm);
+    t0 = MPI_Wtime();
+    ok &= gz_codes_encode(q, n, enc, cap, &size) == GZ_OK;
+    prof[1] = phase_end(b->comm, t0);
+    MPI_Barrier(b->comm);
+    t0 = MPI_Wtime();
+    ok &= gz_codes_decode_reduce(GZ_OP_SUM, enc, size, acc, n) == GZ_OK;
+    prof[2] = phase_end(b->comm, t0);
+    MPI_Barrier(b->comm);
+    t0 = MPI_Wtime();
+    ok &= gz_dequantize(b->dtype, acc, n, eb, back) == GZ_OK;
+    prof[3] = phase_end(b->comm, t0);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, b->comm);
+    if (!ok) /* a value outside the code range: no profile */
+      for (int k = 0; k < 4; k++)
+        prof[k] = -1;
+  }
+  free(x);
+  free(enc);
+  free(back);
+  free(q);
+  free(acc);
 }
 
 /* One size through every algorithm; returns 0, or 1 on a failure or a wrong
@@ -298,6 +469,7 @@ static int run_size(bench_t *b, size_t bytes) {
   shape_t s;
   void *in = NULL, *out = NULL;
   double *ref = NULL, *slop = NULL, *mpi_slop = NULL, *times = NULL;
+  double *tmin, *tavg, *tcodec, prof[4], range = 0;
   int status = 0;
   if (!shape_of(b, bytes, &s))
     return 0;
@@ -306,7 +478,10 @@ static int run_size(bench_t *b, size_t bytes) {
   ref = malloc((s.out_n + 1) * sizeof *ref);
   slop = malloc((s.out_n + 1) * sizeof *slop);
   mpi_slop = malloc((s.out_n + 1) * sizeof *mpi_slop);
-  times = malloc((size_t)(b->iters + 1) * sizeof *times);
+  times = malloc((size_t)(b->iters + 1) * 4 * sizeof *times);
+  tmin = times ? times + b->iters + 1 : NULL;
+  tavg = times ? tmin + b->iters + 1 : NULL;
+  tcodec = times ? tavg + b->iters + 1 : NULL;
   status = !in || !out || !ref || !slop || !mpi_slop || !times;
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, b->comm);
   if (status) {
@@ -329,15 +504,32 @@ static int run_size(bench_t *b, size_t bytes) {
       printf("# %s\n", line);
   }
 
+  if (b->profile)
+    profile_size(b, &s, prof);
+  else
+    prof[0] = prof[1] = prof[2] = prof[3] = -1;
+  { /* range of the exact result over all ranks, for PSNR */
+    double mm[2] = {-HUGE_VAL, -HUGE_VAL};
+    for (size_t i = 0; i < s.out_n; i++)
+      if (isfinite(ref[i])) {
+        mm[0] = ref[i] > mm[0] ? ref[i] : mm[0];
+        mm[1] = -ref[i] > mm[1] ? -ref[i] : mm[1];
+      }
+    MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_DOUBLE, MPI_MAX, b->comm);
+    range = mm[0] + mm[1];
+  }
+
   for (int k = 0; k < b->nalgos; k++) {
     algo_entry_t *a = &b->algos[k];
     gz_report_t rep;
-    double err = 0, ratio = 1.0, sums[2], t;
-    long wrong = 0;
+    row_t row;
+    double sums[4];
+    long nout = (long)s.out_n;
     int nt = 0, failed = 0;
     memset(&rep, 0, sizeof rep);
+    memset(&row, 0, sizeof row);
     for (int it = 0; it < b->warmup + b->iters; it++) {
-      double t0, dt;
+      double t0, dt, mx[3], sm;
       gz_result_t rc;
       if (b->coll == C_BCAST)
         memcpy(out, in, s.out_n * b->esz); /* the root's buffer is overwritten */
@@ -346,9 +538,19 @@ static int run_size(bench_t *b, size_t bytes) {
       rc = call(b, a, &s, in, out, &rep);
       dt = MPI_Wtime() - t0;
       failed |= rc != GZ_OK;
-      MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, b->comm);
-      if (it >= b->warmup)
-        times[nt++] = dt;
+      mx[0] = dt;
+      mx[1] = -dt;
+      mx[2] = a->direct ? 0.0 : rep.seconds_codec;
+      sm = dt;
+      MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, b->comm);
+      MPI_Allreduce(MPI_IN_PLACE, &sm, 1, MPI_DOUBLE, MPI_SUM, b->comm);
+      if (it >= b->warmup) {
+        times[nt] = mx[0];
+        tmin[nt] = -mx[1];
+        tavg[nt] = sm / b->size;
+        tcodec[nt] = mx[2];
+        nt++;
+      }
       if (rc != GZ_OK) {
         if (b->rank == 0)
           fprintf(stderr, "gzbench coll: %s %s %zu: %s\n", coll_names[b->coll], a->name,
@@ -362,24 +564,36 @@ static int run_size(bench_t *b, size_t bytes) {
       continue;
     }
     /* errors of the last call against the exact reference */
+    sums[3] = 0; /* squared error */
     for (size_t i = 0; i < s.out_n; i++) {
       double e = fabs(get(b, out, i) - ref[i]);
       double allow = (a->direct ? mpi_slop[i] : rep.result_bound) + slop[i];
       if (!(e <= allow))
-        wrong++;
-      if (e > err || isnan(e))
-        err = e;
+        row.wrong++;
+      if (e > row.max_err || isnan(e))
+        row.max_err = e;
+      sums[3] += e * e;
     }
-    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, b->comm);
-    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, b->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &row.max_err, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &row.wrong, 1, MPI_LONG, MPI_SUM, b->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &nout, 1, MPI_LONG, MPI_SUM, b->comm);
     sums[0] = a->direct ? 1.0 : (double)rep.bytes_raw;
     sums[1] = a->direct ? 1.0 : (double)rep.bytes_sent;
-    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, b->comm);
-    ratio = sums[1] > 0 ? sums[0] / sums[1] : 1.0;
-    qsort(times, (size_t)nt, sizeof *times, cmp_double);
-    t = nt % 2 ? times[nt / 2] : 0.5 * (times[nt / 2 - 1] + times[nt / 2]);
-    print_row(b, bytes, &s, a->name, t, ratio, err, wrong);
-    status |= wrong > 0;
+    sums[2] = 0;
+    MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, b->comm);
+    row.ratio = sums[1] > 0 ? sums[0] / sums[1] : 1.0;
+    row.psnr = sums[3] > 0 && nout > 0 && range > 0
+                   ? 20 * log10(range) - 10 * log10(sums[3] / (double)nout)
+                   : HUGE_VAL;
+    row.t_max = median(times, nt);
+    row.t_min = median(tmin, nt);
+    row.t_avg = median(tavg, nt);
+    row.codec = median(tcodec, nt);
+    row.ran = a->direct ? "mpi" : gz_algo_name(rep.algo);
+    for (int q = 0; q < 4; q++)
+      row.prof[q] = a->direct ? -1 : prof[q];
+    print_row(b, bytes, &s, a->name, &row);
+    status |= row.wrong > 0;
   }
 done:
   free(in);
@@ -452,8 +666,9 @@ static void usage(void *table[]) {
   printf("Usage: mpirun -np P gzbench coll [options]\n\n"
          "Compressed collectives of libgzcoll versus the MPI library's own collective,\n"
          "over message sizes min-bytes, 2 min-bytes, ..., max-bytes. Time = median over\n"
-         "--iters calls (after --warmup) of the slowest rank; errors against the exact\n"
-         "result in double computed with MPI in the same run.\n\nOptions:\n");
+         "--iters calls (after --warmup) of the slowest rank (min/avg over ranks too);\n"
+         "errors against the exact result in double computed with MPI in the same run.\n"
+         "GB = 1e9 B; algbw/busbw in GB/s as nccl-tests.\n\nOptions:\n");
   arg_print_glossary(stdout, table, "  %-26s %s\n");
   printf(
       "\nAlgorithms: mpi (MPI directly: the baseline), gz-mpi (libgzcoll's MPI path),\n"
@@ -491,10 +706,13 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   struct arg_lit *expl =
       arg_lit0(NULL, "explain", "print auto's choice and why per size");
   struct arg_file *csv = arg_file0(NULL, "csv", "FILE", "also write the table as CSV");
+  struct arg_file *json = arg_file0(NULL, "json", "FILE", "also write it as JSON");
+  struct arg_lit *prof =
+      arg_lit0(NULL, "profile", "time each codec phase once per size (see top of file)");
   struct arg_lit *help = arg_lit0("h", "help", "this help");
   struct arg_end *end = arg_end(10);
-  void *table[] = {coll,  algos, minb, maxb, type, op,   e,   rel,  per,
-                   iters, warm,  data, root, link, expl, csv, help, end};
+  void *table[] = {coll, algos, minb, maxb, type, op,  e,    rel,  per,  iters,
+                   warm, data,  root, link, expl, csv, json, prof, help, end};
   int nerr = arg_parse(argc, argv, table), bad = 0, status = 0;
   bench_t b;
   gz_result_t rc = GZ_OK;
@@ -536,6 +754,7 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   b.warmup = warm->count ? warm->ival[0] : 3;
   b.root = root->count ? root->ival[0] : 0;
   b.explain = expl->count > 0;
+  b.profile = prof->count > 0;
   bad |= b.iters < 1 || b.iters > 100000 || b.warmup < 0 || b.root < 0 ||
          b.root >= b.size || b.min_bytes > b.max_bytes || !(b.cfg.error_bound > 0);
   snprintf(b.data_name, sizeof b.data_name, "%s", data->count ? data->sval[0] : "smooth");
@@ -587,13 +806,47 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
       ok = b.csv != NULL;
       if (b.csv)
         fprintf(b.csv,
-                "size,count,type,op,algo,time_us,algbw_GBps,busbw_GBps,ratio,max_err,"
-                "wrong\n");
+                "coll,ranks,data,type,op,e,eb_mode,policy,size,count,algo,ran,time_us,"
+                "min_us,avg_us,max_us,algbw_GBps,busbw_GBps,ratio,max_err,psnr,wrong,"
+                "codec_us,q_us,enc_us,dec_us,deq_us\n");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
     if (!ok) {
       if (b.rank == 0)
         fprintf(stderr, "gzbench coll: cannot write %s\n", csv->filename[0]);
+      status = 2;
+      goto done;
+    }
+  }
+  if (json->count) {
+    int ok = 1;
+    if (b.rank == 0) {
+      b.json = fopen(json->filename[0], "w");
+      ok = b.json != NULL;
+      if (b.json) {
+        fprintf(b.json, "{\n  \"benchmark\": \"gzbench coll\",\n  \"version\": ");
+        json_str(b.json, gz_version());
+        fprintf(b.json, ",\n  \"collective\": ");
+        json_str(b.json, coll_names[b.coll]);
+        fprintf(b.json, ",\n  \"ranks\": %d,\n  \"type\": ", b.size);
+        json_str(b.json, type_name(&b));
+        fprintf(b.json, ",\n  \"op\": ");
+        json_str(b.json, op_name(&b));
+        fprintf(b.json,
+                ",\n  \"error_bound\": %.9g,\n  \"eb_mode\": \"%s\",\n  "
+                "\"policy\": \"%s\",\n  \"link_bps\": %.9g,\n  \"iters\": %d,\n  "
+                "\"warmup\": %d,\n  \"data\": ",
+                b.cfg.error_bound, rel->count ? "rel" : "abs",
+                per->count ? "per-message" : "strict", b.cfg.link_bytes_per_s, b.iters,
+                b.warmup);
+        json_str(b.json, b.data_name);
+        fprintf(b.json, ",\n  \"rows\": [");
+      }
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    if (!ok) {
+      if (b.rank == 0)
+        fprintf(stderr, "gzbench coll: cannot write %s\n", json->filename[0]);
       status = 2;
       goto done;
     }
@@ -606,9 +859,9 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
     printf("# median over %d calls after %d warm-up, slowest rank per call; GB = 1e9 B; "
            "errors vs MPI in double\n",
            b.iters, b.warmup);
-    printf("%12s %11s %4s %4s %9s %11s %10s %10s %7s %10s %7s\n", "size", "count", "type",
-           "op", "algo", "time_us", "algbw_GBps", "busbw_GBps", "ratio", "max_err",
-           "#wrong");
+    printf("%11s %10s %4s %4s %9s %9s %11s %11s %11s %8s %8s %7s %9s %6s %6s %10s\n",
+           "size", "count", "type", "op", "algo", "ran", "time_us", "min_us", "avg_us",
+           "algbw", "busbw", "ratio", "max_err", "psnr", "#wrong", "codec_us");
   }
   for (size_t bytes = b.min_bytes; bytes <= b.max_bytes; bytes *= 2) {
     status |= run_size(&b, bytes);
@@ -621,6 +874,10 @@ done:
     gz_ctx_destroy(b.algos[k].ctx);
   if (b.csv)
     fclose(b.csv);
+  if (b.json) {
+    fprintf(b.json, "\n  ]\n}\n");
+    fclose(b.json);
+  }
   free(b.file);
   arg_freetable(table, sizeof table / sizeof *table);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, comm);

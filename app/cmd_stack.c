@@ -79,8 +79,8 @@ static void device_note(const gzs_opts_t *o, int rank) {
             why[0] ? why : "no CUDA device");
   else
     fprintf(stderr,
-            "gzstack stack: --device gpu: %d device(s) found, but the stack "
-            "pipeline has no GPU path yet; running on the CPU\n",
+            "gzstack stack: --device gpu: %d device(s) found; the allreduce runs on the "
+            "GPU (reading and accumulation on the CPU)\n",
             n);
 }
 

@@ -18,11 +18,14 @@ int main(int argc, char **argv) {
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   } else if (!strcmp(cmd, "coll")) {
     code = gz_bench_coll(argc - 1, argv + 1, MPI_COMM_WORLD);
+  } else if (!strcmp(cmd, "gpu")) {
+    code = gz_bench_gpu(argc - 1, argv + 1, MPI_COMM_WORLD);
   } else {
     if (rank == 0)
       printf("Usage:\n"
              "  gzbench codec [--help]              codec throughput and ratio vs ZFP\n"
              "  mpirun -np N gzbench coll [--help]  collectives vs MPI\n"
+             "  [mpirun -np N] gzbench gpu [--help] GPU codec and device ReDoub\n"
              "  gzbench --version\n");
     if (!strcmp(cmd, "--version") && rank == 0)
       gz_app_print_version(stdout, "gzbench");

@@ -1,12 +1,35 @@
 /* gzstack_main.c - entry point: `gzstack [stack] ...`, `gzstack compress`,
  * `gzstack decompress`, `--help`, `--version`. Every rank returns the same
  * exit code, so mpirun ends cleanly whatever happens. */
+#define _POSIX_C_SOURCE 200809L /* sigaction */
+
 #include "app.h"
+#include "gz_io_commit.h"
 #include "stack.h"
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+/* SIGINT/SIGTERM/SIGHUP (mpirun forwards SIGTERM to every rank when the job
+ * is interrupted): remove the temporary files being written, then die of
+ * the same signal (SA_RESETHAND restored the default action). */
+static void on_fatal_signal(int sig) {
+  gz_io_remove_temps();
+  raise(sig);
+}
+
+static void remove_temps_on_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_fatal_signal;
+  sa.sa_flags = (int)SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
 
 static void print_usage(FILE *out) {
   fprintf(out,
@@ -28,6 +51,7 @@ int main(int argc, char **argv) {
 
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  remove_temps_on_signals();
   if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
     if (rank == 0)
       gz_app_print_version(stdout, "gzstack");

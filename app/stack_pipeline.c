@@ -40,11 +40,17 @@
  *        rounding).
  *    Claimed bound = stage bound + rounding of the double reductions + half
  *    an ulp of float32 at the largest result when the output is float32.
+ *    --device gpu: when every rank has a CUDA device (picked by node-local
+ *    rank), each slab is copied to the GPU and reduced by the device-centric
+ *    allreduce (same codes, same result bytes); otherwise the CPU path, with
+ *    a note (cmd_stack.c). Reading and accumulation stay on the CPU.
  * 4. Reference (--verify): MPI_Reduce of the same double partials (parallel)
  *    or rank 0's own double accumulation of the original values (root).
  */
 #define _POSIX_C_SOURCE 200809L /* glob, strtok_r, gmtime_r, isatty, access */
 #include "stack_internal.h"
+
+#include "gz_device.h"
 
 #include <limits.h>
 #include <math.h>
@@ -734,6 +740,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   gz_result_t grc;
   int failed = 0, P = r->size;
   double t0;
+  void *d_buf = NULL; /* --device gpu: the slab's input and output */
 
   /* agreed flags: the value range, whether any value was missing */
   MPI_Allreduce(MPI_IN_PLACE, flags, 3, MPI_DOUBLE, MPI_MAX, comm);
@@ -808,28 +815,66 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   failed = !r->reduced || !r->result || !r->out;
   if (gzs_agree(comm, failed, "out of memory for the result"))
     return -1;
+  /* --device gpu: the allreduce runs device-centric on every rank's GPU
+   * (chosen by node-local rank) when every rank has one; the slab buffers
+   * and the context's device pool are allocated here, outside the calls */
+  if (o->device_gpu) {
+    size_t sl = slab < M ? slab : M;
+    int ok = gz_device_select(comm, NULL) == GZ_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (ok)
+      ok = gz_dev_malloc(&d_buf, 2 * sl * sizeof(double)) == GZ_DEV_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (ok)
+      cfg.device_pool_bytes = sl * sizeof(int64_t) + 2 * gz_dev_codes_indexed_bound(sl) +
+                              gz_dev_codes_tmp_bytes(sl) + ((size_t)1 << 20);
+    else {
+      gz_dev_free(d_buf);
+      d_buf = NULL;
+    }
+  }
   if ((grc = gz_ctx_create(comm, &cfg, &ctx)) != GZ_OK) {
     snprintf(err, errlen, "compressed allreduce: %s", gz_strerror(grc));
     if (r->rank == 0)
       fprintf(stderr, "gzstack stack: %s\n", err);
+    gz_dev_free(d_buf);
     return -1;
   }
   for (size_t off = 0; off < M; off += slab) {
     size_t n = M - off < slab ? M - off : slab;
     gz_report_t rep;
-    grc = gz_allreduce(ctx, r->acc + off, r->reduced + off, n, GZ_FLOAT64,
-                       gz_op_of(o->op), &rep);
+    if (d_buf) { /* host slab -> device, device allreduce, device -> host */
+      double *d_in = d_buf, *d_out = (double *)d_buf + (slab < M ? slab : M);
+      int bad = gz_dev_memcpy_async(d_in, r->acc + off, n * sizeof(double), NULL) ||
+                gz_dev_stream_sync(NULL);
+      grc = bad ? GZ_ERR_UNSUPPORTED : GZ_OK;
+      bad = grc != GZ_OK;
+      MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
+      if (!bad)
+        grc = gz_allreduce(ctx, d_in, d_out, n, GZ_FLOAT64, gz_op_of(o->op), &rep);
+      else if (grc == GZ_OK)
+        grc = GZ_ERR_REMOTE;
+      if (grc == GZ_OK &&
+          (gz_dev_memcpy_async(r->reduced + off, d_out, n * sizeof(double), NULL) ||
+           gz_dev_stream_sync(NULL)))
+        grc = GZ_ERR_UNSUPPORTED;
+    } else {
+      grc = gz_allreduce(ctx, r->acc + off, r->reduced + off, n, GZ_FLOAT64,
+                         gz_op_of(o->op), &rep);
+    }
     if (grc != GZ_OK) { /* agreed by the library: every rank fails */
       snprintf(err, errlen, "compressed allreduce failed: %s", gz_strerror(grc));
       if (r->rank == 0)
         fprintf(stderr, "gzstack stack: %s\n", err);
       gz_ctx_destroy(ctx);
+      gz_dev_free(d_buf);
       return -1;
     }
     report_add(&r->ar, &rep, off == 0);
     gzs_progress(o, r, 0, "stacking: %zu/%zu values reduced", off + n, M);
   }
   gz_ctx_destroy(ctx);
+  gz_dev_free(d_buf);
   r->t.compress += r->ar.seconds_codec;
   r->t.communicate += r->ar.seconds - r->ar.seconds_codec;
   if (r->have_scatter) {

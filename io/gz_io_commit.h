@@ -8,8 +8,13 @@
  * -1 with a message naming the file in err. */
 int gz_io_check_target(const char *path, int force, char *err, size_t errlen);
 
-/* The temporary name used while writing path ("<path>.tmp-<pid>"). */
+/* The temporary name used while writing path ("<path>.tmp-<pid>"); the name
+ * is remembered until gz_io_commit() for gz_io_remove_temps(). */
 int gz_io_temp_path(const char *path, char *tmp, size_t tmplen);
+
+/* Unlink every temporary file still being written. Async-signal-safe: for
+ * SIGINT/SIGTERM handlers (app/), so an interrupted run leaves nothing. */
+void gz_io_remove_temps(void);
 
 /* Rename a finished tmp to path (checking the target again); on failure tmp
  * is removed and err names the cause. */

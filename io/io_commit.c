@@ -5,9 +5,41 @@
 #include "gz_io_commit.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Temporary files being written, for gz_io_remove_temps() from a signal
+ * handler: a slot's name is complete before its flag is set, and the handler
+ * only reads flags and names and calls unlink(). Unlinking a name that was
+ * already renamed or removed is harmless, so slots need no exact release;
+ * they are reused round-robin. */
+enum { GZ_TEMP_SLOTS = 32, GZ_TEMP_NAME_MAX = 4096 };
+static char temp_names[GZ_TEMP_SLOTS][GZ_TEMP_NAME_MAX];
+static volatile sig_atomic_t temp_used[GZ_TEMP_SLOTS];
+static unsigned temp_next;
+
+static void remember_temp(const char *tmp) {
+  unsigned k = temp_next++ % GZ_TEMP_SLOTS;
+  if (strlen(tmp) >= GZ_TEMP_NAME_MAX)
+    return;
+  temp_used[k] = 0;
+  strcpy(temp_names[k], tmp);
+  temp_used[k] = 1;
+}
+
+static void forget_temp(const char *tmp) {
+  for (unsigned k = 0; k < GZ_TEMP_SLOTS; k++)
+    if (temp_used[k] && strcmp(temp_names[k], tmp) == 0)
+      temp_used[k] = 0;
+}
+
+void gz_io_remove_temps(void) {
+  for (unsigned k = 0; k < GZ_TEMP_SLOTS; k++)
+    if (temp_used[k])
+      unlink(temp_names[k]);
+}
 
 int gz_io_check_target(const char *path, int force, char *err, size_t errlen) {
   if (!force && access(path, F_OK) == 0) {
@@ -19,10 +51,14 @@ int gz_io_check_target(const char *path, int force, char *err, size_t errlen) {
 
 int gz_io_temp_path(const char *path, char *tmp, size_t tmplen) {
   int n = snprintf(tmp, tmplen, "%s.tmp-%ld", path, (long)getpid());
-  return (n < 0 || (size_t)n >= tmplen) ? -1 : 0;
+  if (n < 0 || (size_t)n >= tmplen)
+    return -1;
+  remember_temp(tmp);
+  return 0;
 }
 
 int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t errlen) {
+  forget_temp(tmp);
   if (gz_io_check_target(path, force, err, errlen) != 0) {
     unlink(tmp);
     return -1;

@@ -82,6 +82,22 @@ GZ_HD static inline gz_quant_t gz_quant_make(double eb, double code_max) {
   return qp;
 }
 
+/* Round to nearest, ties to even, without a branch or a libm call (baseline
+ * x86-64 has no rounding instruction): adding 1.5 * 2^52 pushes the fraction
+ * bits out of the mantissa in the current (nearest-even) rounding mode, as
+ * rint() does; exact for |y| < 2^51. For larger |y|, NaN and Inf the result
+ * stays above GZ_CODE_LIMIT in magnitude (or NaN), so quantizers reject it.
+ * The code is then the low mantissa bits of the shifted value. */
+#define GZ_RINT_SHIFT 6755399441055744.0 /* 1.5 * 2^52 */
+
+GZ_HD static inline int64_t gz_rint_code(double shifted) {
+  int64_t bits, base;
+  double s = GZ_RINT_SHIFT;
+  memcpy(&bits, &shifted, sizeof bits);
+  memcpy(&base, &s, sizeof base);
+  return bits - base;
+}
+
 /* ---- integer helpers --------------------------------------------------- */
 
 GZ_HD static inline uint64_t gz_zigzag(uint64_t d) {

@@ -36,10 +36,11 @@ GZ_HD static inline GZ_T GZ_FN(gz_dequant)(int64_t q, const gz_quant_t *qp) {
  *   conversion to T): quantizable when |x - step q| <= eb in double. */
 GZ_HD static inline int GZ_FN(gz_quantize_one)(GZ_T x, const gz_quant_t *qp,
                                                int for_stream, int64_t *q) {
-  double v = (double)x, qd = rint(GZ_MUL(v, qp->inv_step));
-  int in_range = fabs(qd) <= qp->code_max; /* false for NaN and Inf */
-  int64_t qi = (int64_t)(in_range ? qd : 0.0);
-  double r = GZ_MUL((double)qi, qp->step);
+  double v = (double)x, shifted = GZ_ADD(GZ_MUL(v, qp->inv_step), GZ_RINT_SHIFT);
+  double qd = GZ_ADD(shifted, -GZ_RINT_SHIFT); /* rint(v / step) */
+  int in_range = fabs(qd) <= qp->code_max;     /* false for NaN and Inf */
+  int64_t qi = in_range ? gz_rint_code(shifted) : 0;
+  double r = GZ_MUL(in_range ? qd : 0.0, qp->step);
   int ok;
   if (for_stream) {
     GZ_U bits;

@@ -6,6 +6,10 @@
 #   bash scripts/gz.sh ci      test + ASan/UBSan build and tests (-Werror),
 #                              GZ_ENABLE_CUDA=OFF build, clang-format check, fuzzing
 #   bash scripts/gz.sh deps | build | format | fuzz SECONDS
+#   bash scripts/gz.sh bench [STEP...]  (root) the emulated-cluster benchmarks:
+#                              installs gnuplot-nox, cdo, nco, builds into
+#                              build-bench, runs bench/run_bench.sh, rewrites
+#                              the tables of BENCHMARKS.md
 #
 # Environment: BUILD_DIR (default build), JOBS (default nproc),
 # GZ_DATA_DIR (real datasets, default ../shared/data beside the checkout).
@@ -134,8 +138,17 @@ fuzz)
   deps
   fuzz "${2:-600}"
   ;;
+bench)
+  deps
+  PACKAGES=(gnuplot-nox cdo nco) # bench only: CI stays lean
+  deps
+  build "${BENCH_BUILD_DIR:-$ROOT/build-bench}" -DCMAKE_BUILD_TYPE=Release
+  shift
+  as_root env GZ_DATA_DIR="$GZ_DATA_DIR" bash "$ROOT/bench/run_bench.sh" \
+    "${BENCH_BUILD_DIR:-$ROOT/build-bench}" "$@"
+  ;;
 *)
-  sed -n '2,14p' "${BASH_SOURCE[0]}"
+  sed -n '2,15p' "${BASH_SOURCE[0]}"
   [ "$cmd" = help ] || exit 2
   ;;
 esac

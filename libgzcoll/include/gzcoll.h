@@ -210,11 +210,17 @@ typedef struct gz_config {
                                      on demand and keep */
   double link_bytes_per_s;        /* link bandwidth for the cost model;
                                      0 = default estimate */
+  /* version 2 */
+  size_t device_pool_bytes; /* GPU memory (and as much pinned host staging)
+                               allocated once at gz_ctx_create for calls on
+                               device buffers; 0 = none (host buffers only).
+                               The same on every rank. */
 } gz_config_t;
 
-#define GZ_CONFIG_VERSION 1u
+/* Version 1 callers (no device_pool_bytes) keep working. */
+#define GZ_CONFIG_VERSION 2u
 #define GZ_CONFIG_INIT                                                                   \
-  { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, GZ_ALGO_AUTO, 0, 0.0 }
+  { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, GZ_ALGO_AUTO, 0, 0.0, 0 }
 
 /* What one collective call did. */
 typedef struct gz_report {
@@ -231,6 +237,33 @@ typedef struct gz_report {
 } gz_report_t;
 
 typedef struct gz_ctx *gz_ctx_t;
+
+/* ------------------------------------------------------------------------
+ * GPU buffers. With cfg.device_pool_bytes > 0, gz_allreduce,
+ * gz_allreduce_mean and gz_scatter accept device pointers (CUDA, detected at
+ * run time with cudaPointerGetAttributes): allreduce runs a device-centric
+ * recursive doubling, scatter a binomial tree whose per-destination blocks
+ * are encoded concurrently on several streams; quantization, encoding,
+ * decoding, reduction and dequantization run on the GPU, in the context's
+ * preallocated pool (no allocation inside a call). Compressed bytes move
+ * device to device with CUDA-aware MPI (detected at run time: Open MPI's
+ * MPIX_Query_cuda_support; GZCOLL_CUDA_AWARE=0|1 overrides), otherwise they
+ * are staged through pinned host buffers. Results equal the CPU path's bit
+ * for bit (same codes, same integer totals). Not yet: device pointers in the
+ * other collectives, or without a device pool (not detected there: pass host
+ * buffers).
+ * ---------------------------------------------------------------------- */
+
+/* Collective over comm: pick a device for this rank by its node-local rank
+ * (MPI_Comm_split_type SHARED; several ranks may share one device) and make
+ * it current. *device (may be NULL) receives the ordinal, -1 when none.
+ * GZ_ERR_UNSUPPORTED when this rank sees no device (or CUDA was not built);
+ * the outcome is local (ranks may differ). */
+gz_result_t gz_device_select(MPI_Comm comm, int *device);
+
+/* 1 when p is device (or managed) memory, 0 otherwise (and always 0 without
+ * a device). */
+int gz_is_device_pointer(const void *p);
 
 /* Collective over comm. cfg may be NULL (GZ_CONFIG_INIT). */
 gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *ctx);

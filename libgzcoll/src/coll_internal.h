@@ -21,6 +21,8 @@
 
 #include "gzcoll.h"
 
+#include "device/backend.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +84,17 @@ struct gz_ctx {
   /* local samples of the last compressed call, folded in at the next
    * agreement (min over ranks) */
   double sample_ratio, sample_eps;
+  /* device backend (device/, ctx.c): set up once at gz_ctx_create */
+  int dev_enabled;  /* cfg.device_pool_bytes > 0 (same on every rank) */
+  int dev_ops;      /* GZCOLL_BACKEND=ops: host buffers also take the device
+                       algorithms, with the CPU ops (testing; same on all) */
+  int dev_count;    /* devices this rank sees */
+  int dev_ready;    /* this rank's pool, staging and streams exist */
+  int cuda_aware;   /* MPI moves device memory */
+  gz_pool_t dpool;  /* device memory */
+  gz_pool_t hstage; /* pinned host staging, as large as dpool */
+  void *streams[GZ_DEV_STREAMS];
+  unsigned char *d_small, *h_small; /* GZ_DEV_SMALL per stream + P sizes */
 };
 
 /* ---- workspace ---------------------------------------------------------- */
@@ -237,6 +250,49 @@ gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_
 /* acc: count codes in P blocks, block r valid on rank r; out: every block on
  * every rank. Each block is encoded once by its owner. */
 gz_result_t gz_allgather_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_run_t *run);
+
+/* ---- device-centric paths (device/, *_device.c) ------------------------- */
+
+/* Tag of the device algorithms (their own, never mixed with the others). */
+#define GZ_TAG_DEVICE 5
+/* Elements per piece of the uncompressed (escape / mpi) path on device
+ * buffers, the same on every rank. */
+#define GZ_DEV_PIECE ((size_t)1 << 20)
+
+/* At gz_ctx_create (after the configuration): read GZCOLL_BACKEND and
+ * GZCOLL_CUDA_AWARE, and with cfg.device_pool_bytes > 0 allocate this rank's
+ * device pool, pinned staging and streams (a rank without a device gets a
+ * host staging buffer only). Local result; the caller agrees. */
+gz_result_t gz_dev_ctx_setup(gz_ctx_t ctx);
+void gz_dev_ctx_teardown(gz_ctx_t ctx);
+
+/* Whether this call takes the device path: with ctx->dev_enabled, one
+ * MPI_Allreduce(MAX) of "some buffer of mine is device memory" (or
+ * GZCOLL_BACKEND=ops); 0 without a device pool (no communication).
+ * *local_dev: this rank's buffers are on the device. */
+gz_result_t gz_dev_path(gz_ctx_t ctx, const void *a, const void *b, int *any,
+                        int *local_dev);
+/* The call's memory: the device pool or the host workspace. */
+gz_result_t gz_dev_reserve(gz_ctx_t ctx, int on_device, size_t bytes);
+void *gz_dev_take(gz_ctx_t ctx, int on_device, size_t n, size_t elem);
+/* ctx->size + 1 host-readable u64 slots (pinned with a device). */
+uint64_t *gz_dev_size_slots(gz_ctx_t ctx);
+/* An exec on stream slot s: the CUDA backend when on_device, else the CPU. */
+void gz_exec_make(gz_ctx_t ctx, int on_device, int s, gz_exec_t *ex);
+/* Move ssize bytes to dest / up to rcap bytes from src like gz_xfer, where
+ * sbuf and rbuf live on the exec's backend: device memory goes through MPI
+ * directly when ctx->cuda_aware, else through the pinned staging stage
+ * (room for ssize + rcap bytes). */
+gz_result_t gz_dev_xfer(gz_ctx_t ctx, gz_exec_t *ex, int tag, const void *sbuf,
+                        size_t ssize, int dest, void *rbuf, size_t rcap, int src,
+                        size_t *rsize, unsigned char *stage, gz_run_t *run);
+
+gz_result_t gz_allreduce_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+                                size_t count, gz_dtype_t dtype, gz_op_t op,
+                                double divisor, int local_dev, gz_report_t *report);
+gz_result_t gz_scatter_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+                              size_t count, gz_dtype_t dtype, int root, int local_dev,
+                              gz_report_t *report);
 
 /* ---- plain MPI paths ---------------------------------------------------- */
 

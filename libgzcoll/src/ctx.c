@@ -26,6 +26,14 @@
  *   GZCOLL_CHUNK       ring pipeline chunk in elements (testing knob).
  *   GZCOLL_PART_BYTES  largest single MPI message (testing knob; larger
  *                      compressed buffers travel in parts).
+ *   GZCOLL_BACKEND     "ops": calls on host buffers also run the device-
+ *                      centric algorithms, with the CPU operations (testing
+ *                      knob for device/; needs cfg.device_pool_bytes > 0).
+ *   GZCOLL_CUDA_AWARE  0 or 1: override the detection of CUDA-aware MPI.
+ *
+ * Device pool (device/device_ctx.c): with cfg.device_pool_bytes > 0 each
+ *   rank that sees a device allocates that much device memory, as much
+ *   pinned host staging and GZ_DEV_STREAMS streams here, once.
  *
  * Workspace pool
  *   One aligned buffer. Each call computes the bytes it needs up front,
@@ -48,6 +56,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,7 +264,11 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
   if (cfg) {
     if (cfg->version < 1 || cfg->version > GZ_CONFIG_VERSION)
       return GZ_ERR_VERSION;
-    ctx->cfg = *cfg;
+    ctx->cfg = (gz_config_t)GZ_CONFIG_INIT;
+    if (cfg->version == 1) /* a version-1 struct ends before device_pool_bytes */
+      memcpy(&ctx->cfg, cfg, offsetof(gz_config_t, device_pool_bytes));
+    else
+      ctx->cfg = *cfg;
   } else {
     ctx->cfg = (gz_config_t)GZ_CONFIG_INIT;
   }
@@ -297,8 +310,12 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
 /* FNV-1a over the resolved settings that every rank must share. */
 static uint64_t config_hash(gz_ctx_t ctx) {
   uint64_t h = 1469598103934665603ull;
-  double d[4] = {ctx->cfg.error_bound, ctx->link_bps, (double)ctx->chunk_elems,
-                 (double)ctx->part_bytes};
+  double d[6] = {ctx->cfg.error_bound,
+                 ctx->link_bps,
+                 (double)ctx->chunk_elems,
+                 (double)ctx->part_bytes,
+                 (double)ctx->cfg.device_pool_bytes,
+                 (double)ctx->dev_ops};
   int i[3 + 3 * GZ_COLL_COUNT];
   const unsigned char *p;
   i[0] = (int)ctx->cfg.eb_mode;
@@ -379,6 +396,8 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
     MPI_Comm_size(dup, &ctx->size);
     if (ctx->cfg.pool_bytes)
       local = gz_ws_reserve(ctx, ctx->cfg.pool_bytes);
+    if (local == GZ_OK)
+      local = gz_dev_ctx_setup(ctx);
   }
   if (local == GZ_OK) {
     int *ub = NULL, flag = 0;
@@ -419,8 +438,10 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
   return GZ_OK;
 
 fail:
-  if (ctx)
+  if (ctx) {
+    gz_dev_ctx_teardown(ctx);
     free(ctx->ws);
+  }
   free(ctx);
   MPI_Comm_free(&dup);
   return rc;
@@ -433,6 +454,7 @@ void gz_ctx_destroy(gz_ctx_t ctx) {
     MPI_Comm_free(&ctx->p2p);
   if (ctx->comm != MPI_COMM_NULL)
     MPI_Comm_free(&ctx->comm);
+  gz_dev_ctx_teardown(ctx);
   free(ctx->ws);
   free(ctx);
 }

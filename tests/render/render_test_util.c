@@ -82,8 +82,12 @@ long rt_count(const rt_image_t *img, int x0, int y0, int x1, int y1, int r, int 
   return n;
 }
 
+#ifndef RT_OUT_DIR
+#define RT_OUT_DIR "render_out"
+#endif
+
 const char *rt_out_dir(void) {
-  static const char *dir = "render_out";
+  static const char *dir = RT_OUT_DIR;
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     fprintf(stderr, "cannot create %s: %s\n", dir, strerror(errno));
   return dir;

@@ -22,6 +22,8 @@
  * Escape: a value that cannot be quantized (NaN, Inf, out of the code range)
  * on any rank sends the whole call through MPI on the original values
  * (exact; compressed = 0 in the report).
+ * Device buffers (a context with cfg.device_pool_bytes): the call goes to
+ * allreduce_recursive_doubling_device.c, same codes, same result bytes.
  */
 #include "coll_internal.h"
 
@@ -85,6 +87,14 @@ static gz_result_t allreduce(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
   gz_run_begin(&run, dtype);
   P = ctx->size;
   in = sendbuf == GZ_IN_PLACE ? recvbuf : sendbuf;
+  { /* device buffers (contexts with a device pool only) */
+    int any = 0, local_dev = 0;
+    if ((rc = gz_dev_path(ctx, in, recvbuf, &any, &local_dev)) != GZ_OK)
+      return rc;
+    if (any)
+      return gz_allreduce_device(ctx, sendbuf, recvbuf, count, dtype, op, divisor,
+                                 local_dev, report);
+  }
   if (!gz_dtype_size(dtype) || (op != GZ_OP_SUM && op != GZ_OP_MAX && op != GZ_OP_MIN) ||
       (count && (!recvbuf || !in)) || !(divisor > 0) || !isfinite(divisor))
     local = GZ_ERR_ARG;

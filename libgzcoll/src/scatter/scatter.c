@@ -6,7 +6,8 @@
  * the root's whole send buffer); each other rank dequantizes its block once
  * (reported bound eb); the root copies its own block exactly (reported
  * bound 0). recvbuf == GZ_IN_PLACE at the root (MPI_IN_PLACE semantics):
- * the root's block stays where it is in sendbuf.
+ * the root's block stays where it is in sendbuf. Device buffers (a context
+ * with cfg.device_pool_bytes): scatter_binomial_device.c.
  */
 #include "coll_internal.h"
 
@@ -45,6 +46,15 @@ gz_result_t gz_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t 
   gz_run_begin(&run, dtype);
   P = ctx->size;
   is_root = ctx->rank == root;
+  { /* device buffers (contexts with a device pool only) */
+    int any = 0, local_dev = 0;
+    if ((rc = gz_dev_path(ctx, is_root ? sendbuf : NULL, recvbuf, &any, &local_dev)) !=
+        GZ_OK)
+      return rc;
+    if (any)
+      return gz_scatter_device(ctx, sendbuf, recvbuf, count, dtype, root, local_dev,
+                               report);
+  }
   if (!esz || root < 0 || root >= P || count > SIZE_MAX / 16 / (size_t)P ||
       (count && !recvbuf) || (count && is_root && !sendbuf) ||
       (recvbuf == GZ_IN_PLACE && !is_root))

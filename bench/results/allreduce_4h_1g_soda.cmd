@@ -1,0 +1,1 @@
+bench/cluster.sh up 4 1gbit 0 && bench/cluster.sh run gzbench coll --coll allreduce --algos mpi,redoub,ring,auto --min-bytes 1M --max-bytes 16M -e 1e-4 --data seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw --iters 5 --warmup 1 --explain --csv allreduce_4h_1g_soda.csv --json allreduce_4h_1g_soda.json

@@ -1,0 +1,1 @@
+bench/cluster.sh up 4 1gbit 0 && bench/cluster.sh run gzbench coll --coll bcast --algos mpi,binomial,auto --min-bytes 64M --max-bytes 64M -e 1e-4 --profile --data wavefield_16x2048x2048.raw --iters 5 --warmup 1 --explain --csv bcast_4h_1g.csv --json bcast_4h_1g.json

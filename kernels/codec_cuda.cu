@@ -1,0 +1,519 @@
+/*
+ * codec_cuda.cu - the stream codec on the GPU, producing and reading the
+ * exact bytes of libgzcoll/src/codec/stream.c (format version 1).
+ *
+ * Compression, all on the caller's stream, no host synchronisation:
+ *   1. (REL only) k_range: finite min / max per thread block;
+ *   2. k_stream_setup (1 thread): the absolute bound and the quantizer,
+ *      computed exactly as stream.c does, kept in device memory;
+ *   3. k_encode_blocks: one thread per block of GZ_BLOCK values calls the
+ *      shared gz_block_encode_f32/f64 (gz_block.h) into that block's
+ *      worst-case slot of the scratch, and writes its size;
+ *   4. an inclusive prefix sum of the block sizes (CUB DeviceScan): block b
+ *      starts at ends[b] - sizes[b] of the data section, since chunks hold
+ *      whole blocks and lie back to back;
+ *   5. k_gather_slots: one warp per block copies its bytes into place;
+ *   6. k_chunk_index: one thread per chunk writes the chunk's size and
+ *      CRC-32 into the index;
+ *   7. k_stream_header (1 thread): header, header CRC, index CRC and the
+ *      total size (*d_size).
+ * Decompression, also without host synchronisation:
+ *   1. k_dec_header (1 thread): validates the header and the index exactly as
+ *      gz_stream_info does and prefix-sums the chunk offsets;
+ *   2. k_dec_chunks: one thread per chunk verifies the chunk CRC and walks
+ *      its blocks (gz_block_values_size) to find where each block starts;
+ *   3. k_dec_blocks: one thread per block calls gz_block_decode_f32/f64.
+ *   Failures set bits of the caller's flag word; later kernels then skip.
+ *
+ * Simple on purpose (first version): one thread per block, byte-serial
+ * CRC-32 per chunk. Faster variants must keep the bytes identical; the GPU
+ * tests (tests/gpu/) compare them with the CPU's.
+ */
+#include "gz_block_walk.h"
+#include "gz_cuda_util.cuh"
+
+#define GZ_STREAM_HEADER 44
+#define GZ_STREAM_CHUNK_MAX (1u << 24)
+#define GZ_STREAM_CHUNK_DEFAULT 65536u
+/* Largest |code| a stream quantizes: GZ_CODE_MAX_STREAM of codec.h (2^52). */
+#define GZ_DEV_CODE_MAX_STREAM 4503599627370496.0
+#define GZ_RANGE_BLOCKS 1024
+
+typedef struct gz_dec_info {
+  gz_quant_t qp;
+  uint64_t data_off; /* where chunk 0 starts in the stream */
+  uint64_t nchunks;
+  uint32_t chunk_len;
+} gz_dec_info_t;
+
+__device__ static inline size_t block_encode(const float *x, int n, const gz_quant_t *qp,
+                                             uint8_t *out) {
+  return gz_block_encode_f32(x, n, qp, out);
+}
+__device__ static inline size_t block_encode(const double *x, int n, const gz_quant_t *qp,
+                                             uint8_t *out) {
+  return gz_block_encode_f64(x, n, qp, out);
+}
+__device__ static inline size_t block_decode(const uint8_t *in, size_t avail, int n,
+                                             const gz_quant_t *qp, float *out) {
+  return gz_block_decode_f32(in, avail, n, qp, out);
+}
+__device__ static inline size_t block_decode(const uint8_t *in, size_t avail, int n,
+                                             const gz_quant_t *qp, double *out) {
+  return gz_block_decode_f64(in, avail, n, qp, out);
+}
+
+__device__ static inline void flag(unsigned *flags, unsigned bits) {
+  atomicOr(flags, bits);
+}
+__device__ static inline unsigned flags_now(const unsigned *flags) {
+  return *(const volatile unsigned *)flags;
+}
+
+/* ---- range (also used by the collectives, codes_cuda.cu) ------------------ */
+
+/* part[3 * block + 0..2] = finite min, finite max of this block's share. */
+template <typename T> __global__ void k_range(const T *x, size_t n, double *part) {
+  __shared__ double slo[GZ_THREADS], shi[GZ_THREADS];
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    double v = (double)x[i];
+    if (isfinite(v)) {
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+  }
+  slo[threadIdx.x] = lo;
+  shi[threadIdx.x] = hi;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      double a = slo[threadIdx.x + s], b = shi[threadIdx.x + s];
+      slo[threadIdx.x] = a < slo[threadIdx.x] ? a : slo[threadIdx.x];
+      shi[threadIdx.x] = b > shi[threadIdx.x] ? b : shi[threadIdx.x];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    part[3 * blockIdx.x] = slo[0];
+    part[3 * blockIdx.x + 1] = shi[0];
+  }
+}
+
+/* out3 = min, max, max |.| over the partials (gz_local_range's answer). */
+__global__ void k_range_final(const double *part, int nparts, double *out3) {
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (int i = 0; i < nparts; i++) {
+    lo = part[3 * i] < lo ? part[3 * i] : lo;
+    hi = part[3 * i + 1] > hi ? part[3 * i + 1] : hi;
+  }
+  out3[0] = lo;
+  out3[1] = hi;
+  out3[2] = hi >= lo ? fmax(fabs(lo), fabs(hi)) : 0.0;
+}
+
+static unsigned range_blocks(size_t n) {
+  size_t b = (n + GZ_THREADS - 1) / GZ_THREADS;
+  return (unsigned)(b < 1 ? 1 : b > GZ_RANGE_BLOCKS ? GZ_RANGE_BLOCKS : b);
+}
+
+extern "C" int gz_dev_range(int dtype, const void *d_in, size_t n, double *d_out3,
+                            void *d_tmp, size_t tmp_bytes, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  unsigned nb = range_blocks(n);
+  if ((dtype != 1 && dtype != 2) || !d_out3 || (n && !d_in))
+    return GZ_DEV_ERR_ARG;
+  if (tmp_bytes < 3 * sizeof(double) * GZ_RANGE_BLOCKS || !d_tmp)
+    return GZ_DEV_ERR_CAPACITY;
+  if (dtype == 1)
+    k_range<float><<<nb, GZ_THREADS, 0, s>>>((const float *)d_in, n, (double *)d_tmp);
+  else
+    k_range<double><<<nb, GZ_THREADS, 0, s>>>((const double *)d_in, n, (double *)d_tmp);
+  GZ_CUDA_LAUNCHED("k_range");
+  k_range_final<<<1, 1, 0, s>>>((const double *)d_tmp, (int)nb, d_out3);
+  GZ_CUDA_LAUNCHED("k_range_final");
+  return GZ_DEV_OK;
+}
+
+/* ---- compression ----------------------------------------------------------- */
+
+/* The absolute bound as stream.c's absolute_bound + the denormal guard. */
+__global__ void k_stream_setup(int eb_mode, double error_bound, const double *part,
+                               int nparts, gz_quant_t *qp) {
+  double eb = error_bound;
+  if (eb_mode == 1 && error_bound != 0) {
+    double lo = HUGE_VAL, hi = -HUGE_VAL;
+    for (int i = 0; i < nparts; i++) {
+      lo = part[3 * i] < lo ? part[3 * i] : lo;
+      hi = part[3 * i + 1] > hi ? part[3 * i + 1] : hi;
+    }
+    eb =
+        hi > lo ? __dsub_rn(__dmul_rn(error_bound, hi), __dmul_rn(error_bound, lo)) : 0.0;
+  }
+  if (eb > 0 && !(eb >= 1e-300))
+    eb = 0;
+  *qp = gz_quant_make(eb, GZ_DEV_CODE_MAX_STREAM);
+}
+
+template <typename T>
+__global__ void k_encode_blocks(const T *x, size_t n, const gz_quant_t *qp,
+                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb) {
+  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  gz_quant_t q;
+  int len;
+  if (b >= nb)
+    return;
+  q = *qp;
+  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+  sizes[b] = block_encode(x + b * GZ_BLOCK, len, &q, slots + b * slot);
+}
+
+/* One warp per block: its slot's bytes to where the scan put them. */
+__global__ void k_gather_slots(const uint8_t *slots, size_t slot, const uint64_t *sizes,
+                               const uint64_t *ends, uint8_t *data, size_t nb) {
+  size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+  unsigned lane = threadIdx.x & 31;
+  uint64_t size, start;
+  if (w >= nb)
+    return;
+  size = sizes[w];
+  start = ends[w] - size;
+  for (uint64_t i = lane; i < size; i += 32)
+    data[start + i] = slots[w * slot + i];
+}
+
+__global__ void k_chunk_index(const uint8_t *data, const uint64_t *ends, size_t nb,
+                              size_t chunk_blocks, size_t nchunks, uint8_t *index) {
+  __shared__ uint32_t table[256];
+  size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x, fb, lb;
+  uint64_t start, size;
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+    table[i] = gz_crc32_entry(i);
+  __syncthreads();
+  if (c >= nchunks)
+    return;
+  fb = c * chunk_blocks;
+  lb = (fb + chunk_blocks < nb ? fb + chunk_blocks : nb) - 1;
+  start = fb ? ends[fb - 1] : 0;
+  size = ends[lb] - start;
+  gz_put_u32le(index + 8 * c, (uint32_t)size);
+  gz_put_u32le(index + 8 * c + 4, gz_crc32_tab(table, data + start, (size_t)size));
+}
+
+__global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error_bound,
+                                const gz_quant_t *qp, uint64_t n, uint32_t chunk_len,
+                                uint64_t nchunks, const uint64_t *ends, uint64_t nb,
+                                uint64_t *d_size) {
+  __shared__ uint32_t table[256];
+  uint64_t bits;
+  double abs_eb;
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+    table[i] = gz_crc32_entry(i);
+  __syncthreads();
+  if (threadIdx.x != 0)
+    return;
+  abs_eb = qp->eb;
+  o[0] = 'G';
+  o[1] = 'Z';
+  o[2] = 'C';
+  o[3] = 'S';
+  o[4] = 1;
+  o[5] = (uint8_t)dtype;
+  o[6] = (uint8_t)eb_mode;
+  o[7] = 0;
+  memcpy(&bits, &error_bound, 8);
+  gz_put_u64le(o + 8, bits);
+  memcpy(&bits, &abs_eb, 8);
+  gz_put_u64le(o + 16, bits);
+  gz_put_u64le(o + 24, n);
+  gz_put_u32le(o + 32, chunk_len);
+  gz_put_u32le(o + 36, (uint32_t)nchunks);
+  gz_put_u32le(o + 40, gz_crc32_tab(table, o, 40));
+  gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks,
+               gz_crc32_tab(table, o + GZ_STREAM_HEADER, (size_t)(8 * nchunks)));
+  *d_size = GZ_STREAM_HEADER + 8 * nchunks + 4 + (nb ? ends[nb - 1] : 0);
+}
+
+/* Scratch layout of a compression; offsets into d_tmp, total in *total. */
+typedef struct comp_layout {
+  size_t qp, part, sizes, ends, slots, scan, scan_bytes, slot, total;
+} comp_layout_t;
+
+static comp_layout_t comp_layout(size_t esz, size_t n) {
+  comp_layout_t L;
+  size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  L.total = 0;
+  L.slot = GZ_VALUES_BLOCK_MAX(GZ_BLOCK, esz);
+  L.qp = gz_carve(&L.total, sizeof(gz_quant_t));
+  L.part = gz_carve(&L.total, 3 * sizeof(double) * GZ_RANGE_BLOCKS);
+  L.sizes = gz_carve(&L.total, nb * sizeof(uint64_t));
+  L.ends = gz_carve(&L.total, nb * sizeof(uint64_t));
+  L.slots = gz_carve(&L.total, nb > SIZE_MAX / L.slot ? SIZE_MAX : nb * L.slot);
+  L.scan_bytes = gz_scan_tmp_bytes(nb);
+  L.scan = gz_carve(&L.total, L.scan_bytes);
+  return L;
+}
+
+extern "C" size_t gz_dev_compress_tmp_bytes(int dtype, size_t n, uint32_t chunk_len) {
+  (void)chunk_len; /* the scratch does not depend on it */
+  size_t esz = dtype == 1 ? 4 : dtype == 2 ? 8 : 0;
+  comp_layout_t L;
+  if (!esz || n > SIZE_MAX / 16)
+    return 0;
+  L = comp_layout(esz, n);
+  return L.total == SIZE_MAX ? 0 : L.total;
+}
+
+extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
+                               uint32_t chunk_len, const void *d_in, size_t n,
+                               void *d_out, size_t cap, void *d_tmp, size_t tmp_bytes,
+                               uint64_t *d_size, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t esz = dtype == 1 ? 4 : dtype == 2 ? 8 : 0, nb, nchunks, bound;
+  uint8_t *tmp = (uint8_t *)d_tmp, *out = (uint8_t *)d_out, *index, *data;
+  unsigned nparts = 0;
+  comp_layout_t L;
+  gz_quant_t *qp;
+  int rc;
+
+  if (!chunk_len)
+    chunk_len = GZ_STREAM_CHUNK_DEFAULT;
+  if (!esz || !(error_bound >= 0) || !isfinite(error_bound) ||
+      (eb_mode != 0 && eb_mode != 1) || chunk_len % GZ_BLOCK ||
+      chunk_len > GZ_STREAM_CHUNK_MAX || !d_out || !d_size || (n && !d_in) ||
+      n > SIZE_MAX / 16)
+    return GZ_DEV_ERR_ARG;
+  nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  nchunks = n / chunk_len + (n % chunk_len != 0);
+  if (nchunks > UINT32_MAX)
+    return GZ_DEV_ERR_ARG;
+  /* gz_compress_bound: header + index + index CRC + blocks + n * esz */
+  bound = GZ_STREAM_HEADER + 8 * nchunks + 4 + nb + n * esz;
+  L = comp_layout(esz, n);
+  if (cap < bound || L.total == SIZE_MAX || tmp_bytes < L.total || !d_tmp)
+    return GZ_DEV_ERR_CAPACITY;
+  qp = (gz_quant_t *)(tmp + L.qp);
+  index = out + GZ_STREAM_HEADER;
+  data = index + 8 * nchunks + 4;
+
+  if (eb_mode == 1 && error_bound != 0) {
+    nparts = range_blocks(n);
+    if (dtype == 1)
+      k_range<float><<<nparts, GZ_THREADS, 0, s>>>((const float *)d_in, n,
+                                                   (double *)(tmp + L.part));
+    else
+      k_range<double><<<nparts, GZ_THREADS, 0, s>>>((const double *)d_in, n,
+                                                    (double *)(tmp + L.part));
+    GZ_CUDA_LAUNCHED("k_range");
+  }
+  k_stream_setup<<<1, 1, 0, s>>>(eb_mode, error_bound, (const double *)(tmp + L.part),
+                                 (int)nparts, qp);
+  GZ_CUDA_LAUNCHED("k_stream_setup");
+  if (nb) {
+    uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
+    if (dtype == 1)
+      k_encode_blocks<float><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
+          (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
+    else
+      k_encode_blocks<double><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
+          (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
+    GZ_CUDA_LAUNCHED("k_encode_blocks");
+    if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
+      return rc;
+    k_gather_slots<<<gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s>>>(
+        tmp + L.slots, L.slot, sizes, ends, data, nb);
+    GZ_CUDA_LAUNCHED("k_gather_slots");
+    k_chunk_index<<<gz_grid(nchunks, 128), 128, 0, s>>>(
+        data, ends, nb, chunk_len / GZ_BLOCK, nchunks, index);
+    GZ_CUDA_LAUNCHED("k_chunk_index");
+  }
+  k_stream_header<<<1, GZ_THREADS, 0, s>>>(out, dtype, eb_mode, error_bound, qp, n,
+                                           chunk_len, nchunks,
+                                           (const uint64_t *)(tmp + L.ends), nb, d_size);
+  GZ_CUDA_LAUNCHED("k_stream_header");
+  return GZ_DEV_OK;
+}
+
+/* ---- decompression --------------------------------------------------------- */
+
+/* gz_stream_info's checks, plus dtype and count against the caller's. */
+__global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_t n,
+                             gz_dec_info_t *info, uint64_t *choff, unsigned *flags) {
+  __shared__ uint32_t table[256];
+  uint64_t count, nchunks, expected, total, bits;
+  uint32_t chunk_len;
+  double eb, abs_eb;
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+    table[i] = gz_crc32_entry(i);
+  __syncthreads();
+  if (threadIdx.x != 0)
+    return;
+  if (size < GZ_STREAM_HEADER || s[0] != 'G' || s[1] != 'Z' || s[2] != 'C' ||
+      s[3] != 'S' || gz_get_u32le(s + 40) != gz_crc32_tab(table, s, 40) || s[4] != 1) {
+    flag(flags, GZ_DEV_FLAG_CORRUPT);
+    return;
+  }
+  bits = gz_get_u64le(s + 8);
+  memcpy(&eb, &bits, 8);
+  bits = gz_get_u64le(s + 16);
+  memcpy(&abs_eb, &bits, 8);
+  count = gz_get_u64le(s + 24);
+  chunk_len = gz_get_u32le(s + 32);
+  nchunks = gz_get_u32le(s + 36);
+  if ((s[5] != 1 && s[5] != 2) || s[6] > 1 || s[7] != 0 || !(eb >= 0) || !(abs_eb >= 0) ||
+      !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
+      chunk_len % GZ_BLOCK || chunk_len > GZ_STREAM_CHUNK_MAX) {
+    flag(flags, GZ_DEV_FLAG_CORRUPT);
+    return;
+  }
+  expected = count / chunk_len + (count % chunk_len != 0);
+  if (nchunks != expected || nchunks > (size - GZ_STREAM_HEADER) / 8) {
+    flag(flags, GZ_DEV_FLAG_CORRUPT);
+    return;
+  }
+  total = GZ_STREAM_HEADER + 8 * nchunks + 4;
+  if (total > size ||
+      gz_get_u32le(s + GZ_STREAM_HEADER + 8 * nchunks) !=
+          gz_crc32_tab(table, s + GZ_STREAM_HEADER, (size_t)(8 * nchunks))) {
+    flag(flags, GZ_DEV_FLAG_CORRUPT);
+    return;
+  }
+  if (s[5] != dtype || count != n) {
+    flag(flags, GZ_DEV_FLAG_ARG);
+    return;
+  }
+  info->data_off = total;
+  choff[0] = 0;
+  for (uint64_t c = 0; c < nchunks; c++) {
+    uint64_t csize = gz_get_u32le(s + GZ_STREAM_HEADER + 8 * c);
+    total += csize;
+    if (total > size) {
+      flag(flags, GZ_DEV_FLAG_CORRUPT);
+      return;
+    }
+    choff[c + 1] = choff[c] + csize;
+  }
+  info->qp = gz_quant_make(abs_eb, GZ_DEV_CODE_MAX_STREAM);
+  info->nchunks = nchunks;
+  info->chunk_len = chunk_len;
+}
+
+__global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
+                             const uint64_t *choff, uint64_t *boff, size_t n, size_t esz,
+                             unsigned *flags) {
+  __shared__ uint32_t table[256];
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+    table[i] = gz_crc32_entry(i);
+  __syncthreads();
+  if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
+    return;
+  {
+    const uint8_t *data = s + info->data_off, *index = s + GZ_STREAM_HEADER;
+    uint64_t nchunks = info->nchunks, chunk_len = info->chunk_len;
+    size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+    int lossy = info->qp.eb > 0;
+    for (uint64_t c = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; c < nchunks;
+         c += (uint64_t)gridDim.x * blockDim.x) {
+      uint64_t start = choff[c], end = choff[c + 1], pos = start;
+      uint64_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
+      size_t b0 = (size_t)(first / GZ_BLOCK),
+             b1 = (size_t)((first + len + GZ_BLOCK - 1) / GZ_BLOCK);
+      if (gz_get_u32le(index + 8 * c + 4) !=
+          gz_crc32_tab(table, data + start, (size_t)(end - start))) {
+        flag(flags, GZ_DEV_FLAG_CORRUPT);
+        continue;
+      }
+      for (size_t b = b0; b < b1; b++) {
+        int vlen = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+        size_t used =
+            gz_block_values_size(data + pos, (size_t)(end - pos), vlen, esz, lossy);
+        if (!used) {
+          flag(flags, GZ_DEV_FLAG_CORRUPT);
+          break;
+        }
+        boff[b] = pos;
+        pos += used;
+      }
+      if (pos != end)
+        flag(flags, GZ_DEV_FLAG_CORRUPT);
+      if (c + 1 == nchunks)
+        boff[nb] = end;
+    }
+  }
+}
+
+template <typename T>
+__global__ void k_dec_blocks(const uint8_t *s, const gz_dec_info_t *info,
+                             const uint64_t *boff, size_t n, T *out, unsigned *flags) {
+  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x,
+         nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  gz_quant_t qp;
+  uint64_t avail;
+  int len;
+  if (b >= nb || (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG)))
+    return;
+  qp = info->qp;
+  avail = boff[b + 1] - boff[b];
+  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+  if (block_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
+                   out + b * GZ_BLOCK) != avail)
+    flag(flags, GZ_DEV_FLAG_CORRUPT);
+}
+
+typedef struct dec_layout {
+  size_t info, choff, boff, total;
+} dec_layout_t;
+
+static dec_layout_t dec_layout(size_t n) {
+  dec_layout_t L;
+  size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  L.total = 0;
+  L.info = gz_carve(&L.total, sizeof(gz_dec_info_t));
+  L.choff = gz_carve(&L.total, (nb + 2) * sizeof(uint64_t));
+  L.boff = gz_carve(&L.total, (nb + 2) * sizeof(uint64_t));
+  return L;
+}
+
+extern "C" size_t gz_dev_decompress_tmp_bytes(size_t n) {
+  dec_layout_t L;
+  if (n > SIZE_MAX / 16)
+    return 0;
+  L = dec_layout(n);
+  return L.total == SIZE_MAX ? 0 : L.total;
+}
+
+extern "C" int gz_dev_decompress(int dtype, const void *d_in, size_t size, void *d_out,
+                                 size_t n, void *d_tmp, size_t tmp_bytes,
+                                 unsigned *d_flags, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t esz = dtype == 1 ? 4 : dtype == 2 ? 8 : 0, nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  uint8_t *tmp = (uint8_t *)d_tmp;
+  const uint8_t *in = (const uint8_t *)d_in;
+  gz_dec_info_t *info;
+  dec_layout_t L;
+  if (!esz || !d_in || !d_flags || (n && !d_out) || n > SIZE_MAX / 16)
+    return GZ_DEV_ERR_ARG;
+  L = dec_layout(n);
+  if (L.total == SIZE_MAX || tmp_bytes < L.total || !d_tmp)
+    return GZ_DEV_ERR_CAPACITY;
+  info = (gz_dec_info_t *)(tmp + L.info);
+  k_dec_header<<<1, GZ_THREADS, 0, s>>>(in, size, dtype, n, info,
+                                        (uint64_t *)(tmp + L.choff), d_flags);
+  GZ_CUDA_LAUNCHED("k_dec_header");
+  if (!nb)
+    return GZ_DEV_OK;
+  /* at most nb chunks (chunk_len >= GZ_BLOCK); grid-stride over the real count */
+  k_dec_chunks<<<gz_grid(nb < 65536 ? nb : 65536, 128), 128, 0, s>>>(
+      in, info, (const uint64_t *)(tmp + L.choff), (uint64_t *)(tmp + L.boff), n, esz,
+      d_flags);
+  GZ_CUDA_LAUNCHED("k_dec_chunks");
+  if (dtype == 1)
+    k_dec_blocks<float><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
+        in, info, (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);
+  else
+    k_dec_blocks<double><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
+        in, info, (const uint64_t *)(tmp + L.boff), n, (double *)d_out, d_flags);
+  GZ_CUDA_LAUNCHED("k_dec_blocks");
+  return GZ_DEV_OK;
+}

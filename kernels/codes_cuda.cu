@@ -1,0 +1,334 @@
+/*
+ * codes_cuda.cu - the integer domain on the GPU, for the device-centric
+ * collectives: quantize, dequantize, combine codes (add / max / min), the
+ * largest |code|, and the indexed encoding of codes (gz_block_walk.h).
+ *
+ * Everything is elementwise or one thread per block of GZ_BLOCK codes,
+ * built from the shared routines of gz_block.h, so the codes and the bytes
+ * are those of the CPU (libgzcoll/src/codec/codes.c and
+ * libgzcoll/src/device/codes_indexed.c).
+ *
+ * Encoding, no host synchronisation: k_codes_sizes (the size of each PACKED
+ * block from its widths) -> inclusive prefix sum (CUB) -> k_codes_write
+ * (each block encoded straight into place; the first block of a segment
+ * also writes the segment's offset) -> k_codes_total (*d_size).
+ * Decoding: k_seg_walk (one thread per segment of GZ_SEG_BLOCKS blocks
+ * finds where its blocks start) -> k_codes_decode_reduce (one thread per
+ * block decodes and combines into the accumulator).
+ */
+#include "gz_block_walk.h"
+#include "gz_cuda_util.cuh"
+
+__device__ static inline int quantize_one(float x, const gz_quant_t *qp, int64_t *q) {
+  return gz_quantize_one_f32(x, qp, 0, q);
+}
+__device__ static inline int quantize_one(double x, const gz_quant_t *qp, int64_t *q) {
+  return gz_quantize_one_f64(x, qp, 0, q);
+}
+__device__ static inline float dequant(int64_t q, const gz_quant_t *qp, float *) {
+  return gz_dequant_f32(q, qp);
+}
+__device__ static inline double dequant(int64_t q, const gz_quant_t *qp, double *) {
+  return gz_dequant_f64(q, qp);
+}
+
+/* The collectives' quantizer (gz_run_quantize in coll_common.c): the code
+ * of gz_quantize_one, an escape only when x is not finite or the code is out
+ * of range (a tie rejected by one rounding is accepted there too). */
+template <typename T>
+__global__ void k_quantize(const T *x, size_t n, gz_quant_t qp, int64_t *codes,
+                           unsigned *flags) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  int64_t q;
+  double v;
+  if (i >= n)
+    return;
+  v = (double)x[i];
+  quantize_one(x[i], &qp, &q);
+  codes[i] = q;
+  if (!(fabs(rint(GZ_MUL(v, qp.inv_step))) <= qp.code_max))
+    atomicOr(flags, GZ_DEV_FLAG_ESCAPE);
+}
+
+template <typename T>
+__global__ void k_dequantize(const int64_t *codes, size_t n, gz_quant_t qp, T *out) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = dequant(codes[i], &qp, (T *)0);
+}
+
+extern "C" int gz_dev_quantize(int dtype, const void *d_in, size_t n, double eb,
+                               double code_limit, int64_t *d_codes, unsigned *d_flags,
+                               void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  gz_quant_t qp;
+  if ((dtype != 1 && dtype != 2) || !(eb > 0) || !isfinite(eb) || !(code_limit > 0) ||
+      !d_flags || (n && (!d_in || !d_codes)))
+    return GZ_DEV_ERR_ARG;
+  if (!n)
+    return GZ_DEV_OK;
+  qp = gz_quant_make(eb, code_limit);
+  if (dtype == 1)
+    k_quantize<float><<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(
+        (const float *)d_in, n, qp, d_codes, d_flags);
+  else
+    k_quantize<double><<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(
+        (const double *)d_in, n, qp, d_codes, d_flags);
+  GZ_CUDA_LAUNCHED("k_quantize");
+  return GZ_DEV_OK;
+}
+
+extern "C" int gz_dev_dequantize(int dtype, const int64_t *d_codes, size_t n, double eb,
+                                 void *d_out, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  gz_quant_t qp;
+  if ((dtype != 1 && dtype != 2) || !(eb > 0) || !isfinite(eb) ||
+      (n && (!d_codes || !d_out)))
+    return GZ_DEV_ERR_ARG;
+  if (!n)
+    return GZ_DEV_OK;
+  qp = gz_quant_make(eb, 0);
+  if (dtype == 1)
+    k_dequantize<float>
+        <<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, qp, (float *)d_out);
+  else
+    k_dequantize<double>
+        <<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, qp, (double *)d_out);
+  GZ_CUDA_LAUNCHED("k_dequantize");
+  return GZ_DEV_OK;
+}
+
+/* ---- combining codes ------------------------------------------------------- */
+
+__device__ static inline int combine(int op, int64_t *acc, int64_t v) {
+  uint64_t a = (uint64_t)*acc, s;
+  switch (op) {
+  case GZ_DEV_OP_SUM:
+    s = a + (uint64_t)v;
+    *acc = (int64_t)s;
+    return (int)(((a ^ s) & ((uint64_t)v ^ s)) >> 63);
+  case GZ_DEV_OP_MAX:
+    *acc = v > *acc ? v : *acc;
+    return 0;
+  case GZ_DEV_OP_MIN:
+    *acc = v < *acc ? v : *acc;
+    return 0;
+  default:
+    *acc = v;
+    return 0;
+  }
+}
+
+__global__ void k_codes_reduce(int op, int64_t *acc, const int64_t *in, size_t n,
+                               unsigned *flags) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n && combine(op, &acc[i], in[i]))
+    atomicOr(flags, GZ_DEV_FLAG_OVERFLOW);
+}
+
+extern "C" int gz_dev_codes_reduce(int op, int64_t *d_acc, const int64_t *d_in, size_t n,
+                                   unsigned *d_flags, void *stream) {
+  if (op < GZ_DEV_OP_SUM || op > GZ_DEV_OP_REPLACE || !d_flags ||
+      (n && (!d_acc || !d_in)))
+    return GZ_DEV_ERR_ARG;
+  if (!n)
+    return GZ_DEV_OK;
+  k_codes_reduce<<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, (cudaStream_t)stream>>>(
+      op, d_acc, d_in, n, d_flags);
+  GZ_CUDA_LAUNCHED("k_codes_reduce");
+  return GZ_DEV_OK;
+}
+
+__global__ void k_codes_absmax(const int64_t *codes, size_t n, unsigned long long *out) {
+  __shared__ unsigned long long sm[GZ_THREADS];
+  unsigned long long m = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint64_t a = codes[i] < 0 ? 0 - (uint64_t)codes[i] : (uint64_t)codes[i];
+    a = a > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : a;
+    m = a > m ? a : m;
+  }
+  sm[threadIdx.x] = m;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s && sm[threadIdx.x + s] > sm[threadIdx.x])
+      sm[threadIdx.x] = sm[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    atomicMax(out, sm[0]);
+}
+
+extern "C" int gz_dev_codes_absmax(const int64_t *d_codes, size_t n, int64_t *d_out,
+                                   void *d_tmp, size_t tmp_bytes, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t blocks = (n + GZ_THREADS - 1) / GZ_THREADS;
+  (void)d_tmp; /* reduced with atomics: no scratch needed */
+  (void)tmp_bytes;
+  if (!d_out || (n && !d_codes))
+    return GZ_DEV_ERR_ARG;
+  GZ_CUDA_TRY(cudaMemsetAsync(d_out, 0, sizeof *d_out, s));
+  if (!n)
+    return GZ_DEV_OK;
+  k_codes_absmax<<<(unsigned)(blocks > 1024 ? 1024 : blocks), GZ_THREADS, 0, s>>>(
+      d_codes, n, (unsigned long long *)d_out);
+  GZ_CUDA_LAUNCHED("k_codes_absmax");
+  return GZ_DEV_OK;
+}
+
+/* ---- indexed encoding ------------------------------------------------------ */
+
+GZ_HD static inline size_t blocks_of(size_t n) { return (n + GZ_BLOCK - 1) / GZ_BLOCK; }
+
+/* gz_codes_bound (codes.c) + the segment index. */
+extern "C" size_t gz_dev_codes_indexed_bound(size_t n) {
+  if (n > SIZE_MAX / 16)
+    return 0;
+  return 8 * gz_seg_count(n) + blocks_of(n) * 3 + 8 * n;
+}
+
+typedef struct codes_layout {
+  size_t sizes, ends, scan, scan_bytes, boff, total;
+} codes_layout_t;
+
+static codes_layout_t codes_layout(size_t n) {
+  codes_layout_t L;
+  size_t nb = blocks_of(n);
+  L.total = 0;
+  L.sizes = gz_carve(&L.total, nb * sizeof(uint64_t));
+  L.ends = gz_carve(&L.total, nb * sizeof(uint64_t));
+  L.scan_bytes = gz_scan_tmp_bytes(nb);
+  L.scan = gz_carve(&L.total, L.scan_bytes);
+  L.boff = 0; /* decoding reuses the start of the scratch */
+  return L;
+}
+
+extern "C" size_t gz_dev_codes_tmp_bytes(size_t n) {
+  codes_layout_t L;
+  size_t dec = (blocks_of(n) + 1) * sizeof(uint64_t), range = 3 * sizeof(double) * 1024;
+  if (n > SIZE_MAX / 16)
+    return 0;
+  L = codes_layout(n);
+  if (L.total == SIZE_MAX)
+    return 0;
+  L.total = L.total > dec ? L.total : dec;
+  return L.total > range ? L.total : range;
+}
+
+__global__ void k_codes_sizes(const int64_t *codes, size_t n, uint64_t *sizes) {
+  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  int len, w, w0;
+  if (b >= blocks_of(n))
+    return;
+  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+  gz_codes_widths(codes + b * GZ_BLOCK, len, &w, &w0);
+  sizes[b] = 2 + gz_packed_bytes(len, w, w0);
+}
+
+__global__ void k_codes_write(const int64_t *codes, size_t n, const uint64_t *sizes,
+                              const uint64_t *ends, uint8_t *out) {
+  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x, S = gz_seg_count(n);
+  uint64_t start;
+  int len;
+  if (b >= blocks_of(n))
+    return;
+  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+  start = ends[b] - sizes[b];
+  gz_block_encode_codes(codes + b * GZ_BLOCK, len, out + 8 * S + start);
+  if (b % GZ_SEG_BLOCKS == 0)
+    gz_put_u64le(out + 8 * (b / GZ_SEG_BLOCKS), start);
+}
+
+__global__ void k_codes_total(const uint64_t *ends, size_t n, uint64_t *d_size) {
+  size_t nb = blocks_of(n);
+  *d_size = nb ? 8 * gz_seg_count(n) + ends[nb - 1] : 0;
+}
+
+extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out,
+                                   size_t cap, void *d_tmp, size_t tmp_bytes,
+                                   uint64_t *d_size, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t nb = blocks_of(n);
+  uint8_t *tmp = (uint8_t *)d_tmp;
+  codes_layout_t L;
+  int rc;
+  if (!d_size || (n && (!d_codes || !d_out)) || n > SIZE_MAX / 16)
+    return GZ_DEV_ERR_ARG;
+  L = codes_layout(n);
+  if (cap < gz_dev_codes_indexed_bound(n) || L.total == SIZE_MAX || tmp_bytes < L.total ||
+      (nb && !d_tmp))
+    return GZ_DEV_ERR_CAPACITY;
+  if (nb) {
+    uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
+    k_codes_sizes<<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, sizes);
+    GZ_CUDA_LAUNCHED("k_codes_sizes");
+    if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
+      return rc;
+    k_codes_write<<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, sizes, ends,
+                                                                 (uint8_t *)d_out);
+    GZ_CUDA_LAUNCHED("k_codes_write");
+  }
+  k_codes_total<<<1, 1, 0, s>>>((const uint64_t *)(tmp + L.ends), n, d_size);
+  GZ_CUDA_LAUNCHED("k_codes_total");
+  return GZ_DEV_OK;
+}
+
+/* ---- indexed decoding ------------------------------------------------------ */
+
+__global__ void k_seg_walk(const uint8_t *in, size_t size, size_t n, uint64_t *boff,
+                           unsigned *flags) {
+  size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x, S = gz_seg_count(n);
+  if (s >= S)
+    return;
+  if (!gz_seg_walk(in, in + 8 * S, size - 8 * S, n, s, boff))
+    atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
+}
+
+__global__ void k_codes_decode_reduce(int op, const uint8_t *pay, const uint64_t *boff,
+                                      size_t n, int64_t *acc, unsigned *flags) {
+  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  int64_t q[GZ_BLOCK];
+  uint64_t avail;
+  int len, overflow = 0;
+  if (b >= blocks_of(n) || (*(const volatile unsigned *)flags & GZ_DEV_FLAG_CORRUPT))
+    return;
+  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+  avail = boff[b + 1] - boff[b];
+  if (gz_block_decode_codes(pay + boff[b], (size_t)avail, len, q) != avail) {
+    atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
+    return;
+  }
+  for (int i = 0; i < len; i++)
+    overflow |= combine(op, &acc[b * GZ_BLOCK + i], q[i]);
+  if (overflow)
+    atomicOr(flags, GZ_DEV_FLAG_OVERFLOW);
+}
+
+__global__ void k_set_flag(unsigned *flags, unsigned bits) { atomicOr(flags, bits); }
+
+extern "C" int gz_dev_codes_decode_reduce(int op, const void *d_in, size_t size,
+                                          int64_t *d_acc, size_t n, void *d_tmp,
+                                          size_t tmp_bytes, unsigned *d_flags,
+                                          void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t nb = blocks_of(n), S = gz_seg_count(n);
+  uint64_t *boff = (uint64_t *)d_tmp;
+  if (op < GZ_DEV_OP_SUM || op > GZ_DEV_OP_REPLACE || !d_flags || (n && !d_acc) ||
+      (size && !d_in) || n > SIZE_MAX / 16)
+    return GZ_DEV_ERR_ARG;
+  if (nb && (tmp_bytes < (nb + 1) * sizeof(uint64_t) || !d_tmp))
+    return GZ_DEV_ERR_CAPACITY;
+  if (size < 8 * S || (!nb && size)) { /* the index alone does not fit */
+    k_set_flag<<<1, 1, 0, s>>>(d_flags, GZ_DEV_FLAG_CORRUPT);
+    GZ_CUDA_LAUNCHED("k_set_flag");
+    return GZ_DEV_OK;
+  }
+  if (!nb)
+    return GZ_DEV_OK;
+  k_seg_walk<<<gz_grid(S, 64), 64, 0, s>>>((const uint8_t *)d_in, size, n, boff, d_flags);
+  GZ_CUDA_LAUNCHED("k_seg_walk");
+  k_codes_decode_reduce<<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
+      op, (const uint8_t *)d_in + 8 * S, boff, n, d_acc, d_flags);
+  GZ_CUDA_LAUNCHED("k_codes_decode_reduce");
+  return GZ_DEV_OK;
+}

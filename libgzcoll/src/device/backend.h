@@ -1,0 +1,121 @@
+/*
+ * backend.h - compute backends behind one table of operations, so the
+ * device-centric collectives (allreduce_recursive_doubling_device.c,
+ * scatter_binomial_device.c) are written once and run on either:
+ *   gz_backend_cpu   the existing C code (always built);
+ *   gz_backend_cuda  the CUDA kernels of kernels/ through gz_device.h;
+ *                    without CUDA or without a device every operation
+ *                    returns GZ_ERR_UNSUPPORTED (never silently nothing).
+ * Each rank picks its backend from where its buffers live (device pointers
+ * are detected at run time); the wire format is the same for both (codes in
+ * the indexed encoding of kernels/gz_block_walk.h), so ranks with host and
+ * device buffers can meet in one call.
+ *
+ * Execution: an operation runs on the exec's stream. Operations marked
+ * "async" may return before the work is done (device); data-dependent
+ * failures (a value that cannot be quantized, corrupt input, overflow) are
+ * deferred into the exec's flags and returned by sync(). Operations marked
+ * "sync" wait and return everything (they produce a value the host needs).
+ * The CPU backend runs everything at once and defers only the flags.
+ */
+#ifndef GZ_DEVICE_BACKEND_H
+#define GZ_DEVICE_BACKEND_H
+
+#include "gzcoll.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Concurrent streams of a context (scatter encodes that many blocks at once). */
+#define GZ_DEV_STREAMS 4
+/* Bytes per stream of small results the host reads back (flags, sizes). */
+#define GZ_DEV_SMALL 64
+
+struct gz_backend;
+
+typedef struct gz_exec {
+  const struct gz_backend *be;
+  void *stream;           /* cudaStream_t of the device backend; NULL on the CPU */
+  unsigned *d_flags;      /* device flag word (GZ_DEV_FLAG_*), device backend */
+  unsigned char *d_small; /* GZ_DEV_SMALL device bytes (d_flags at offset 0) */
+  unsigned char *h_small; /* their pinned host mirror */
+  unsigned flags;         /* CPU backend: deferred GZ_DEV_FLAG_* bits */
+  gz_result_t err;        /* first launch failure (device), returned by sync */
+  void *tmp;              /* scratch of tmp_bytes (device or host memory) */
+  size_t tmp_bytes;
+  uint64_t *size_out; /* where encode_async leaves the size (host readable
+                         after sync) */
+} gz_exec_t;
+
+typedef struct gz_backend {
+  const char *name;
+  int on_device;
+  /* scratch an exec needs for messages of n values */
+  size_t (*tmp_bytes)(size_t n);
+  /* largest indexed encoding of n codes */
+  size_t (*encode_bound)(size_t n);
+  /* async; a value not quantizable -> GZ_ERR_RANGE at sync */
+  gz_result_t (*quantize)(gz_exec_t *ex, gz_dtype_t dtype, const void *in, size_t n,
+                          double eb, int64_t code_limit, int64_t *codes);
+  /* async */
+  gz_result_t (*dequantize)(gz_exec_t *ex, gz_dtype_t dtype, const int64_t *codes,
+                            size_t n, double eb, void *out);
+  /* sync: finite min, max, max |x| (gz_local_range) */
+  gz_result_t (*range)(gz_exec_t *ex, gz_dtype_t dtype, const void *in, size_t n,
+                       double *lo, double *hi, double *absmax);
+  /* sync: max |code| */
+  gz_result_t (*absmax)(gz_exec_t *ex, const int64_t *codes, size_t n, int64_t *out);
+  /* async: indexed encoding; *ex->size_out holds the size after sync */
+  gz_result_t (*encode_async)(gz_exec_t *ex, const int64_t *codes, size_t n, void *out,
+                              size_t cap);
+  /* async: decode an indexed message and combine (GZ_DEV_OP_*) into acc */
+  gz_result_t (*decode_reduce)(gz_exec_t *ex, int op, const void *in, size_t size,
+                               int64_t *acc, size_t n);
+  /* async: acc = op(acc, in) */
+  gz_result_t (*reduce)(gz_exec_t *ex, int op, int64_t *acc, const int64_t *in, size_t n);
+  /* sync: stream codec, same bytes on every backend */
+  gz_result_t (*compress)(gz_exec_t *ex, const gz_codec_params_t *params, const void *in,
+                          size_t n, void *out, size_t cap, size_t *out_size);
+  gz_result_t (*decompress)(gz_exec_t *ex, gz_dtype_t dtype, const void *in, size_t size,
+                            void *out, size_t n);
+  /* async: any direction between host and this backend's memory */
+  gz_result_t (*memcpy)(gz_exec_t *ex, void *dst, const void *src, size_t bytes);
+  /* wait for the exec's work; returns the first launch error or the
+   * deferred flags as a result, and clears them */
+  gz_result_t (*sync)(gz_exec_t *ex);
+} gz_backend_t;
+
+extern const gz_backend_t gz_backend_cpu;
+extern const gz_backend_t gz_backend_cuda;
+
+/* Deferred flags as a result: CORRUPT, then OVERFLOW, ARG, ESCAPE (RANGE). */
+gz_result_t gz_exec_flags_result(unsigned flags);
+
+/* encode_async + sync; *size receives the size. */
+gz_result_t gz_exec_encode(gz_exec_t *ex, const int64_t *codes, size_t n, void *out,
+                           size_t cap, size_t *size);
+
+/* ---- the indexed code encoding on the CPU (codes_indexed.c) -------------- */
+
+size_t gz_codes_indexed_bound(size_t n);
+gz_result_t gz_codes_encode_indexed(const int64_t *codes, size_t n, void *out, size_t cap,
+                                    size_t *out_size);
+/* op: GZ_DEV_OP_SUM/MAX/MIN combine, GZ_DEV_OP_REPLACE overwrite. */
+gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, int64_t *acc,
+                                    size_t n);
+
+/* ---- a fixed-size pool (device memory, pinned staging) ------------------- */
+
+typedef struct gz_pool {
+  unsigned char *base;
+  size_t cap, used, reserved;
+} gz_pool_t;
+
+/* Start a call needing bytes (gz_ws_add arithmetic); never grows:
+ * GZ_ERR_NOMEM when bytes > cap. */
+gz_result_t gz_pool_reserve(gz_pool_t *pool, size_t bytes);
+/* Carve n * elem bytes (64-byte aligned); NULL when the reservation is
+ * exceeded (a bug in the caller's accounting). */
+void *gz_pool_take(gz_pool_t *pool, size_t n, size_t elem);
+
+#endif

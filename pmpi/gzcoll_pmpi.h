@@ -1,0 +1,109 @@
+/*
+ * gzcoll_pmpi.h - internal header of libgzcoll_pmpi, the MPI profiling-
+ * interface (PMPI) library that routes qualifying MPI collectives of an
+ * unmodified application through libgzcoll. Not installed; the library's
+ * only exported symbols are the MPI_* entry points it defines and
+ * gzcoll_pmpi_counters() (see gzcoll_pmpi.map).
+ *
+ * Files
+ *   intercept.c   MPI_Allreduce ... MPI_Alltoall: qualify, route, fall back
+ *   p2p.c         MPI_Send / MPI_Recv (GZCOLL_P2P, off by default)
+ *   lifecycle.c   MPI_Init, MPI_Init_thread, MPI_Finalize hooks
+ *   env_config.c  the GZCOLL_* environment variables
+ *   comm_cache.c  one libgzcoll context per communicator (attribute caching)
+ *   report.c      counters, the GZCOLL_VERBOSE exit report, the query call
+ *
+ * Recursion guard. libgzcoll itself calls MPI_Allreduce, MPI_Bcast, MPI_Send,
+ * MPI_Recv ... on its private communicators. Inside this shared object those
+ * references are bound at run time like any other (the dynamic linker finds
+ * our own MPI_* definitions first, preloaded or linked), so without a guard a
+ * compressed allreduce would re-enter MPI_Allreduce here, qualify again and
+ * recurse (and create contexts on libgzcoll's private communicators). Every
+ * call into libgzcoll therefore runs between gzp_enter() and gzp_leave(), and
+ * every entry point first checks gzp_inside: a call made from inside
+ * libgzcoll goes straight to PMPI_ and is not counted. The flag is
+ * thread-local, so another thread's application call is not mistaken for an
+ * inner one.
+ */
+#ifndef GZCOLL_PMPI_H
+#define GZCOLL_PMPI_H
+
+#include "gzcoll.h"
+
+#include <stddef.h>
+
+/* Call kinds, in report order. */
+typedef enum gzp_kind {
+  GZP_ALLREDUCE = 0,
+  GZP_REDUCE_SCATTER_BLOCK,
+  GZP_ALLGATHER,
+  GZP_BCAST,
+  GZP_SCATTER,
+  GZP_ALLTOALL,
+  GZP_SEND,
+  GZP_RECV,
+  GZP_KIND_COUNT
+} gzp_kind_t;
+
+/* "allreduce", "reduce_scatter_block", ..., "send", "recv". */
+const char *gzp_kind_name(gzp_kind_t kind);
+
+/* ---- recursion guard ----------------------------------------------------- */
+
+extern _Thread_local int gzp_inside;
+static inline void gzp_enter(void) { gzp_inside++; }
+static inline void gzp_leave(void) { gzp_inside--; }
+
+/* ---- configuration (env_config.c) --------------------------------------- */
+
+typedef struct gzp_config {
+  int enabled;          /* 0: every call passes through unchanged */
+  gz_config_t gz;       /* error bound, mode and policy for libgzcoll */
+  size_t min_bytes;     /* smallest message routed through libgzcoll */
+  unsigned collectives; /* bit (1u << kind) per intercepted collective */
+  int p2p;              /* MPI_Send / MPI_Recv of float data */
+  int verbose;          /* exit report */
+  char algo[128];       /* GZCOLL_ALGO as given ("" = auto), for the report */
+} gzp_config_t;
+
+/* Parse the environment once (thread-safe; needs MPI initialized for the
+ * rank-0 warnings) and return the result; never NULL. */
+const gzp_config_t *gzp_config(void);
+
+/* Switch point-to-point interception off (before any send), saying why. */
+void gzp_config_disable_p2p(const char *why);
+
+/* Print one line "gzcoll_pmpi: ..." on rank 0 of MPI_COMM_WORLD. */
+void gzp_warn(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* ---- per-communicator contexts (comm_cache.c) ---------------------------- */
+
+/* The context of comm, created collectively on first use (every rank of comm
+ * reaches this call for the same collective). NULL: pass through (inter-
+ * communicator, single rank, or the context could not be created; the
+ * decision is cached with the communicator, identical on every rank). */
+gz_ctx_t gzp_comm_ctx(MPI_Comm comm);
+/* The context of comm if one exists; never creates one (point to point). */
+gz_ctx_t gzp_comm_ctx_existing(MPI_Comm comm);
+/* Destroy the contexts of MPI_COMM_WORLD and MPI_COMM_SELF and release the
+ * attribute key (collective; from MPI_Finalize before PMPI_Finalize). */
+void gzp_comm_finalize(void);
+
+/* ---- counters and report (report.c) ------------------------------------- */
+
+/* A call that went through libgzcoll: its report (NULL if it failed) and
+ * wall time; fellback = libgzcoll failed and the call was redone by PMPI. */
+void gzp_count_routed(gzp_kind_t kind, const gz_report_t *rep, double seconds,
+                      int fellback);
+/* A call passed to PMPI_ unchanged (did not qualify). */
+void gzp_count_passed(gzp_kind_t kind);
+/* Context bookkeeping. */
+void gzp_count_ctx(int created);
+/* Collective over MPI_COMM_WORLD when verbose: the exit report on rank 0. */
+void gzp_report_finalize(void);
+
+#endif

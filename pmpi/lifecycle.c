@@ -1,0 +1,49 @@
+/*
+ * lifecycle.c - MPI_Init, MPI_Init_thread and MPI_Finalize hooks.
+ *
+ * Init reads the environment right away (so a bad GZCOLL_* value is reported
+ * at start-up, on rank 0) and, with GZCOLL_P2P on, creates the context of
+ * MPI_COMM_WORLD (collective, and MPI_Init is called by every rank) so that
+ * point-to-point calls have one. An application whose MPI is initialized by
+ * some other path still works: every entry point reads the environment on
+ * first use.
+ *
+ * Finalize prints the GZCOLL_VERBOSE report (collective over
+ * MPI_COMM_WORLD) and destroys the contexts of MPI_COMM_WORLD and
+ * MPI_COMM_SELF while MPI is still fully up, then calls PMPI_Finalize.
+ */
+#include "gzcoll_pmpi.h"
+
+_Thread_local int gzp_inside;
+
+static void after_init(int provided) {
+  const gzp_config_t *cfg = gzp_config();
+  if (cfg->p2p && provided == MPI_THREAD_MULTIPLE)
+    gzp_config_disable_p2p("MPI_THREAD_MULTIPLE: a context serves one call at a time");
+  if (cfg->p2p)
+    gzp_comm_ctx(MPI_COMM_WORLD);
+}
+
+int MPI_Init(int *argc, char ***argv) {
+  int rc = PMPI_Init(argc, argv), provided = MPI_THREAD_SINGLE;
+  if (rc == MPI_SUCCESS) {
+    PMPI_Query_thread(&provided);
+    after_init(provided);
+  }
+  return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS)
+    after_init(*provided);
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  if (!gzp_inside) {
+    gzp_report_finalize();
+    gzp_comm_finalize();
+  }
+  return PMPI_Finalize();
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Signals and killed ranks during `gzstack stack` (see CMakeLists.txt).
+# The input is large enough (2 snapshots of 4096 x 4096 float32) that the
+# run is still reading, reducing or writing when the signal arrives; each
+# case waits for the state it needs (a temporary output file, running ranks)
+# before it signals, so no case depends on timing alone.
+set -u
+GZ=$1 MPIRUN=$2
+TMP=$(mktemp -d)
+cleanup() {
+  pkill -KILL -f "$TMP/in.raw" 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+dd if=/dev/zero of="$TMP/in.raw" bs=1M count=128 status=none || { echo "cannot write input"; exit 1; }
+
+# start_job DIR: gzstack on 2 ranks in the background, writing DIR/out.nc.
+start_job() {
+  mkdir -p "$1"
+  "$MPIRUN" --oversubscribe -np 2 "$GZ" -i "$TMP/in.raw" --dims 4096x4096 -e 1e-3 \
+    -o "$1/out.nc" --png "$1/out.png" -q >"$1/log" 2>&1 &
+  JOB=$!
+}
+
+# wait_for SECONDS COMMAND...: poll every 2 ms until COMMAND succeeds.
+wait_for() {
+  local limit=$1 i=0
+  shift
+  while ! "$@"; do
+    i=$((i + 1))
+    [ $i -gt $((limit * 500)) ] && return 1
+    sleep 0.002
+  done
+}
+temp_exists() { compgen -G "$1/*.tmp-*" >/dev/null; }
+# job_ranks: the pids of this test's gzstack ranks (other tests may run
+# gzstack at the same time: match the unique input path, not the name).
+job_ranks() {
+  local p
+  for p in $(pgrep -f "$TMP/in.raw"); do
+    [ "$(cat /proc/$p/comm 2>/dev/null)" = gzstack ] && echo "$p"
+  done
+}
+ranks_running() { [ "$(job_ranks | wc -l)" -ge 2 ]; }
+
+# finish_job DESCRIPTION DIR: the job must end non-zero within 20 s and
+# leave no temporary file; prints the elapsed seconds.
+finish_job() {
+  local what=$1 dir=$2 t0=$SECONDS rc
+  for _ in $(seq 1 200); do kill -0 $JOB 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $JOB 2>/dev/null; then
+    ko "$what: job still running after 20 s"
+    kill -KILL $JOB 2>/dev/null
+  fi
+  wait $JOB
+  rc=$?
+  [ $rc -ne 0 ] && ok || ko "$what: exit status 0"
+  temp_exists "$dir" && ko "$what: temporary files left: $(ls "$dir")" || ok
+  echo "$what: exit $rc after $((SECONDS - t0)) s; files: $(ls "$dir" | tr '\n' ' ')"
+}
+
+# 1. SIGTERM to the ranks while the output is being written: the handler
+#    removes the temporary file; nothing is left.
+for sig in TERM INT; do
+  d=$TMP/rank_$sig
+  start_job "$d"
+  if wait_for 60 temp_exists "$d"; then
+    kill -$sig $(job_ranks)
+    finish_job "SIG$sig to the ranks while writing" "$d"
+    [ ! -e "$d/out.nc" ] && ok || ko "SIG$sig to the ranks: out.nc left behind"
+  else
+    ko "SIG$sig: no temporary output appeared within 60 s"; cat "$d/log"
+  fi
+done
+
+# 2. SIGTERM to mpirun: Open MPI terminates the ranks; the job ends non-zero,
+#    no temporary file remains, and an output, if the write finished before
+#    the ranks were stopped, is complete (it was renamed into place whole).
+d=$TMP/mpirun_term
+start_job "$d"
+if wait_for 60 temp_exists "$d"; then
+  kill -TERM $JOB
+  finish_job "SIGTERM to mpirun while writing" "$d"
+else
+  ko "SIGTERM to mpirun: no temporary output appeared"; cat "$d/log"
+fi
+
+# 3. SIGKILL of one rank while the job reads and reduces: mpirun notices the
+#    lost rank and ends the job; no output and no temporary file.
+d=$TMP/rank_kill
+start_job "$d"
+if wait_for 60 ranks_running; then
+  sleep 0.3
+  victim=$(job_ranks | tail -n 1)
+  if temp_exists "$d" || [ -e "$d/out.nc" ]; then
+    ko "SIGKILL case: the run reached its output before the kill (input too small)"
+  fi
+  kill -KILL "$victim"
+  finish_job "SIGKILL of one rank" "$d"
+  [ ! -e "$d/out.nc" ] && ok || ko "SIGKILL of one rank: out.nc left behind"
+else
+  ko "SIGKILL case: ranks never started"; cat "$d/log"
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

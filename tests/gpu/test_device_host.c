@@ -1,0 +1,312 @@
+/* test_device_host.c - the host-side logic of the GPU backend, on the CPU:
+ *   - gz_block_values_size / gz_block_codes_size (what the GPU decoder's
+ *     per-chunk walk uses) return exactly the bytes the decoders use, on
+ *     every field kind, and 0 exactly where the decoders fail (truncation,
+ *     corrupted headers);
+ *   - gz_crc32_tab equals the stream's own CRC-32 (zlib's);
+ *   - the indexed code encoding: payload identical to gz_codes_encode, the
+ *     segment walk finds every block, round trips for SUM/MAX/MIN/REPLACE,
+ *     corruption and truncation are reported;
+ *   - the fixed pool never grows and carves aligned, disjoint pieces;
+ *   - the CPU operations of the backend table agree with the library. */
+#include "gz_test.h"
+
+#include "codec_fields.h"
+#include "coll_internal.h"
+#include "device/backend.h"
+#include "gz_block_walk.h"
+#include "gz_device.h"
+#include "gzcoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 20011 /* several segments of the indexed encoding, a ragged tail */
+
+static void test_block_sizes(void) {
+  static const double ebs[] = {0.0, 1e-6, 1e-3, 0.5};
+  long mismatches = 0, blocks = 0, trunc_bad = 0;
+  for (int kind = 0; kind < FIELD_COUNT; kind++) {
+    for (int f32 = 0; f32 < 2; f32++) {
+      size_t esz = f32 ? 4 : 8;
+      unsigned char *x = malloc(64 * esz), out[1 + 32 * 8];
+      for (size_t e = 0; e < sizeof ebs / sizeof *ebs; e++) {
+        gz_quant_t qp = gz_quant_make(ebs[e], 4503599627370496.0);
+        for (int rep = 0; rep < 40; rep++) {
+          int n = 1 + rep % 32;
+          double y[32];
+          size_t size, used, walk;
+          field_fill((field_kind_t)kind, f32, x, 64, (uint64_t)(rep * 131 + kind));
+          size = f32 ? gz_block_encode_f32((const float *)x + rep % 16, n, &qp, out)
+                     : gz_block_encode_f64((const double *)x + rep % 16, n, &qp, out);
+          used = f32 ? gz_block_decode_f32(out, size, n, &qp, (float *)y)
+                     : gz_block_decode_f64(out, size, n, &qp, y);
+          walk = gz_block_values_size(out, size, n, esz, ebs[e] > 0);
+          blocks++;
+          mismatches += used != size || walk != size;
+          /* every truncation: size 0 exactly where the decoder fails */
+          for (size_t t = 0; t < size; t++) {
+            size_t u = f32 ? gz_block_decode_f32(out, t, n, &qp, (float *)y)
+                           : gz_block_decode_f64(out, t, n, &qp, y);
+            trunc_bad += u != gz_block_values_size(out, t, n, esz, ebs[e] > 0);
+          }
+          /* a corrupted kind / width byte */
+          out[0] ^= (unsigned char)(0x40 + rep);
+          {
+            size_t u = f32 ? gz_block_decode_f32(out, size, n, &qp, (float *)y)
+                           : gz_block_decode_f64(out, size, n, &qp, y);
+            trunc_bad += u != gz_block_values_size(out, size, n, esz, ebs[e] > 0);
+          }
+        }
+      }
+      free(x);
+    }
+  }
+  GZ_CHECK(mismatches == 0, "value block sizes: %ld of %ld differ from the decoder",
+           mismatches, blocks);
+  GZ_CHECK(trunc_bad == 0, "value block sizes on bad input: %ld differ from the decoder",
+           trunc_bad);
+}
+
+static void test_crc(void) {
+  uint32_t table[256];
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  float *x = malloc(N * sizeof *x);
+  size_t cap = gz_compress_bound(GZ_FLOAT32, N, 4096), size = 0;
+  unsigned char *s = malloc(cap);
+  gz_crc32_table_fill(table);
+  GZ_CHECK(gz_crc32_tab(table, (const uint8_t *)"123456789", 9) == 0xCBF43926u,
+           "CRC-32 check value");
+  field_fill(FIELD_SMOOTH, 1, x, N, 7);
+  p.error_bound = 1e-4;
+  p.chunk_len = 4096;
+  GZ_CHECK(gz_compress(&p, x, N, s, cap, &size) == GZ_OK, "compress");
+  GZ_CHECK(gz_get_u32le(s + 40) == gz_crc32_tab(table, s, 40),
+           "header CRC as the stream");
+  {
+    uint32_t nch = gz_get_u32le(s + 36);
+    const uint8_t *index = s + 44, *data = index + 8 * (size_t)nch + 4;
+    size_t pos = 0;
+    int ok = gz_get_u32le(index + 8 * (size_t)nch) == gz_crc32_tab(table, index, 8 * nch);
+    for (uint32_t c = 0; c < nch; c++) {
+      uint32_t csize = gz_get_u32le(index + 8 * c);
+      ok &= gz_get_u32le(index + 8 * c + 4) == gz_crc32_tab(table, data + pos, csize);
+      pos += csize;
+    }
+    GZ_CHECK(ok, "index and chunk CRCs as the stream");
+  }
+  free(x);
+  free(s);
+}
+
+static void fill_codes(int64_t *q, size_t n, uint64_t seed) {
+  gz_rng_t rng;
+  gz_rng_seed(&rng, seed);
+  for (size_t i = 0; i < n; i++)
+    q[i] = (int64_t)(1000.0 * sin((double)i * 0.002)) + (int64_t)(gz_rng_next(&rng) % 7) -
+           3 + (i % 5000 == 17 ? (int64_t)1 << 40 : 0); /* some wide blocks */
+}
+
+static void test_indexed(void) {
+  int64_t *q = malloc(N * sizeof *q), *r = malloc(N * sizeof *r),
+          *a = malloc(N * sizeof *a);
+  size_t bound = gz_codes_indexed_bound(N), size = 0, psize = 0, S = gz_seg_count(N);
+  size_t nb = (N + GZ_BLOCK - 1) / GZ_BLOCK;
+  unsigned char *m = malloc(bound), *plain = malloc(gz_codes_bound(N));
+  uint64_t *boff = malloc((nb + 1) * sizeof *boff);
+  int ok = 1;
+  fill_codes(q, N, 3);
+  GZ_CHECK(gz_codes_encode_indexed(q, N, m, bound, &size) == GZ_OK, "indexed encode");
+  GZ_CHECK(gz_codes_encode(q, N, plain, gz_codes_bound(N), &psize) == GZ_OK, "encode");
+  GZ_CHECK(S == 1 + (nb - 1) / GZ_SEG_BLOCKS && size == 8 * S + psize &&
+               memcmp(m + 8 * S, plain, psize) == 0,
+           "indexed payload = gz_codes_encode (S %zu, %zu vs %zu bytes)", S, size, psize);
+  for (size_t s = 0; s < S; s++)
+    ok &= gz_seg_walk(m, m + 8 * S, size - 8 * S, N, s, boff);
+  for (size_t b = 0; b < nb && ok; b++) {
+    int len = (int)(N - b * GZ_BLOCK < GZ_BLOCK ? N - b * GZ_BLOCK : GZ_BLOCK);
+    ok &= gz_block_decode_codes(m + 8 * S + boff[b], (size_t)(boff[b + 1] - boff[b]), len,
+                                r + b * GZ_BLOCK) == boff[b + 1] - boff[b];
+  }
+  GZ_CHECK(ok && boff[nb] == size - 8 * S && memcmp(r, q, N * sizeof *q) == 0,
+           "segment walk finds every block");
+
+  memset(r, 0, N * sizeof *r);
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, N) == GZ_OK &&
+               memcmp(r, q, N * sizeof *q) == 0,
+           "indexed replace round trip");
+  for (int op = GZ_DEV_OP_SUM; op <= GZ_DEV_OP_MIN; op++) {
+    int64_t *e = malloc(N * sizeof *e);
+    fill_codes(a, N, 11);
+    memcpy(e, a, N * sizeof *e);
+    gz_codes_reduce((gz_op_t)op, e, q, N);
+    GZ_CHECK(gz_codes_decode_indexed(op, m, size, a, N) == GZ_OK &&
+                 memcmp(a, e, N * sizeof *a) == 0,
+             "indexed decode-reduce op %d", op);
+    free(e);
+  }
+  /* truncation, a bad segment offset, a flipped width: reported, never read
+   * out of bounds (ASan builds) */
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size - 1, r, N) ==
+               GZ_ERR_CORRUPT,
+           "truncated");
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, 8 * S - 1, r, N) ==
+               GZ_ERR_CORRUPT,
+           "index cut");
+  m[8] ^= 1;
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, N) == GZ_ERR_CORRUPT,
+           "bad segment offset");
+  GZ_CHECK(!gz_seg_walk(m, m + 8 * S, size - 8 * S, N, 0, boff) ||
+               !gz_seg_walk(m, m + 8 * S, size - 8 * S, N, 1, boff),
+           "walk sees the bad offset");
+  m[8] ^= 1;
+  m[8 * S] = 65;
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, N) == GZ_ERR_CORRUPT,
+           "bad width");
+  GZ_CHECK(gz_codes_encode_indexed(q, N, m, bound - 1, &size) == GZ_ERR_CAPACITY,
+           "capacity");
+  GZ_CHECK(gz_codes_encode_indexed(q, 0, m, 0, &size) == GZ_OK && size == 0 &&
+               gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, 0, r, 0) == GZ_OK &&
+               gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, 1, r, 0) == GZ_ERR_CORRUPT,
+           "n = 0");
+  /* overflow reported */
+  {
+    int64_t big[3] = {INT64_MAX, 1, 2}, one[3] = {1, 1, 1};
+    GZ_CHECK(gz_codes_encode_indexed(one, 3, m, bound, &size) == GZ_OK &&
+                 gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, size, big, 3) ==
+                     GZ_ERR_OVERFLOW,
+             "overflow");
+  }
+  free(q);
+  free(r);
+  free(a);
+  free(m);
+  free(plain);
+  free(boff);
+}
+
+static void test_pool(void) {
+  unsigned char mem[4096];
+  gz_pool_t pool = {mem, sizeof mem, 0, 0};
+  unsigned char *p1, *p2, *p3;
+  GZ_CHECK(gz_pool_reserve(&pool, 8192) == GZ_ERR_NOMEM && pool.cap == sizeof mem,
+           "never grows");
+  GZ_CHECK(gz_pool_reserve(&pool, SIZE_MAX) == GZ_ERR_NOMEM, "overflowing request");
+  GZ_CHECK(gz_pool_reserve(&pool, 1024) == GZ_OK, "reserve");
+  p1 = gz_pool_take(&pool, 10, 8);
+  p2 = gz_pool_take(&pool, 1, 1);
+  p3 = gz_pool_take(&pool, 0, 8);
+  GZ_CHECK(p1 == mem && p2 == mem + 128 && p3 != NULL, "aligned, disjoint (%td, %td)",
+           p1 - mem, p2 - mem);
+  GZ_CHECK(gz_pool_take(&pool, 1024, 1) == NULL, "beyond the reservation");
+  GZ_CHECK(gz_pool_take(&pool, SIZE_MAX, 2) == NULL, "overflowing take");
+  GZ_CHECK(gz_pool_reserve(&pool, 4096) == GZ_OK && gz_pool_take(&pool, 4096, 1) == mem &&
+               gz_pool_take(&pool, 1, 1) == NULL,
+           "whole pool, then nothing");
+}
+
+static void test_cpu_ops(void) {
+  gz_exec_t ex;
+  uint64_t size_out = 0;
+  double x[300], y[300], lo, hi, amax;
+  int64_t q[300], q2[300], m;
+  unsigned char buf[4096];
+  size_t size = 0;
+  memset(&ex, 0, sizeof ex);
+  ex.be = &gz_backend_cpu;
+  ex.size_out = &size_out;
+  for (int i = 0; i < 300; i++)
+    x[i] = sin(i * 0.1) * 3.0 + (i == 7 ? 0.5 * 2e-3 : 0.0);
+  GZ_CHECK(!ex.be->on_device && strcmp(ex.be->name, "cpu") == 0, "the CPU table");
+  GZ_CHECK(ex.be->quantize(&ex, GZ_FLOAT64, x, 300, 1e-3, (int64_t)1 << 40, q) == GZ_OK &&
+               ex.be->sync(&ex) == GZ_OK,
+           "quantize");
+  GZ_CHECK(gz_quantize(GZ_FLOAT64, x, 300, 1e-3, (int64_t)1 << 40, q2) == GZ_OK &&
+               memcmp(q, q2, sizeof q) == 0,
+           "same codes as gz_quantize");
+  GZ_CHECK(gz_exec_encode(&ex, q, 300, buf, sizeof buf, &size) == GZ_OK && size > 0,
+           "encode via the table");
+  memset(q2, 0, sizeof q2);
+  GZ_CHECK(ex.be->decode_reduce(&ex, GZ_DEV_OP_REPLACE, buf, size, q2, 300) == GZ_OK &&
+               ex.be->sync(&ex) == GZ_OK && memcmp(q, q2, sizeof q) == 0,
+           "decode via the table");
+  GZ_CHECK(ex.be->decode_reduce(&ex, GZ_DEV_OP_SUM, buf, size - 1, q2, 300) == GZ_OK &&
+               ex.be->sync(&ex) == GZ_ERR_CORRUPT && ex.be->sync(&ex) == GZ_OK,
+           "corruption deferred to sync, then cleared");
+  GZ_CHECK(ex.be->dequantize(&ex, GZ_FLOAT64, q, 300, 1e-3, y) == GZ_OK, "dequantize");
+  {
+    int ok = 1;
+    for (int i = 0; i < 300; i++)
+      ok &= fabs(y[i] - x[i]) <= 1e-3 * (1 + 1e-12);
+    GZ_CHECK(ok, "within the bound");
+  }
+  GZ_CHECK(ex.be->range(&ex, GZ_FLOAT64, x, 300, &lo, &hi, &amax) == GZ_OK && lo < 0 &&
+               hi > 0 && amax == fmax(-lo, hi),
+           "range");
+  GZ_CHECK(ex.be->absmax(&ex, q, 300, &m) == GZ_OK && m == gz_codes_absmax(q, 300),
+           "absmax");
+  x[5] = NAN;
+  GZ_CHECK(ex.be->quantize(&ex, GZ_FLOAT64, x, 300, 1e-3, (int64_t)1 << 40, q) == GZ_OK &&
+               ex.be->sync(&ex) == GZ_ERR_RANGE,
+           "a NaN escapes");
+  x[5] = 1e30;
+  GZ_CHECK(ex.be->quantize(&ex, GZ_FLOAT64, x, 300, 1e-3, (int64_t)1 << 40, q) == GZ_OK &&
+               ex.be->sync(&ex) == GZ_ERR_RANGE,
+           "an out-of-range code escapes");
+  /* without CUDA or a device, the CUDA table says so instead of doing nothing */
+  if (gz_device_count(NULL, 0) == 0) {
+    gz_exec_t d;
+    memset(&d, 0, sizeof d);
+    d.be = &gz_backend_cuda;
+    GZ_CHECK(d.be->quantize(&d, GZ_FLOAT64, x, 300, 1e-3, 1 << 20, q) != GZ_OK,
+             "CUDA table without a device: an error, not silence");
+  }
+}
+
+/* Config version 1 (no device_pool_bytes) is still accepted and reads
+ * nothing beyond its own fields; a device pool without a device leaves
+ * host calls on their usual path. */
+static void test_config(void) {
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gz_ctx_t ctx = NULL;
+  GZ_CHECK(cfg.version == 2 && cfg.device_pool_bytes == 0, "version 2 initializer");
+  cfg.version = 1;
+  cfg.device_pool_bytes = 12345; /* beyond a version-1 struct: must be ignored */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK && ctx &&
+               !ctx->dev_enabled && ctx->cfg.device_pool_bytes == 0,
+           "version-1 config");
+  gz_ctx_destroy(ctx);
+  ctx = NULL;
+  cfg = (gz_config_t)GZ_CONFIG_INIT;
+  cfg.device_pool_bytes = 1 << 20;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK && ctx &&
+               ctx->dev_enabled && ctx->dev_ready == (gz_device_count(NULL, 0) > 0),
+           "device pool configured");
+  if (ctx) {
+    float x[100], y[100];
+    gz_report_t rep;
+    for (int i = 0; i < 100; i++)
+      x[i] = (float)i;
+    GZ_CHECK(gz_allreduce(ctx, x, y, 100, GZ_FLOAT32, GZ_OP_SUM, &rep) == GZ_OK &&
+                 !strstr(rep.reason, "device-centric"),
+             "host buffers keep the CPU path (%s)", rep.reason);
+  }
+  gz_ctx_destroy(ctx);
+  GZ_CHECK(gz_is_device_pointer(&cfg) == 0 && gz_is_device_pointer(NULL) == 0,
+           "host pointers are not device pointers");
+}
+
+int main(int argc, char **argv) {
+  int rc;
+  MPI_Init(&argc, &argv);
+  test_block_sizes();
+  test_crc();
+  test_indexed();
+  test_pool();
+  test_cpu_ops();
+  test_config();
+  rc = gz_test_finish();
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,229 @@
+/* test_gpu_codec.c - CPU/GPU byte identity of the codec (needs a CUDA
+ * device; exits 77 without one):
+ *   - streams: gz_dev_compress == gz_compress byte for byte, on every
+ *     adversarial field kind (specials, denormals, extremes, huge range...),
+ *     float32 and float64, ABS and REL bounds, lossless, small chunks and
+ *     ragged tails, and on the real seismic data (GZ_DATA_DIR);
+ *   - the GPU decompresses the CPU's stream to the CPU's values, with zero
+ *     bound violations; a damaged stream is reported by the GPU;
+ *   - codes: gz_dev_quantize == the CPU backend, the indexed encoding ==
+ *     gz_codes_encode_indexed, decode-reduce == the CPU for SUM/MAX/MIN. */
+#include "gz_test.h"
+
+#include "codec_fields.h"
+#include "device/backend.h"
+#include "gz_device.h"
+#include "gzcoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SODA "seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw"
+
+static void *dmalloc(size_t bytes) {
+  void *p = NULL;
+  if (gz_dev_malloc(&p, bytes ? bytes : 1) != GZ_DEV_OK)
+    GZ_CHECK(0, "cudaMalloc %zu: %s", bytes, gz_dev_last_error());
+  return p;
+}
+static void h2d(void *d, const void *h, size_t b) {
+  gz_dev_memcpy_async(d, h, b, NULL);
+  gz_dev_stream_sync(NULL);
+}
+static void d2h(void *h, const void *d, size_t b) {
+  gz_dev_memcpy_async(h, d, b, NULL);
+  gz_dev_stream_sync(NULL);
+}
+
+static long violations(int f32, const void *x, const void *y, size_t n, double eb) {
+  long bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = f32 ? ((const float *)x)[i] : ((const double *)x)[i];
+    double b = f32 ? ((const float *)y)[i] : ((const double *)y)[i];
+    if (isfinite(a) ? !(fabs(a - b) <= eb) : memcmp(&a, &b, sizeof a) != 0)
+      bad++;
+  }
+  return bad;
+}
+
+/* Compress x on both sides, compare; decompress the CPU stream on the GPU. */
+static void check_stream(const char *what, int f32, const void *x, size_t n, double eb,
+                         gz_eb_mode_t mode, uint32_t chunk) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  size_t esz = f32 ? 4 : 8, cap, hsize = 0, tmpb, dtmpb;
+  unsigned char *hs, *gs;
+  void *dx, *ds, *dt, *dy, *y = malloc(n * esz + 1);
+  uint64_t *dsize, gsize = 0;
+  unsigned *dflags, flags = 0;
+  gz_stream_info_t info;
+  p.dtype = f32 ? GZ_FLOAT32 : GZ_FLOAT64;
+  p.error_bound = eb;
+  p.eb_mode = mode;
+  p.chunk_len = chunk;
+  cap = gz_compress_bound(p.dtype, n, chunk);
+  hs = malloc(cap);
+  gs = malloc(cap);
+  tmpb = gz_dev_compress_tmp_bytes((int)p.dtype, n, chunk);
+  dtmpb = gz_dev_decompress_tmp_bytes(n);
+  dx = dmalloc(n * esz);
+  ds = dmalloc(cap);
+  dt = dmalloc(tmpb > dtmpb ? tmpb : dtmpb);
+  dy = dmalloc(n * esz);
+  dsize = dmalloc(8);
+  dflags = dmalloc(sizeof *dflags);
+  GZ_CHECK(gz_compress(&p, x, n, hs, cap, &hsize) == GZ_OK, "%s: CPU compress", what);
+  h2d(dx, x, n * esz);
+  GZ_CHECK(gz_dev_compress((int)p.dtype, (int)mode, eb, chunk, dx, n, ds, cap, dt, tmpb,
+                           dsize, NULL) == GZ_DEV_OK,
+           "%s: GPU compress: %s", what, gz_dev_last_error());
+  d2h(&gsize, dsize, 8);
+  d2h(gs, ds, gsize <= cap ? gsize : cap);
+  GZ_CHECK(gsize == hsize && memcmp(gs, hs, hsize) == 0,
+           "%s: GPU stream (%llu bytes) differs from the CPU's (%zu)", what,
+           (unsigned long long)gsize, hsize);
+  /* the GPU decodes the CPU's stream */
+  h2d(ds, hs, hsize);
+  gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+  GZ_CHECK(gz_dev_decompress((int)p.dtype, ds, hsize, dy, n, dt, dtmpb, dflags, NULL) ==
+               GZ_DEV_OK,
+           "%s: GPU decompress launch", what);
+  d2h(&flags, dflags, sizeof flags);
+  d2h(y, dy, n * esz);
+  GZ_CHECK(flags == 0, "%s: GPU decompress flags %u", what, flags);
+  if (gz_stream_info(hs, hsize, &info) == GZ_OK)
+    GZ_CHECK(violations(f32, x, y, n, info.abs_bound) == 0, "%s: bound violations", what);
+  {
+    void *cy = malloc(n * esz + 1);
+    GZ_CHECK(gz_decompress(hs, hsize, cy, n) == GZ_OK && memcmp(cy, y, n * esz) == 0,
+             "%s: GPU values differ from the CPU's", what);
+    free(cy);
+  }
+  /* damage: one byte in the last chunk, then a truncation */
+  if (hsize > 60) {
+    hs[hsize - 1] ^= 0x10;
+    h2d(ds, hs, hsize);
+    gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+    gz_dev_decompress((int)p.dtype, ds, hsize, dy, n, dt, dtmpb, dflags, NULL);
+    d2h(&flags, dflags, sizeof flags);
+    GZ_CHECK(flags & GZ_DEV_FLAG_CORRUPT, "%s: damaged stream not reported", what);
+    hs[hsize - 1] ^= 0x10;
+    h2d(ds, hs, hsize);
+    gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+    gz_dev_decompress((int)p.dtype, ds, hsize - 1, dy, n, dt, dtmpb, dflags, NULL);
+    d2h(&flags, dflags, sizeof flags);
+    GZ_CHECK(flags & GZ_DEV_FLAG_CORRUPT, "%s: truncated stream not reported", what);
+  }
+  gz_dev_free(dx);
+  gz_dev_free(ds);
+  gz_dev_free(dt);
+  gz_dev_free(dy);
+  gz_dev_free(dsize);
+  gz_dev_free(dflags);
+  free(hs);
+  free(gs);
+  free(y);
+}
+
+static void check_codes(const char *what, int f32, const void *x, size_t n, double eb) {
+  size_t esz = f32 ? 4 : 8, bound = gz_codes_indexed_bound(n), hsize = 0;
+  size_t tmpb = gz_dev_codes_tmp_bytes(n);
+  int64_t *q = malloc(n * 8 + 8), *g = malloc(n * 8 + 8), *acc = malloc(n * 8 + 8);
+  unsigned char *hm = malloc(bound + 1), *gm = malloc(bound + 1);
+  void *dx = dmalloc(n * esz), *dq = dmalloc(n * 8), *dm = dmalloc(bound),
+       *dt = dmalloc(tmpb);
+  uint64_t *dsize = dmalloc(8), gsize = 0, hs = 0;
+  unsigned *dflags = dmalloc(sizeof *dflags), flags = 0;
+  gz_exec_t ex;
+  memset(&ex, 0, sizeof ex);
+  ex.be = &gz_backend_cpu;
+  ex.size_out = &hs;
+  ex.be->quantize(&ex, f32 ? GZ_FLOAT32 : GZ_FLOAT64, x, n, eb, (int64_t)1 << 40, q);
+  ex.be->sync(&ex);
+  h2d(dx, x, n * esz);
+  gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+  gz_dev_quantize(f32 ? 1 : 2, dx, n, eb, (double)((int64_t)1 << 40), dq, dflags, NULL);
+  d2h(g, dq, n * 8);
+  GZ_CHECK(memcmp(q, g, n * 8) == 0, "%s: GPU codes differ", what);
+  GZ_CHECK(gz_codes_encode_indexed(q, n, hm, bound, &hsize) == GZ_OK, "%s: encode", what);
+  GZ_CHECK(gz_dev_codes_encode(dq, n, dm, bound, dt, tmpb, dsize, NULL) == GZ_DEV_OK,
+           "%s: GPU encode: %s", what, gz_dev_last_error());
+  d2h(&gsize, dsize, 8);
+  d2h(gm, dm, gsize <= bound ? gsize : bound);
+  GZ_CHECK(gsize == hsize && memcmp(gm, hm, hsize) == 0, "%s: GPU indexed bytes differ",
+           what);
+  for (int op = GZ_DEV_OP_SUM; op <= GZ_DEV_OP_REPLACE; op++) {
+    for (size_t i = 0; i < n; i++)
+      acc[i] = (int64_t)(i % 1000) - 500;
+    h2d(dq, acc, n * 8);
+    GZ_CHECK(gz_codes_decode_indexed(op, hm, hsize, acc, n) == GZ_OK, "%s: CPU decode",
+             what);
+    gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+    gz_dev_codes_decode_reduce(op, dm, hsize, dq, n, dt, tmpb, dflags, NULL);
+    d2h(g, dq, n * 8);
+    d2h(&flags, dflags, sizeof flags);
+    GZ_CHECK(flags == 0 && memcmp(acc, g, n * 8) == 0, "%s: GPU decode op %d differs",
+             what, op);
+  }
+  gz_dev_free(dx);
+  gz_dev_free(dq);
+  gz_dev_free(dm);
+  gz_dev_free(dt);
+  gz_dev_free(dsize);
+  gz_dev_free(dflags);
+  free(q);
+  free(g);
+  free(acc);
+  free(hm);
+  free(gm);
+}
+
+int main(int argc, char **argv) {
+  static const size_t sizes[] = {1, 31, 32, 33, 1000, 70001, 300007};
+  static const double ebs[] = {0.0, 1e-6, 1e-4, 1e-2};
+  char why[160] = "", what[128];
+  const char *soda;
+  int rc;
+  MPI_Init(&argc, &argv);
+  if (gz_device_count(why, sizeof why) == 0) {
+    printf("SKIP: %s\n", why);
+    MPI_Finalize();
+    return GZ_TEST_SKIP;
+  }
+  for (int kind = 0; kind < FIELD_COUNT; kind++) {
+    for (int f32 = 0; f32 < 2; f32++) {
+      for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t n = sizes[s];
+        void *x = malloc(n * (f32 ? 4 : 8));
+        field_fill((field_kind_t)kind, f32, x, n, 1234 + n);
+        for (size_t e = 0; e < sizeof ebs / sizeof *ebs; e++) {
+          snprintf(what, sizeof what, "%s %s n %zu eb %g", field_names[kind],
+                   f32 ? "f32" : "f64", n, ebs[e]);
+          check_stream(what, f32, x, n, ebs[e], GZ_EB_ABS, s % 2 ? 4096 : 0);
+          if (ebs[e] > 0) {
+            check_stream(what, f32, x, n, ebs[e], GZ_EB_REL, 0);
+            check_codes(what, f32, x, n, ebs[e]);
+          }
+        }
+        free(x);
+      }
+    }
+  }
+  soda = gz_test_data_path(SODA);
+  if (soda) {
+    size_t bytes = 0;
+    float *x = gz_test_read_file(soda, &bytes);
+    GZ_CHECK(x != NULL, "read %s", soda);
+    if (x) {
+      check_stream("soda lakes eb 1e-4", 1, x, bytes / 4, 1e-4, GZ_EB_ABS, 0);
+      check_stream("soda lakes rel 1e-5", 1, x, bytes / 4, 1e-5, GZ_EB_REL, 0);
+      check_codes("soda lakes codes", 1, x, bytes / 4, 1e-3);
+    }
+    free(x);
+  } else {
+    printf("note: %s not found, real-data part skipped\n", SODA);
+  }
+  rc = gz_test_finish();
+  MPI_Finalize();
+  return rc;
+}
