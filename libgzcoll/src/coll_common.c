@@ -150,6 +150,20 @@ void gz_plan_make(gz_ctx_t ctx, int sum_terms, double scale, double range,
   plan->usable = plan->eb > 0 && isfinite(plan->eb) && plan->eb < 1e300;
 }
 
+gz_result_t gz_plan_agreed(gz_ctx_t ctx, gz_agree_t *ag, int sum_terms, double scale,
+                           gz_plan_t *plan, int *agreed) {
+  double range = 0.0;
+  if (ctx->cfg.eb_mode == GZ_EB_REL) {
+    gz_result_t rc = gz_agree(ctx, ag);
+    if (rc != GZ_OK)
+      return rc;
+    *agreed = 1;
+    range = ag->hi >= ag->lo ? ag->hi - ag->lo : 0.0;
+  }
+  gz_plan_make(ctx, sum_terms, scale, range, plan);
+  return GZ_OK;
+}
+
 double gz_round_slop(gz_dtype_t dtype, double rmax) {
   double slop;
   if (!(rmax > 0) || !isfinite(rmax))

@@ -174,6 +174,13 @@ typedef struct gz_plan {
  * for REL (ignored for ABS). */
 void gz_plan_make(gz_ctx_t ctx, int sum_terms, double scale, double range,
                   gz_plan_t *plan);
+/* The plan of one call: in REL mode the global value range is agreed first
+ * (ag carries this rank's range; *agreed is set), then gz_plan_make(). An
+ * error is the agreement's, already the same on every rank. */
+gz_result_t gz_plan_agreed(gz_ctx_t ctx, gz_agree_t *ag, int sum_terms, double scale,
+                           gz_plan_t *plan, int *agreed);
+/* The reason given when plan.usable is 0. */
+#define GZ_WHY_DEGENERATE "degenerate bound (zero range or underflow): sent uncompressed"
 /* Rounding of the final conversion 2eb*Q -> T for results up to |r| = rmax:
  * one rounding in double plus, for float32, half an ulp of float32. */
 double gz_round_slop(gz_dtype_t dtype, double rmax);

@@ -38,7 +38,6 @@ gz_result_t gz_allgather(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_
   int64_t *codes = NULL;
   size_t total = 0, esz = gz_dtype_size(dtype);
   int agreed = 0;
-  double range = 0;
 
   if (!ctx)
     return GZ_ERR_ARG; /* no communicator to agree over */
@@ -65,16 +64,11 @@ gz_result_t gz_allgather(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_
   }
 
   gz_local_range(dtype, in, count, &ag.lo, &ag.hi, &ag.absmax);
-  if (ctx->cfg.eb_mode == GZ_EB_REL) {
-    rc = gz_agree(ctx, &ag);
-    if (rc != GZ_OK)
-      goto fn_exit;
-    agreed = 1;
-    range = ag.hi >= ag.lo ? ag.hi - ag.lo : 0.0;
-  }
-  gz_plan_make(ctx, 1, 1.0, range, &plan);
+  rc = gz_plan_agreed(ctx, &ag, 1, 1.0, &plan, &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
   if (!plan.usable) {
-    why = "degenerate bound (zero range or underflow): sent uncompressed";
+    why = GZ_WHY_DEGENERATE;
     goto uncompressed;
   }
 

@@ -80,7 +80,7 @@ static gz_result_t allreduce(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
   int64_t *codes = NULL;
   int P, agreed = 0;
   size_t ws;
-  double range = 0, rmax, rb;
+  double rmax, rb;
 
   if (!ctx)
     return GZ_ERR_ARG; /* no communicator to agree over */
@@ -114,19 +114,14 @@ static gz_result_t allreduce(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
   }
 
   /* REL: the bound depends on the global range, agreed first */
-  if (ctx->cfg.eb_mode == GZ_EB_REL) {
-    if (op != GZ_OP_SUM)
-      gz_local_range(dtype, in, count, &ag.lo, &ag.hi, &ag.absmax);
-    rc = gz_agree(ctx, &ag);
-    if (rc != GZ_OK)
-      goto fn_exit;
-    agreed = 1;
-    range = ag.hi >= ag.lo ? ag.hi - ag.lo : 0.0;
-  }
-  gz_plan_make(ctx, op == GZ_OP_SUM ? P : 1, op == GZ_OP_SUM ? divisor : 1.0, range,
-               &plan);
+  if (ctx->cfg.eb_mode == GZ_EB_REL && op != GZ_OP_SUM)
+    gz_local_range(dtype, in, count, &ag.lo, &ag.hi, &ag.absmax);
+  rc = gz_plan_agreed(ctx, &ag, op == GZ_OP_SUM ? P : 1, op == GZ_OP_SUM ? divisor : 1.0,
+                      &plan, &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
   if (!plan.usable) {
-    why = "degenerate bound (zero range or underflow): sent uncompressed";
+    why = GZ_WHY_DEGENERATE;
     goto uncompressed;
   }
 

@@ -185,7 +185,7 @@ gz_result_t gz_allreduce_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf
   char reason[96];
   int64_t *codes = NULL, amax = 0;
   int P = ctx->size, agreed = 0, on_dev = local_dev > 0 && ctx->dev_ready;
-  double range = 0, rmax, rb, u = dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
+  double rmax, rb, u = dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
   size_t ws;
 
   gz_run_begin(&run, dtype);
@@ -242,17 +242,12 @@ gz_result_t gz_allreduce_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf
     why = "device path: setup failed";
     goto uncompressed;
   }
-  if (ctx->cfg.eb_mode == GZ_EB_REL) {
-    rc = gz_agree(ctx, &ag);
-    if (rc != GZ_OK)
-      goto fn_exit;
-    agreed = 1;
-    range = ag.hi >= ag.lo ? ag.hi - ag.lo : 0.0;
-  }
-  gz_plan_make(ctx, op == GZ_OP_SUM ? P : 1, op == GZ_OP_SUM ? divisor : 1.0, range,
-               &plan);
+  rc = gz_plan_agreed(ctx, &ag, op == GZ_OP_SUM ? P : 1, op == GZ_OP_SUM ? divisor : 1.0,
+                      &plan, &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
   if (!plan.usable) {
-    why = "degenerate bound (zero range or underflow): sent uncompressed";
+    why = GZ_WHY_DEGENERATE;
     goto uncompressed;
   }
 

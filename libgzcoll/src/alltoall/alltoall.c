@@ -38,7 +38,6 @@ gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t
   int64_t *codes = NULL;
   size_t esz = gz_dtype_size(dtype), total = 0;
   int agreed = 0;
-  double range = 0;
 
   if (!ctx)
     return GZ_ERR_ARG; /* no communicator to agree over */
@@ -60,16 +59,11 @@ gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t
   }
 
   gz_local_range(dtype, in, total, &ag.lo, &ag.hi, &ag.absmax);
-  if (ctx->cfg.eb_mode == GZ_EB_REL) {
-    rc = gz_agree(ctx, &ag);
-    if (rc != GZ_OK)
-      goto fn_exit;
-    agreed = 1;
-    range = ag.hi >= ag.lo ? ag.hi - ag.lo : 0.0;
-  }
-  gz_plan_make(ctx, 1, 1.0, range, &plan);
+  rc = gz_plan_agreed(ctx, &ag, 1, 1.0, &plan, &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
   if (!plan.usable) {
-    why = "degenerate bound (zero range or underflow): sent uncompressed";
+    why = GZ_WHY_DEGENERATE;
     goto uncompressed;
   }
 

@@ -151,7 +151,7 @@ gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtyp
     if (h.eb > 0 && isfinite(h.eb) && h.eb < 1e300)
       h.kind = GZ_P2P_CODES;
     else
-      reason = "degenerate bound (zero range or underflow): sent uncompressed";
+      reason = GZ_WHY_DEGENERATE;
   }
 
   /* workspace: header + payload (+ codes when compressing) */

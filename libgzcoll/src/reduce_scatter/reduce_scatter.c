@@ -45,7 +45,7 @@ gz_result_t gz_reduce_scatter_block(gz_ctx_t ctx, const void *sendbuf, void *rec
   int64_t *codes = NULL, *mine;
   int P, agreed = 0;
   size_t total = 0;
-  double range = 0, rmax, rb;
+  double rmax, rb;
 
   if (!ctx)
     return GZ_ERR_ARG; /* no communicator to agree over */
@@ -72,16 +72,11 @@ gz_result_t gz_reduce_scatter_block(gz_ctx_t ctx, const void *sendbuf, void *rec
     goto uncompressed;
   }
 
-  if (ctx->cfg.eb_mode == GZ_EB_REL) {
-    rc = gz_agree(ctx, &ag);
-    if (rc != GZ_OK)
-      goto fn_exit;
-    agreed = 1;
-    range = ag.hi >= ag.lo ? ag.hi - ag.lo : 0.0;
-  }
-  gz_plan_make(ctx, op == GZ_OP_SUM ? P : 1, 1.0, range, &plan);
+  rc = gz_plan_agreed(ctx, &ag, op == GZ_OP_SUM ? P : 1, 1.0, &plan, &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
   if (!plan.usable) {
-    why = "degenerate bound (zero range or underflow): sent uncompressed";
+    why = GZ_WHY_DEGENERATE;
     goto uncompressed;
   }
 

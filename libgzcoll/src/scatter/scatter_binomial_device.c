@@ -162,7 +162,6 @@ gz_result_t gz_scatter_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
   size_t esz = gz_dtype_size(dtype), total = 0, cap = 0, tmpb = 0, got = 0, ws, recb;
   int64_t *codes = NULL;
   unsigned char *enc = NULL, *tmp = NULL, *rec = NULL, *rbuf = NULL;
-  double range = 0;
 
   gz_run_begin(&run, dtype);
   gz_exec_make(ctx, on_dev, 0, &ex);
@@ -225,16 +224,11 @@ gz_result_t gz_scatter_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
     why = "device path: setup failed";
     goto uncompressed;
   }
-  if (ctx->cfg.eb_mode == GZ_EB_REL) {
-    rc = gz_agree(ctx, &ag);
-    if (rc != GZ_OK)
-      goto fn_exit;
-    agreed = 1;
-    range = ag.hi >= ag.lo ? ag.hi - ag.lo : 0.0;
-  }
-  gz_plan_make(ctx, 1, 1.0, range, &plan);
+  rc = gz_plan_agreed(ctx, &ag, 1, 1.0, &plan, &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
   if (!plan.usable) {
-    why = "degenerate bound (zero range or underflow): sent uncompressed";
+    why = GZ_WHY_DEGENERATE;
     goto uncompressed;
   }
   if (is_root) {
