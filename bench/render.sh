@@ -14,8 +14,10 @@ BEGIN='<!-- bench/render.sh: begin -->'
 END='<!-- bench/render.sh: end -->'
 
 label() { # label NAME: machine, date and command of one result
+  local machine=$RES/$1.machine # written when the result was measured
+  [ -f "$machine" ] || machine=$RES/machine.txt
   echo
-  sed 's/^/    /' "$RES/machine.txt"
+  sed 's/^/    /' "$machine"
   [ -f "$RES/$1.cmd" ] && echo "    command: $(cat "$RES/$1.cmd")"
   echo
 }

@@ -70,6 +70,7 @@ coll() {
   say "$name: $hosts hosts, $rate: ${cmd[*]}"
   echo "bench/cluster.sh up $hosts $rate 0 && bench/cluster.sh run ${cmd[*]}" |
     sed "s#$DATA/##g; s#$OUT/##g; s#$REAL/##g" >"$OUT/$name.cmd"
+  cp "$OUT/machine.txt" "$OUT/$name.machine" # this result's date and build
   "$CL" run "$GZB" "${cmd[@]:1}" | tee "$OUT/$name.txt"
 }
 
@@ -101,6 +102,7 @@ EOF
 step_codec() {
   say "codec: gzbench codec -e 1e-4 --mb 64 --reps 3 (one thread, no network)"
   echo "gzbench codec -e 1e-4 --mb 64 --reps 3" >"$OUT/codec.cmd"
+  cp "$OUT/machine.txt" "$OUT/codec.machine"
   GZ_DATA_DIR=$REAL "$GZB" codec -e 1e-4 --mb 64 --reps 3 | tee "$OUT/codec.txt"
 }
 
@@ -166,6 +168,7 @@ ncdump_values() { # ncdump_values FILE VAR: one value a line
 step_e2e() {
   local tre=$REAL/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
   local csv=$OUT/e2e.csv e2e=$DATA/e2e
+  cp "$OUT/machine.txt" "$OUT/e2e.machine"
   wavefield
   mkdir -p "$e2e"
   echo "case,tool,hosts,rate,wall_s,max_diff_vs_mpi,command" >"$csv"

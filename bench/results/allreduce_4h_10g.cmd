@@ -1,0 +1,1 @@
+bench/cluster.sh up 4 10gbit 0 && bench/cluster.sh run gzbench coll --coll allreduce --algos mpi,redoub,ring,auto --min-bytes 1M --max-bytes 64M -e 1e-4 --profile --data wavefield_16x2048x2048.raw --iters 5 --warmup 1 --explain --csv allreduce_4h_10g.csv --json allreduce_4h_10g.json
