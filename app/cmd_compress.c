@@ -156,7 +156,8 @@ static int write_file(const char *path, const void *a, size_t alen, const void *
   char tmp[4200];
   FILE *f;
   int ok;
-  if (gz_io_check_target(path, force, err, errlen) != 0)
+  if (gz_io_check_target(path, force, err, errlen) != 0 ||
+      gz_io_check_space(path, (unsigned long long)alen + blen, err, errlen) != 0)
     return -1;
   if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
     snprintf(err, errlen, "%s: path too long", path);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 int gzs_agree(MPI_Comm comm, int failed, const char *err) {
@@ -147,6 +148,17 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
     r.t.compress = t[1];
     r.t.communicate = t[2];
     r.t.reference = t[3];
+  }
+  {
+    /* peak resident memory of the largest and smallest rank so far */
+    struct rusage ru;
+    double rss[2] = {0, 0};
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+      rss[0] = rss[1] = 1024.0 * (double)ru.ru_maxrss; /* Linux: KiB */
+    rss[1] = -rss[1];
+    MPI_Allreduce(MPI_IN_PLACE, rss, 2, MPI_DOUBLE, MPI_MAX, comm);
+    r.peak_rss_max = rss[0];
+    r.peak_rss_min = -rss[1];
   }
   r.t.total = MPI_Wtime() - t_start;
   if (!failed && r.rank == 0 && o.metrics &&

@@ -29,6 +29,11 @@ static void remove_temps_on_signals(void) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  /* A file-size limit (ulimit -f) must fail the write with EFBIG, reported
+   * and cleaned up like a full disk, not kill the rank mid-file. */
+  sa.sa_handler = SIG_IGN;
+  sa.sa_flags = 0;
+  sigaction(SIGXFSZ, &sa, NULL);
 }
 
 static void print_usage(FILE *out) {

@@ -56,6 +56,10 @@ typedef struct gzs_opts {
  * printed it). */
 int gzs_options_parse(int argc, char **argv, MPI_Comm comm, gzs_opts_t *o);
 void gzs_opts_free(gzs_opts_t *o);
+/* Only the config file, from text in memory (no MPI, no globs): 0, or -1
+ * with the message in err (o then empty). For tests and fuzzing. */
+int gzs_options_from_config_text(const char *text, const char *path, gzs_opts_t *o,
+                                 char *err, size_t errlen);
 const char *gzs_op_name(gzs_op_t op);
 /* The settings object (same keys as the INI file) into the JSON. */
 void gzs_opts_json(const gzs_opts_t *o, gz_json_t *j);
@@ -138,7 +142,8 @@ typedef struct gzs_run {
   int png_w[3], png_h[3]; /* result, exact, error */
 
   gzs_times_t t;
-  char **written; /* files written by this run (rank 0), for cleanup */
+  double peak_rss_max, peak_rss_min; /* bytes, over the ranks (getrusage) */
+  char **written;                    /* files written by this run (rank 0), for cleanup */
   int nwritten;
 } gzs_run_t;
 

@@ -708,6 +708,39 @@ static int apply_values(gzs_opts_t *o, char *const *val, const int *cli, const c
 #undef CHOICE
 }
 
+/* The config-file half of gzs_options_parse() on text in memory: no command
+ * line, no MPI, no glob expansion (tests and tests/fuzz/fuzz_config.c). */
+int gzs_options_from_config_text(const char *text, const char *path, gzs_opts_t *o,
+                                 char *err, size_t errlen) {
+  ini_state_t st;
+  char *val[NKEYS];
+  int cli[NKEYS], rc = -1;
+  memset(o, 0, sizeof *o);
+  memset(&st, 0, sizeof st);
+  st.path = path;
+  {
+    int line = ini_parse_string(text, on_ini_entry, &st);
+    if (line != 0 && !st.err[0])
+      snprintf(st.err, sizeof st.err, "config %s: line %d: expected `key = value`", path,
+               line);
+  }
+  if (st.err[0]) {
+    snprintf(err, errlen, "%s", st.err);
+    goto done;
+  }
+  for (int k = 0; k < NKEYS; k++) {
+    cli[k] = 0;
+    val[k] = st.val[k] ? st.val[k] : (char *)keys[k].def;
+  }
+  rc = apply_values(o, val, cli, path, err, errlen);
+done:
+  for (int k = 0; k < NKEYS; k++)
+    free(st.val[k]);
+  if (rc != 0)
+    gzs_opts_free(o);
+  return rc;
+}
+
 int gzs_options_parse(int argc, char **argv, MPI_Comm comm, gzs_opts_t *o) {
   void *t[NARGS];
   char err[GZS_ERRLEN] = "", *cli_val[NKEYS], *val[NKEYS], *text = NULL;

@@ -780,6 +780,13 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_number(&j, "verify", r->t.reference);
   gz_json_end_object(&j);
 
+  gz_json_object(&j, "memory");
+  gz_json_number(&j, "peak_rss_bytes", r->peak_rss_max);
+  gz_json_number(&j, "peak_rss_bytes_min_rank", r->peak_rss_min);
+  gz_json_number(&j, "snapshot_bytes",
+                 (double)r->npoints * (double)(r->dtype == GZ_FLOAT32 ? 4 : 8));
+  gz_json_end_object(&j);
+
   gz_json_object(&j, "verify");
   gz_json_bool(&j, "enabled", o->verify);
   gz_json_number(&j, "bound", r->claimed);

@@ -4,9 +4,19 @@
 
 #include <stddef.h>
 
-/* 0 if path may be written: it does not exist, or force is set. Otherwise
+/* 0 if path may be written: it does not exist (or force is set) and its
+ * folder exists and is writable. Otherwise
  * -1 with a message naming the file in err. */
 int gz_io_check_target(const char *path, int force, char *err, size_t errlen);
+
+/* 0 if a file of about bytes fits beside path: under the file-size limit
+ * (ulimit -f) and the free space of its folder's file system. Otherwise -1
+ * with the cause in err ("File too large", "No space left on device"). A
+ * check before writing, so a full disk is reported before any byte is
+ * written (HDF5 1.10 crashes at exit after a file it could not finish);
+ * writes are still checked. */
+int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
+                      size_t errlen);
 
 /* The temporary name used while writing path ("<path>.tmp-<pid>"); the name
  * is remembered until gz_io_commit() for gz_io_remove_temps(). */

@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* Temporary files being written, for gz_io_remove_temps() from a signal
@@ -42,8 +44,22 @@ void gz_io_remove_temps(void) {
 }
 
 int gz_io_check_target(const char *path, int force, char *err, size_t errlen) {
+  const char *slash = strrchr(path, '/');
+  char dir[GZ_TEMP_NAME_MAX];
   if (!force && access(path, F_OK) == 0) {
     snprintf(err, errlen, "%s exists (use --force to overwrite)", path);
+    return -1;
+  }
+  /* The temporary file goes beside path: say so when its folder is missing
+   * or closed, rather than the writer library's message about the temp. */
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (access(dir, W_OK | X_OK) != 0) {
+    snprintf(err, errlen, "%s: cannot write into %s: %s", path, dir, strerror(errno));
     return -1;
   }
   return 0;
@@ -66,6 +82,36 @@ int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t
   if (rename(tmp, path) != 0) {
     snprintf(err, errlen, "cannot move %s to %s: %s", tmp, path, strerror(errno));
     unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
+                      size_t errlen) {
+  const char *slash = strrchr(path, '/');
+  char dir[GZ_TEMP_NAME_MAX];
+  struct rlimit rl;
+  struct statvfs vfs;
+  if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      bytes > (unsigned long long)rl.rlim_cur) {
+    snprintf(err, errlen,
+             "%s: needs about %llu bytes, over the file-size limit of %llu bytes "
+             "(ulimit -f): %s",
+             path, bytes, (unsigned long long)rl.rlim_cur, strerror(EFBIG));
+    return -1;
+  }
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (statvfs(dir, &vfs) == 0 &&
+      bytes > (unsigned long long)vfs.f_bavail * (unsigned long long)vfs.f_frsize) {
+    snprintf(err, errlen, "%s: needs about %llu bytes, %llu free in %s: %s", path, bytes,
+             (unsigned long long)vfs.f_bavail * (unsigned long long)vfs.f_frsize, dir,
+             strerror(ENOSPC));
     return -1;
   }
   return 0;

@@ -541,6 +541,16 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
   if (check_meta_for_write(path, meta, err, errlen) != 0 ||
       gz_io_check_target(path, force, err, errlen) != 0)
     return -1;
+  {
+    /* the data, the coordinates, and room for the headers */
+    unsigned long long need = (unsigned long long)gz_meta_count(meta) *
+                              (unsigned long long)gz_io_dtype_size(meta->dtype);
+    for (int i = 0; i < meta->ndims; i++)
+      need += 8ull * meta->coords[i].count;
+    need += need / 100 + 65536;
+    if (gz_io_check_space(path, need, err, errlen) != 0)
+      return -1;
+  }
   if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
     gz_io_errorf(err, errlen, "%s: file name too long", path);
     return -1;

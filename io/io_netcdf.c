@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
 
+#include <errno.h>
 #include <netcdf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -723,13 +724,30 @@ static int put_attrs(int ncid, int varid, const gz_attr_t *a, size_t n, nc_type 
   return NC_NOERR;
 }
 
+/* netCDF-4 reports a failed write() of its HDF5 layer as "HDF error":
+ * the system's reason (a full disk, a file-size limit), when errno holds
+ * one, is what the user needs to read. */
+static const char *write_cause(int e) {
+  switch (e) {
+  case ENOSPC:
+  case EFBIG:
+  case EDQUOT:
+  case EIO:
+  case EROFS:
+    return strerror(e);
+  default:
+    return NULL;
+  }
+}
+
 int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
                        const void *data, char *err, size_t errlen) {
   int ncid, varid, status, old_fill, dimids[GZ_IO_MAXDIMS], cvids[GZ_IO_MAXDIMS];
   nc_type vtype = meta->dtype == GZ_FLOAT32 ? NC_FLOAT : NC_DOUBLE;
   const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
-  const char *failed = NULL;
+  const char *failed = NULL, *cause;
   char names[GZ_IO_MAXDIMS][64];
+  errno = 0; /* write_cause() looks at what the HDF5 layer's write() left */
   vname = vname ? vname + 1 : meta->var;
   if (!vname[0])
     vname = "data";
@@ -810,12 +828,22 @@ int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
                              : nc_put_var_double(ncid, varid, data);
   if (status != NC_NOERR)
     goto nc_fail;
-  if ((status = nc_close(ncid)) != NC_NOERR)
-    return nc_error(err, errlen, path, "cannot finish the file", status);
+  if ((status = nc_close(ncid)) != NC_NOERR) {
+    if ((cause = write_cause(errno)) != NULL)
+      gz_io_errorf(err, errlen, "%s: cannot finish the file: %s: %s", path,
+                   nc_strerror(status), cause);
+    else
+      nc_error(err, errlen, path, "cannot finish the file", status);
+    return -1;
+  }
   return 0;
 nc_fail:
+  cause = write_cause(errno);
   if (failed)
-    gz_io_errorf(err, errlen, "%s: %s (%s): %s", path, what, failed, nc_strerror(status));
+    gz_io_errorf(err, errlen, "%s: %s (%s): %s%s%s", path, what, failed,
+                 nc_strerror(status), cause ? ": " : "", cause ? cause : "");
+  else if (cause)
+    gz_io_errorf(err, errlen, "%s: %s: %s: %s", path, what, nc_strerror(status), cause);
   else
     nc_error(err, errlen, path, what, status);
   nc_close(ncid);

@@ -6,6 +6,8 @@
 #   bash scripts/gz.sh ci      test + ASan/UBSan build and tests (-Werror),
 #                              GZ_ENABLE_CUDA=OFF build, clang-format check, fuzzing
 #   bash scripts/gz.sh deps | build | format | fuzz SECONDS
+#   bash scripts/gz.sh valgrind  memcheck over a subset (codec, io, stats,
+#                              allreduce and data movement at 2 ranks)
 #   bash scripts/gz.sh bench [STEP...]  (root) the emulated-cluster benchmarks:
 #                              installs gnuplot-nox, cdo, nco, builds into
 #                              build-bench, runs bench/run_bench.sh, rewrites
@@ -92,14 +94,57 @@ fuzz() { # fuzz SECONDS: each libFuzzer target for SECONDS
   local dir=$ROOT/build-fuzz secs=${1:-60}
   build "$dir" -DCMAKE_C_COMPILER=clang -DGZ_BUILD_FUZZ=ON -DGZ_ENABLE_CUDA=OFF \
     -DGZ_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug
+  # LeakSanitizer/ASan suppressions cover the netCDF and HDF5 libraries only
+  # (see tests/fuzz/*.supp and the top of tests/fuzz/fuzz_readers.c).
+  export LSAN_OPTIONS=suppressions=$ROOT/tests/fuzz/lsan.supp
   for f in "$dir"/tests/fuzz/fuzz_*; do
     [ -x "$f" ] || continue
-    say "fuzzing $(basename "$f") for ${secs}s"
-    local corpus=$dir/corpus/$(basename "$f")
-    mkdir -p "$corpus"
-    cp -n "$ROOT/tests/fuzz/corpus/$(basename "$f")"/* "$corpus"/ 2>/dev/null || true
-    "$f" -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
+    local name extra=() asan=
+    name=$(basename "$f")
+    say "fuzzing $name for ${secs}s (a crash is kept in $dir/artifacts/$name/)"
+    local corpus=$dir/corpus/$name
+    mkdir -p "$corpus" "$dir/artifacts/$name"
+    cp -n "$ROOT/tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null || true
+    if [ "$name" = fuzz_readers ]; then
+      extra=(-fork=1 -ignore_ooms=1 -ignore_timeouts=1 -timeout=10)
+      asan=allocator_may_return_null=1:suppressions=$ROOT/tests/fuzz/asan.supp
+    fi
+    ASAN_OPTIONS=$asan "$f" -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$dir/artifacts/$name/" "${extra[@]}" "$corpus"
   done
+}
+
+# valgrind memcheck over a representative subset of the suite (codec, two
+# collectives at 2 ranks, statistics, io): every leak and memory error in
+# our code fails it; Open MPI's, HDF5's and netCDF's own start-up
+# allocations are suppressed by scripts/valgrind.supp.
+valgrind_run() { # valgrind_run DIR
+  local dir=$1 vg fails=0
+  mpi_env
+  vg=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --num-callers=30
+    --suppressions="$ROOT/scripts/valgrind.supp" -q)
+  for t in ${VALGRIND_TESTS:-test_codec_stream test_codec_codes test_codec_properties test_error_stats \
+    test_io_roundtrip test_io_errors test_io_meta}; do
+    local exe
+    exe=$(ls "$dir"/tests/*/"$t" 2>/dev/null | head -n 1)
+    [ -n "$exe" ] || { echo "valgrind: $t not built"; continue; }
+    say "valgrind $t"
+    (cd "$(dirname "$exe")" && "${vg[@]}" "$exe" >"$dir/valgrind_$t.log" 2>&1) ||
+      { fails=$((fails + 1)); tail -n 40 "$dir/valgrind_$t.log"; }
+    tail -n 1 "$dir/valgrind_$t.log"
+  done
+  for t in ${VALGRIND_MPI_TESTS:-test_coll_allreduce test_coll_movement}; do
+    local exe
+    exe=$(ls "$dir"/tests/*/"$t" 2>/dev/null | head -n 1)
+    [ -n "$exe" ] || { echo "valgrind: $t not built"; continue; }
+    say "valgrind mpirun -np 2 $t"
+    mpirun --oversubscribe -np 2 "${vg[@]}" "$exe" >"$dir/valgrind_$t.log" 2>&1 ||
+      { fails=$((fails + 1)); tail -n 40 "$dir/valgrind_$t.log"; }
+    tail -n 1 "$dir/valgrind_$t.log"
+  done
+  say "valgrind: $fails program(s) with errors or leaks (logs: $dir/valgrind_*.log)"
+  [ $fails -eq 0 ]
 }
 
 cmd=${1:-help}
@@ -128,7 +173,7 @@ ci)
   run_tests "$ROOT/build-asan"
   say "clang-format check"
   cmake --build "$BUILD_DIR" --target format-check
-  fuzz "${GZ_FUZZ_SECONDS:-60}"
+  fuzz "${GZ_FUZZ_SECONDS:-45}" # 6 targets: 4.5 minutes
   ;;
 format)
   build "$BUILD_DIR"
@@ -137,6 +182,13 @@ format)
 fuzz)
   deps
   fuzz "${2:-600}"
+  ;;
+valgrind)
+  deps
+  command -v valgrind >/dev/null || as_root apt-get install -y -qq valgrind
+  build "${VALGRIND_BUILD_DIR:-$ROOT/build-valgrind}" -DGZ_ENABLE_CUDA=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  valgrind_run "${VALGRIND_BUILD_DIR:-$ROOT/build-valgrind}"
   ;;
 bench)
   deps
@@ -148,7 +200,7 @@ bench)
     "${BENCH_BUILD_DIR:-$ROOT/build-bench}" "$@"
   ;;
 *)
-  sed -n '2,15p' "${BASH_SOURCE[0]}"
+  sed -n '2,17p' "${BASH_SOURCE[0]}"
   [ "$cmd" = help ] || exit 2
   ;;
 esac

@@ -5,7 +5,7 @@
 # case waits for the state it needs (a temporary output file, running ranks)
 # before it signals, so no case depends on timing alone.
 set -u
-GZ=$1 MPIRUN=$2
+GZ=$1 MPIRUN=$2 KILLER=${3:-}
 TMP=$(mktemp -d)
 cleanup() {
   pkill -KILL -f "$TMP/in.raw" 2>/dev/null
@@ -106,6 +106,30 @@ if wait_for 60 ranks_running; then
   [ ! -e "$d/out.nc" ] && ok || ko "SIGKILL of one rank: out.nc left behind"
 else
   ko "SIGKILL case: ranks never started"; cat "$d/log"
+fi
+
+# 3b. SIGKILL of one rank inside a compressed allreduce (a loop of ring
+#     allreduces of 16 MiB; the last rank kills itself in call 3): the
+#     other ranks are blocked in the collective; mpirun must notice and end
+#     the job non-zero within 20 s.
+if [ -n "$KILLER" ]; then
+  t0=$SECONDS
+  timeout 20 "$MPIRUN" --oversubscribe -np 3 "$KILLER" 3 >"$TMP/kill.log" 2>&1
+  rc=$?
+  grep -q "killing rank 2 in call 3" "$TMP/kill.log" && ok || { ko "SIGKILL in a collective: no kill"; cat "$TMP/kill.log"; }
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || { ko "SIGKILL in a collective: exit $rc (124: hung)"; cat "$TMP/kill.log"; }
+  grep -q "the loop ended without the kill" "$TMP/kill.log" && ko "SIGKILL in a collective: a rank left the loop"
+  echo "SIGKILL of a rank inside a compressed allreduce: exit $rc after $((SECONDS - t0)) s"
+fi
+
+# 3c. SIGINT to mpirun (Ctrl-C) while the output is being written.
+d=$TMP/mpirun_int
+start_job "$d"
+if wait_for 60 temp_exists "$d"; then
+  kill -INT $JOB
+  finish_job "SIGINT to mpirun while writing" "$d"
+else
+  ko "SIGINT to mpirun: no temporary output appeared"; cat "$d/log"
 fi
 
 # 4. A full disk (a 300 KiB tmpfs; needs root and mount): the output that
