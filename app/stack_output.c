@@ -45,22 +45,6 @@ int gzs_derived_png(const char *png, const char *suffix, char *out, size_t len) 
   return (w < 0 || (size_t)w >= len) ? -1 : 0;
 }
 
-static int check_dir(const char *path, char *err, size_t errlen) {
-  char dir[GZS_PATHLEN];
-  const char *slash = strrchr(path, '/');
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else if (slash == path)
-    snprintf(dir, sizeof dir, "/");
-  else
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  if (access(dir, W_OK | X_OK) != 0) {
-    snprintf(err, errlen, "%s: cannot write into %s: %s", path, dir, strerror(errno));
-    return -1;
-  }
-  return 0;
-}
-
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen) {
   char exact[GZS_PATHLEN] = "", error[GZS_PATHLEN] = "";
   const char *t[6];
@@ -91,7 +75,7 @@ int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen) {
     }
     if (gz_io_check_target(t[i], o->force, err, errlen) != 0)
       return -1;
-    if (check_dir(t[i], err, errlen) != 0)
+    if (gz_io_check_folder(t[i], err, errlen) != 0)
       return -1;
   }
   return 0;

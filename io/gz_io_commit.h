@@ -9,6 +9,10 @@
  * -1 with a message naming the file in err. */
 int gz_io_check_target(const char *path, int force, char *err, size_t errlen);
 
+/* 0 if the folder path goes into exists and is writable; otherwise -1 with
+ * "PATH: cannot write into DIR: reason" in err. */
+int gz_io_check_folder(const char *path, char *err, size_t errlen);
+
 /* 0 if a file of about bytes fits beside path: under the file-size limit
  * (ulimit -f) and the free space of its folder's file system. Otherwise -1
  * with the cause in err ("File too large", "No space left on device"). A

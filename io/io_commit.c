@@ -43,26 +43,35 @@ void gz_io_remove_temps(void) {
       unlink(temp_names[k]);
 }
 
-int gz_io_check_target(const char *path, int force, char *err, size_t errlen) {
+/* The folder path is in ("." for a bare name). */
+static void parent_dir(const char *path, char *dir, size_t len) {
   const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(dir, len, ".");
+  else if (slash == path)
+    snprintf(dir, len, "/");
+  else
+    snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+int gz_io_check_folder(const char *path, char *err, size_t errlen) {
   char dir[GZ_TEMP_NAME_MAX];
+  parent_dir(path, dir, sizeof dir);
+  if (access(dir, W_OK | X_OK) != 0) {
+    snprintf(err, errlen, "%s: cannot write into %s: %s", path, dir, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int gz_io_check_target(const char *path, int force, char *err, size_t errlen) {
   if (!force && access(path, F_OK) == 0) {
     snprintf(err, errlen, "%s exists (use --force to overwrite)", path);
     return -1;
   }
   /* The temporary file goes beside path: say so when its folder is missing
    * or closed, rather than the writer library's message about the temp. */
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else if (slash == path)
-    snprintf(dir, sizeof dir, "/");
-  else
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  if (access(dir, W_OK | X_OK) != 0) {
-    snprintf(err, errlen, "%s: cannot write into %s: %s", path, dir, strerror(errno));
-    return -1;
-  }
-  return 0;
+  return gz_io_check_folder(path, err, errlen);
 }
 
 int gz_io_temp_path(const char *path, char *tmp, size_t tmplen) {
@@ -89,7 +98,6 @@ int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t
 
 int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
                       size_t errlen) {
-  const char *slash = strrchr(path, '/');
   char dir[GZ_TEMP_NAME_MAX];
   struct rlimit rl;
   struct statvfs vfs;
@@ -101,12 +109,7 @@ int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
              path, bytes, (unsigned long long)rl.rlim_cur, strerror(EFBIG));
     return -1;
   }
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else if (slash == path)
-    snprintf(dir, sizeof dir, "/");
-  else
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  parent_dir(path, dir, sizeof dir);
   if (statvfs(dir, &vfs) == 0 &&
       bytes > (unsigned long long)vfs.f_bavail * (unsigned long long)vfs.f_frsize) {
     snprintf(err, errlen, "%s: needs about %llu bytes, %llu free in %s: %s", path, bytes,
