@@ -1,7 +1,8 @@
 /*
  * coll_common.c - helpers shared by the collective algorithms: timed codec
  * calls and the per-call report, the quantization plan and the bounds it
- * implies, block layout, byte transfers of any size, MPI datatypes.
+ * implies, the agreement after quantizing and the end of a data-movement
+ * call, block layout, byte transfers of any size, MPI datatypes.
  *
  * The arithmetic of the bounds (see ../shared/DESIGN-NOTES.md):
  *   q = rint(x * (1 / 2eb)) differs from x / 2eb by at most 1/2 plus the
@@ -193,6 +194,40 @@ int64_t gz_codes_absmax(const int64_t *codes, size_t n) {
     m = a > m ? a : m;
   }
   return m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+}
+
+/* ---- steps of a compressed call ----------------------------------------- */
+
+gz_result_t gz_agree_quantized(gz_ctx_t ctx, gz_agree_t *ag, gz_result_t local,
+                               int *agreed) {
+  gz_result_t rc;
+  if (local == GZ_ERR_RANGE) { /* not quantizable: every rank takes the MPI path */
+    ag->escape = 1;
+    local = GZ_OK;
+  }
+  ag->err = local;
+  rc = gz_agree(ctx, ag);
+  if (rc == GZ_OK)
+    *agreed = 1;
+  return rc;
+}
+
+gz_result_t gz_finish_codes(gz_ctx_t ctx, gz_result_t local, gz_run_t *run,
+                            gz_dtype_t dtype, const int64_t *codes, size_t n, void *out,
+                            const gz_plan_t *plan, const gz_agree_t *ag,
+                            const gz_choice_t *ch, gz_report_t *report) {
+  gz_result_t rc = gz_agree_final(ctx, local);
+  if (rc != GZ_OK)
+    goto fn_exit;
+  if (codes) {
+    rc = gz_run_dequantize(run, dtype, codes, n, plan->eb, out);
+    if (rc != GZ_OK)
+      goto fn_exit;
+  }
+  gz_run_report(ctx, run, report, ch->algo, 1, plan->eb,
+                plan->eb + gz_round_slop(dtype, ag->absmax + plan->eb), ch->reason);
+fn_exit:
+  return rc;
 }
 
 /* ---- helpers ------------------------------------------------------------ */

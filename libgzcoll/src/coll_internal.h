@@ -9,12 +9,14 @@
  *   2. select the algorithm (deterministic: the same on every rank);
  *   3. reserve the whole workspace of the call (gz_ws_reserve);
  *   4. quantize the local contribution once (gz_run_quantize);
- *   5. agree (gz_agree): one small MPI_Allreduce(MAX) that carries local
- *      errors, "some value is not quantizable", the call's signature and the
- *      value range; any error -> every rank returns; escape -> plain MPI;
+ *   5. agree (gz_agree_quantized): one small MPI_Allreduce(MAX) that carries
+ *      local errors, "some value is not quantizable", the call's signature
+ *      and the value range; any error -> every rank returns; escape -> plain
+ *      MPI;
  *   6. run the algorithm on integer codes; remember local failures but keep
  *      communicating so that no peer waits forever;
- *   7. agree on the outcome (gz_agree_final), dequantize once.
+ *   7. agree on the outcome (gz_agree_final), dequantize once (the
+ *      data-movement collectives: gz_finish_codes).
  */
 #ifndef GZ_COLL_INTERNAL_H
 #define GZ_COLL_INTERNAL_H
@@ -209,6 +211,29 @@ const char *gz_coll_name(gz_coll_t coll);
  * apply (identical on every rank). */
 gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
                       gz_choice_t *choice);
+
+/* ---- steps of a compressed call (coll_common.c) ------------------------- */
+
+/* The reason given when some value could not be quantized. */
+#define GZ_WHY_ESCAPE "non-finite or out-of-range values: sent uncompressed"
+/* Step 5: agree once this rank has reserved its workspace and quantized
+ * (or not: a rank without values of its own). local: the result of that;
+ * GZ_ERR_RANGE (some value cannot be quantized) is no error but an escape
+ * (ag->escape, over all ranks after the agreement: the caller then takes
+ * the MPI path with GZ_WHY_ESCAPE). Returns gz_agree's result, the same on
+ * every rank, and sets *agreed when it is GZ_OK. */
+gz_result_t gz_agree_quantized(gz_ctx_t ctx, gz_agree_t *ag, gz_result_t local,
+                               int *agreed);
+/* Step 7 of a data-movement collective (one quantization per element):
+ * agree on the outcome of the algorithm (local), dequantize n codes into
+ * out with plan->eb (codes NULL: the algorithm already did) and report the
+ * call: bound plan->eb plus the rounding of values up to ag->absmax +
+ * plan->eb, ch's algorithm and reason. Returns the agreed outcome, or the
+ * dequantization's error. */
+gz_result_t gz_finish_codes(gz_ctx_t ctx, gz_result_t local, gz_run_t *run,
+                            gz_dtype_t dtype, const int64_t *codes, size_t n, void *out,
+                            const gz_plan_t *plan, const gz_agree_t *ag,
+                            const gz_choice_t *ch, gz_report_t *report);
 
 /* ---- helpers (coll_common.c) -------------------------------------------- */
 

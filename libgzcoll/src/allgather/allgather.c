@@ -78,29 +78,18 @@ gz_result_t gz_allgather(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_
     codes = gz_ws_take(ctx, total, sizeof(int64_t));
     local = gz_run_quantize(&run, dtype, in, count, plan.eb, plan.code_limit,
                             codes + (size_t)ctx->rank * count);
-    ag.escape = local == GZ_ERR_RANGE;
-    if (ag.escape)
-      local = GZ_OK;
   }
-  ag.err = local;
-  rc = gz_agree(ctx, &ag);
+  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
-  agreed = 1;
   if (ag.escape) {
-    why = "non-finite or out-of-range values: sent uncompressed";
+    why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
 
   rc = gz_allgather_ring(ctx, codes, total, &run);
-  rc = gz_agree_final(ctx, rc);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  rc = gz_run_dequantize(&run, dtype, codes, total, plan.eb, recvbuf);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  gz_run_report(ctx, &run, report, ch.algo, 1, plan.eb,
-                plan.eb + gz_round_slop(dtype, ag.absmax + plan.eb), ch.reason);
+  rc = gz_finish_codes(ctx, rc, &run, dtype, codes, total, recvbuf, &plan, &ag, &ch,
+                       report);
   goto fn_exit;
 
 uncompressed:

@@ -72,17 +72,12 @@ gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t
   if (local == GZ_OK) {
     codes = gz_ws_take(ctx, total, sizeof(int64_t));
     local = gz_run_quantize(&run, dtype, in, total, plan.eb, plan.code_limit, codes);
-    ag.escape = local == GZ_ERR_RANGE;
-    if (ag.escape)
-      local = GZ_OK;
   }
-  ag.err = local;
-  rc = gz_agree(ctx, &ag);
+  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
-  agreed = 1;
   if (ag.escape) {
-    why = "non-finite or out-of-range values: sent uncompressed";
+    why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
 
@@ -90,11 +85,8 @@ gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t
     gz_copy(dtype, (char *)recvbuf + (size_t)ctx->rank * count * esz,
             (const char *)sendbuf + (size_t)ctx->rank * count * esz, count);
   rc = gz_alltoall_pairwise(ctx, codes, recvbuf, count, dtype, plan.eb, &run);
-  rc = gz_agree_final(ctx, rc);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  gz_run_report(ctx, &run, report, ch.algo, 1, plan.eb,
-                plan.eb + gz_round_slop(dtype, ag.absmax + plan.eb), ch.reason);
+  /* the pairwise exchange dequantized every block already */
+  rc = gz_finish_codes(ctx, rc, &run, dtype, NULL, 0, NULL, &plan, &ag, &ch, report);
   goto fn_exit;
 
 uncompressed:

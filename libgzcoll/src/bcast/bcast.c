@@ -76,32 +76,19 @@ gz_result_t gz_bcast(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype, in
                                        gz_bcast_binomial_ws(ctx, count), 1));
   if (local == GZ_OK) {
     codes = gz_ws_take(ctx, count, sizeof(int64_t));
-    if (is_root) {
+    if (is_root)
       local = gz_run_quantize(&run, dtype, buf, count, plan.eb, plan.code_limit, codes);
-      ag.escape = local == GZ_ERR_RANGE;
-      if (ag.escape)
-        local = GZ_OK;
-    }
   }
-  ag.err = local;
-  rc = gz_agree(ctx, &ag);
+  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
-  agreed = 1;
   if (ag.escape) {
-    why = "non-finite or out-of-range values: sent uncompressed";
+    why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
 
   rc = gz_bcast_binomial(ctx, codes, count, root, &run);
-  rc = gz_agree_final(ctx, rc);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  rc = gz_run_dequantize(&run, dtype, codes, count, plan.eb, buf);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  gz_run_report(ctx, &run, report, ch.algo, 1, plan.eb,
-                plan.eb + gz_round_slop(dtype, ag.absmax + plan.eb), ch.reason);
+  rc = gz_finish_codes(ctx, rc, &run, dtype, codes, count, buf, &plan, &ag, &ch, report);
   goto fn_exit;
 
 uncompressed:

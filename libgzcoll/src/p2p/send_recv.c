@@ -170,7 +170,7 @@ gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtyp
       h.kind = GZ_P2P_RAW;
       h.eb = 0;
       rc = GZ_OK;
-      reason = "non-finite or out-of-range values: sent uncompressed";
+      reason = GZ_WHY_ESCAPE;
     } else if (rc != GZ_OK) {
       goto fn_fail;
     }

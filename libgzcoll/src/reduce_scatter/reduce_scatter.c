@@ -85,17 +85,12 @@ gz_result_t gz_reduce_scatter_block(gz_ctx_t ctx, const void *sendbuf, void *rec
   if (local == GZ_OK) {
     codes = gz_ws_take(ctx, total, sizeof(int64_t));
     local = gz_run_quantize(&run, dtype, in, total, plan.eb, plan.code_limit, codes);
-    ag.escape = local == GZ_ERR_RANGE;
-    if (ag.escape)
-      local = GZ_OK;
   }
-  ag.err = local;
-  rc = gz_agree(ctx, &ag);
+  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
-  agreed = 1;
   if (ag.escape) {
-    why = "non-finite or out-of-range values: sent uncompressed";
+    why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
 

@@ -89,21 +89,15 @@ gz_result_t gz_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t 
                                    gz_scatter_binomial_ws(ctx, count, root), 1));
   if (local == GZ_OK) {
     codes = gz_ws_take(ctx, is_root ? total : count, sizeof(int64_t));
-    if (is_root) {
+    if (is_root)
       local =
           gz_run_quantize(&run, dtype, sendbuf, total, plan.eb, plan.code_limit, codes);
-      ag.escape = local == GZ_ERR_RANGE;
-      if (ag.escape)
-        local = GZ_OK;
-    }
   }
-  ag.err = local;
-  rc = gz_agree(ctx, &ag);
+  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
-  agreed = 1;
   if (ag.escape) {
-    why = "non-finite or out-of-range values: sent uncompressed";
+    why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
 

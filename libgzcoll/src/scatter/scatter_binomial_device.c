@@ -238,17 +238,12 @@ gz_result_t gz_scatter_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
       local = ex.be->sync(&ex);
     run.t_codec += MPI_Wtime() - t;
     run.passes += total;
-    ag.escape = local == GZ_ERR_RANGE;
-    if (ag.escape)
-      local = GZ_OK;
   }
-  ag.err = local;
-  rc = gz_agree(ctx, &ag);
+  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
-  agreed = 1;
   if (ag.escape) {
-    why = "non-finite or out-of-range values: sent uncompressed";
+    why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
 
