@@ -17,10 +17,18 @@ int gz_io_check_folder(const char *path, char *err, size_t errlen);
  * (ulimit -f) and the free space of its folder's file system. Otherwise -1
  * with the cause in err ("File too large", "No space left on device"). A
  * check before writing, so a full disk is reported before any byte is
- * written (HDF5 1.10 crashes at exit after a file it could not finish);
- * writes are still checked. */
+ * written; writes are still checked. */
 int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
                       size_t errlen);
+
+/* Write the n bytes at buf to tmp (created or truncated). The HDF5 writer
+ * builds its file in memory and writes it with this, so a disk that fills
+ * up mid-write fails here, cleanly, and never inside libhdf5 (1.10.8
+ * crashes at exit after a flush it could not finish; netCDF-4 recovers from
+ * the same failure: tests/io/test_io_full.c). -1 with "PATH: write failed:
+ * reason" (path names the final file). */
+int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
+                      char *err, size_t errlen);
 
 /* The temporary name used while writing path ("<path>.tmp-<pid>"); the name
  * is remembered until gz_io_commit() for gz_io_remove_temps(). */

@@ -96,6 +96,24 @@ int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t
   return 0;
 }
 
+int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
+                      char *err, size_t errlen) {
+  FILE *f = fopen(tmp, "wb");
+  int ok;
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+    return -1;
+  }
+  ok = fwrite(buf, 1, n, f) == n && fflush(f) == 0;
+  if (!ok)
+    snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+  if (fclose(f) != 0 && ok) {
+    snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+    ok = 0;
+  }
+  return ok ? 0 : -1;
+}
+
 int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
                       size_t errlen) {
   char dir[GZ_TEMP_NAME_MAX];

@@ -11,12 +11,14 @@
  * datasets are read as double. HDF5's own error printing is switched off;
  * the innermost message of its error stack is appended to ours.
  *
- * Writing: see gz_io_write() in gz_io.h. The Dimension Scale attributes
+ * Writing: see gz_io_write() in gz_io.h. The file is built in memory and
+ * written out whole by gz_io_write_bytes(). The Dimension Scale attributes
  * (CLASS, NAME, REFERENCE_LIST, DIMENSION_LIST) are written with the core
  * library, with the types the HL library uses, so h5dump, h5py and netCDF
  * recognise them without linking libhdf5_hl. */
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
+#include "gz_io_commit.h"
 
 #include <hdf5.h>
 #include <stdio.h>
@@ -851,11 +853,15 @@ int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
                      const void *data, char *err, size_t errlen) {
   char dpath[1024], gpath[1024];
   hsize_t hd[GZ_IO_MAXDIMS];
-  hid_t file = -1, lcpl = -1, dcpl = -1, space = -1, dset = -1, g = -1, root = -1;
+  hid_t file = -1, fapl = -1, lcpl = -1, dcpl = -1, space = -1, dset = -1, g = -1;
+  hid_t root = -1;
   hid_t ftype = meta->dtype == GZ_FLOAT32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
   hid_t mtype = meta->dtype == GZ_FLOAT32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   const char *what = "cannot create the file", *failed = NULL;
-  int n;
+  size_t bytes = gz_meta_count(meta) * gz_io_dtype_size(meta->dtype);
+  ssize_t size = 0;
+  void *image = NULL;
+  int n, rc;
   h5_quiet();
   n = snprintf(dpath, sizeof dpath, "%s%s", meta->var[0] == '/' ? "" : "/",
                meta->var[0] ? meta->var : "data");
@@ -868,7 +874,11 @@ int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
     gpath[strlen(gpath) - 1] = '\0'; /* "/grp/" -> "/grp"; "/" stays */
   for (int i = 0; i < meta->ndims; i++)
     hd[i] = meta->dims[i];
-  if ((file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+  /* The file is built in memory (the core driver, no backing store) and
+   * written by gz_io_write_bytes(): libhdf5 never sees a failing write. */
+  if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
+      H5Pset_fapl_core(fapl, bytes + (1 << 20), 0) < 0 ||
+      (file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
     goto fail;
   what = "cannot create the dataset";
   lcpl = H5Pcreate(H5P_LINK_CREATE);
@@ -917,18 +927,19 @@ int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   if ((root = H5Oopen(file, "/", H5P_DEFAULT)) < 0 ||
       put_attrs(root, meta->global_attrs, meta->nglobal_attrs, ftype, NULL, &failed) != 0)
     goto fail;
-  close_id(root);
-  close_id(g);
-  close_id(dset);
-  close_id(space);
-  close_id(dcpl);
-  close_id(lcpl);
-  if (H5Fclose(file) < 0) {
-    file = -1;
-    what = "cannot finish the file";
+  what = "cannot finish the file";
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 ||
+      (size = H5Fget_file_image(file, NULL, 0)) < 0)
     goto fail;
+  if (!(image = malloc(size ? (size_t)size : 1))) {
+    gz_io_errorf(err, errlen, "%s: out of memory for the file's %zd bytes", path, size);
+    rc = -1;
+    goto done;
   }
-  return 0;
+  if (H5Fget_file_image(file, image, (size_t)size) != size)
+    goto fail;
+  rc = 0; /* written below, once the in-memory file is closed */
+  goto done;
 fail:
   if (failed) {
     char w[200];
@@ -937,12 +948,18 @@ fail:
   } else {
     h5_error(err, errlen, path, what);
   }
+  rc = -1;
+done:
   close_id(root);
   close_id(g);
   close_id(dset);
   close_id(space);
   close_id(dcpl);
   close_id(lcpl);
+  close_id(fapl);
   close_id(file);
-  return -1;
+  if (rc == 0)
+    rc = gz_io_write_bytes(tmp, path, image, (size_t)size, err, errlen);
+  free(image);
+  return rc;
 }

@@ -4,10 +4,11 @@
 #   bash scripts/gz.sh run     install what is missing, build, run the 4-rank demo
 #   bash scripts/gz.sh test    install what is missing, build, run the test suite
 #   bash scripts/gz.sh ci      test + ASan/UBSan build and tests (-Werror),
-#                              GZ_ENABLE_CUDA=OFF build, clang-format check, fuzzing
+#                              GZ_ENABLE_CUDA=OFF build, clang-format check,
+#                              fuzzing, valgrind on a selection
 #   bash scripts/gz.sh deps | build | format | fuzz SECONDS
-#   bash scripts/gz.sh valgrind  memcheck over a subset (codec, io, stats,
-#                              allreduce and data movement at 2 ranks)
+#   bash scripts/gz.sh valgrind [CTEST ARGS]  the whole suite (or the
+#                              tests CTEST ARGS select) under valgrind memcheck
 #   bash scripts/gz.sh bench [STEP...]  (root) the emulated-cluster benchmarks:
 #                              installs gnuplot-nox, cdo, nco, builds into
 #                              build-bench, runs bench/run_bench.sh, rewrites
@@ -25,7 +26,11 @@ export GZ_DATA_DIR=${GZ_DATA_DIR:-$ROOT/../shared/data}
 PACKAGES=(build-essential cmake pkg-config git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libnetcdf-dev netcdf-bin libpng-dev zlib1g-dev libargtable2-dev libinih-dev
-  libzfp-dev clang clang-format libclang-rt-14-dev)
+  libzfp-dev clang clang-format libclang-rt-14-dev valgrind)
+
+# The tests CI runs under valgrind: the codec, each family of collectives
+# at 2 ranks, the io round trips and the full-disk writes, the statistics.
+VALGRIND_CI_TESTS='^(test_codec_codes|test_coll_(allreduce|reduce_scatter|movement)\.np2|test_io_roundtrip\.np1|test_io_full\.np1|test_error_stats)$'
 
 say() { printf '\n== %s\n' "$*"; }
 
@@ -114,37 +119,39 @@ fuzz() { # fuzz SECONDS: each libFuzzer target for SECONDS
   done
 }
 
-# valgrind memcheck over a representative subset of the suite (codec, two
-# collectives at 2 ranks, statistics, io): every leak and memory error in
-# our code fails it; Open MPI's, HDF5's and netCDF's own start-up
-# allocations are suppressed by scripts/valgrind.supp.
-valgrind_run() { # valgrind_run DIR
-  local dir=$1 vg fails=0
+# valgrind memcheck over the whole test suite: a build whose tests start
+# every program (test executables, every gzstack rank, the scripts' checkers
+# and generators) under valgrind, with 20 times the time limits. Each
+# process logs to DIR/valgrind/<pid>.log; any memory error or definite or
+# indirect leak in a log fails the run, including in processes whose exit
+# status a test expects to be non-zero. Open MPI's, HDF5's and netCDF's own
+# start-up allocations are suppressed by scripts/valgrind.supp.
+valgrind_run() { # valgrind_run DIR [ctest arguments...]
+  local dir=$1 logs=$1/valgrind rc=0
+  shift
   mpi_env
-  vg=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect
-    --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --num-callers=30
-    --suppressions="$ROOT/scripts/valgrind.supp" -q)
-  for t in ${VALGRIND_TESTS:-test_codec_stream test_codec_codes test_codec_properties test_error_stats \
-    test_io_roundtrip test_io_errors test_io_meta}; do
-    local exe
-    exe=$(ls "$dir"/tests/*/"$t" 2>/dev/null | head -n 1)
-    [ -n "$exe" ] || { echo "valgrind: $t not built"; continue; }
-    say "valgrind $t"
-    (cd "$(dirname "$exe")" && "${vg[@]}" "$exe" >"$dir/valgrind_$t.log" 2>&1) ||
-      { fails=$((fails + 1)); tail -n 40 "$dir/valgrind_$t.log"; }
-    tail -n 1 "$dir/valgrind_$t.log"
+  rm -rf "$logs"
+  mkdir -p "$logs"
+  (cd "$dir" && ctest --output-on-failure -j "$JOBS" "$@") || rc=1
+  # -q: a clean process leaves an empty log; the lines below are reports.
+  local bad
+  bad=$(grep -lE "^==[0-9]+== [^ W]" "$logs"/*.log 2>/dev/null || true)
+  say "valgrind: $(ls "$logs" | wc -l) processes checked, $(echo -n "$bad" | grep -c .) with reports"
+  for f in $bad; do
+    echo "--- $f"
+    head -n 60 "$f"
   done
-  for t in ${VALGRIND_MPI_TESTS:-test_coll_allreduce test_coll_movement}; do
-    local exe
-    exe=$(ls "$dir"/tests/*/"$t" 2>/dev/null | head -n 1)
-    [ -n "$exe" ] || { echo "valgrind: $t not built"; continue; }
-    say "valgrind mpirun -np 2 $t"
-    mpirun --oversubscribe -np 2 "${vg[@]}" "$exe" >"$dir/valgrind_$t.log" 2>&1 ||
-      { fails=$((fails + 1)); tail -n 40 "$dir/valgrind_$t.log"; }
-    tail -n 1 "$dir/valgrind_$t.log"
-  done
-  say "valgrind: $fails program(s) with errors or leaks (logs: $dir/valgrind_*.log)"
-  [ $fails -eq 0 ]
+  [ -z "$bad" ] && [ $rc -eq 0 ]
+}
+
+valgrind_suite() { # valgrind_suite [ctest arguments...]: build, then valgrind_run
+  local vgdir=${VALGRIND_BUILD_DIR:-$ROOT/build-valgrind} vg
+  vg="valgrind;--tool=memcheck;--leak-check=full;--show-leak-kinds=definite,indirect"
+  vg+=";--errors-for-leak-kinds=definite,indirect;--error-exitcode=99;--num-callers=30"
+  vg+=";--suppressions=$ROOT/scripts/valgrind.supp;-q;--log-file=$vgdir/valgrind/%p.log"
+  build "$vgdir" -DGZ_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DGZ_TEST_LAUNCHER=$vg" -DGZ_TEST_TIME_SCALE=20
+  valgrind_run "$vgdir" "$@"
 }
 
 cmd=${1:-help}
@@ -174,6 +181,9 @@ ci)
   say "clang-format check"
   cmake --build "$BUILD_DIR" --target format-check
   fuzz "${GZ_FUZZ_SECONDS:-45}" # 6 targets: 4.5 minutes
+  # memcheck on a selection (a few minutes); `bash scripts/gz.sh valgrind`
+  # runs the whole suite (about two hours on 2 cores)
+  valgrind_suite -R "${GZ_VALGRIND_CI_TESTS:-$VALGRIND_CI_TESTS}"
   ;;
 format)
   build "$BUILD_DIR"
@@ -185,10 +195,8 @@ fuzz)
   ;;
 valgrind)
   deps
-  command -v valgrind >/dev/null || as_root apt-get install -y -qq valgrind
-  build "${VALGRIND_BUILD_DIR:-$ROOT/build-valgrind}" -DGZ_ENABLE_CUDA=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  valgrind_run "${VALGRIND_BUILD_DIR:-$ROOT/build-valgrind}"
+  shift
+  valgrind_suite "$@"
   ;;
 bench)
   deps

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bad input to gzstack stack / compress / decompress (see CMakeLists.txt).
-# Every error case runs under `timeout 10` and must: exit non-zero (not by
-# the timeout), print a message matching a pattern that names the cause,
+# Every error case runs under `timeout 10` (times GZ_TEST_TIME_SCALE, which
+# the valgrind run sets) and must: exit non-zero (not by the timeout), print a message matching a pattern that names the cause,
 # not abort or crash, leave no rank running, and leave neither its output
 # nor a temporary file. Already covered elsewhere (with the real data), not
 # repeated here: wrong netCDF variable, shape/type mismatch, unknown config
@@ -12,6 +12,7 @@ set -u
 GZ=$1 MPIRUN=$2 GEN=$3
 TMP=$(mktemp -d)
 trap 'chmod -R u+rwx "$TMP" 2>/dev/null; umount "$TMP/full" 2>/dev/null; rm -rf "$TMP"' EXIT
+LIMIT=$((10 * ${GZ_TEST_TIME_SCALE:-1})) # seconds an error case may take
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
@@ -32,12 +33,12 @@ no_leftovers() {
 bad() {
   local what=$1 pattern=$2 output=$3 rc t0=$SECONDS
   shift 3
-  timeout 10 "$@" >"$TMP/out" 2>&1
+  timeout $LIMIT "$@" >"$TMP/out" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then
     ko "$what: exit 0"; cat "$TMP/out"
   elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    ko "$what: still running after 10 s"
+    ko "$what: still running after $LIMIT s"
   elif grep -qE -- "$pattern" "$TMP/out"; then
     ok
   else
@@ -46,12 +47,12 @@ bad() {
   grep -qE "MPI_ABORT|Segmentation|core dumped|AddressSanitizer|runtime error" "$TMP/out" &&
     { ko "$what: crashed or aborted"; cat "$TMP/out"; }
   no_leftovers "$what" "$output"
-  [ $((SECONDS - t0)) -le 10 ] || ko "$what: took $((SECONDS - t0)) s"
+  [ $((SECONDS - t0)) -le $LIMIT ] || ko "$what: took $((SECONDS - t0)) s"
 }
 good() { # good WHAT COMMAND...: must succeed
   local what=$1
   shift
-  if timeout 60 "$@" >"$TMP/out" 2>&1; then ok; else ko "$what: failed"; cat "$TMP/out"; fi
+  if timeout $((6 * LIMIT)) "$@" >"$TMP/out" 2>&1; then ok; else ko "$what: failed"; cat "$TMP/out"; fi
 }
 
 # --- inputs, all generated here ------------------------------------------
