@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Bad input to gzstack stack / compress / decompress (see CMakeLists.txt).
 # Every error case runs under `timeout 10` (times GZ_TEST_TIME_SCALE, which
-# the valgrind run sets) and must: exit non-zero (not by the timeout), print a message matching a pattern that names the cause,
-# not abort or crash, leave no rank running, and leave neither its output
-# nor a temporary file. Already covered elsewhere (with the real data), not
-# repeated here: wrong netCDF variable, shape/type mismatch, unknown config
-# key, bad --op/--dims/--slice, existing output for stack/compress, a
-# corrupted or truncated archive (tests/app_stack, tests/app_compress); a
-# full disk for compress and signals (tests/app_failures).
+# the valgrind run sets) and must: exit non-zero (not by the timeout), print
+# a message matching a pattern that names the cause, not abort or crash,
+# leave no rank running, and leave neither its output nor a temporary file.
+# Already covered elsewhere (with the real data), not repeated here: wrong
+# netCDF variable, shape/type mismatch, unknown config key, bad
+# --op/--dims/--slice, existing output for stack/compress, a corrupted or
+# truncated archive (tests/app_stack, tests/app_compress); a full disk for
+# compress and signals (tests/app_failures).
 set -u
 GZ=$1 MPIRUN=$2 GEN=$3
 TMP=$(mktemp -d)
