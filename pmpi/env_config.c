@@ -227,7 +227,7 @@ static void load(void) {
     bad = "GZCOLL_P2P";
 
   if (bad) {
-    gzp_warn("warning: %s=\"%s\" is not valid (see README, libgzcoll_pmpi): "
+    gzp_warn("warning: %s=\"%s\" is not valid (see docs/pmpi.md): "
              "passing every MPI call through uncompressed",
              bad, getenv(bad));
     c.enabled = 0;
