@@ -11,11 +11,17 @@
  * after each call:
  *   no attribute   -> first considered call: inter-communicator or a single
  *                     rank (local facts, identical everywhere): the
- *                     pass-through sentinel; otherwise PMPI_Comm_dup (the
- *                     agreement communicator, MPI_ERRORS_RETURN) and one
- *                     MAX over comm of "my setup failed" and "this rank may
- *                     see device memory" (a failure anywhere: the sentinel
- *                     everywhere);
+ *                     pass-through sentinel; otherwise one MAX over comm of
+ *                     "my allocation failed" and "this rank may see device
+ *                     memory" (a failure anywhere: the sentinel everywhere);
+ *   no agree comm  -> first call that needs an agreement (data movement, or
+ *                     any call where device memory is possible): the
+ *                     private duplicate (MPI_ERRORS_RETURN) is made and that
+ *                     first agreement runs on comm itself, its word carrying
+ *                     "my duplicate exists" (missing anywhere: "refused"
+ *                     everywhere); later agreements run on the duplicate, so
+ *                     communicators that only ever see reductions in a
+ *                     CPU build cost no extra communicator;
  *   entry, no ctx  -> first call agreed compressible: gz_ctx_create
  *                     (collective; libgzcoll agrees on its failure, so all
  *                     ranks then mark the entry "refused" together);
@@ -91,8 +97,7 @@ static int device_possible(void) {
 gzp_comm_t *gzp_comm_get(MPI_Comm comm) {
   void *value = NULL;
   gzp_comm_t *c;
-  MPI_Comm agree = MPI_COMM_NULL;
-  int found, inter = 0, size = 0, dup_ok, v[2], all[2] = {1, 1};
+  int found, inter = 0, size = 0, v[2], all[2] = {1, 1};
 
   if (comm == MPI_COMM_NULL)
     return NULL;
@@ -108,22 +113,16 @@ gzp_comm_t *gzp_comm_get(MPI_Comm comm) {
     return NULL;
   }
   /* Collective: every rank of comm is in the same considered call. Whether
-   * the entry exists everywhere is agreed (on comm itself, which every rank
-   * has even if its duplicate failed), together with "some rank may see
+   * the entry exists everywhere is agreed, together with "some rank may see
    * device memory". */
   c = calloc(1, sizeof *c);
-  dup_ok = PMPI_Comm_dup(comm, &agree) == MPI_SUCCESS;
-  if (dup_ok)
-    PMPI_Comm_set_errhandler(agree, MPI_ERRORS_RETURN);
-  v[0] = !(c && dup_ok);
+  v[0] = c == NULL;
   v[1] = device_possible();
   if (PMPI_Allreduce(v, all, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
     all[0] = 1;
   if (c) {
-    c->agree = agree;
+    c->agree = MPI_COMM_NULL;
     c->dev_possible = all[1];
-  } else if (dup_ok) {
-    PMPI_Comm_free(&agree);
   }
   if (all[0] || PMPI_Comm_set_attr(comm, keyval, c) != MPI_SUCCESS) {
     if (c)
@@ -132,6 +131,36 @@ gzp_comm_t *gzp_comm_get(MPI_Comm comm) {
     return NULL;
   }
   return c;
+}
+
+int gzp_comm_agree(MPI_Comm comm, gzp_comm_t *c, unsigned local, unsigned *all) {
+  MPI_Comm on = c->agree;
+  int first = on == MPI_COMM_NULL;
+  *all = 0;
+  if (first) {
+    /* the first agreement on comm: make the private duplicate, and carry
+     * "mine exists" in the same word, on comm itself */
+    if (PMPI_Comm_dup(comm, &c->agree) == MPI_SUCCESS) {
+      PMPI_Comm_set_errhandler(c->agree, MPI_ERRORS_RETURN);
+      local |= GZP_AGREE_OK;
+    } else {
+      c->agree = MPI_COMM_NULL;
+    }
+    on = comm;
+  } else {
+    local |= GZP_AGREE_OK;
+  }
+  if (PMPI_Allreduce(&local, all, 1, MPI_UNSIGNED, MPI_BAND, on) != MPI_SUCCESS)
+    *all = 0;
+  if (!(*all & GZP_AGREE_OK)) {
+    /* some rank has no duplicate (or MPI failed): pass through for good */
+    if (first && c->agree != MPI_COMM_NULL)
+      PMPI_Comm_free(&c->agree);
+    c->refused = 1;
+    *all = 0;
+    return 0;
+  }
+  return 1;
 }
 
 gz_ctx_t gzp_comm_context(MPI_Comm comm, gzp_comm_t *c) {

@@ -91,9 +91,11 @@ void gzp_warn(const char *fmt, ...)
 /* What is cached on an intra-communicator of two or more ranks once a call
  * on it was worth considering; identical on every rank of it. */
 typedef struct gzp_comm {
-  MPI_Comm agree;   /* private duplicate carrying the routing agreements */
+  MPI_Comm agree;   /* private duplicate carrying the routing agreements
+                       (MPI_COMM_NULL until the first one) */
   int dev_possible; /* some rank may see device memory (agreed, MAX) */
-  int refused;      /* gz_ctx_create failed (agreed by libgzcoll) */
+  int refused;      /* pass through for good: gz_ctx_create failed (agreed
+                       by libgzcoll) or the duplicate is missing somewhere */
   gz_ctx_t ctx;     /* NULL until the first call agreed compressible */
 } gzp_comm_t;
 
@@ -103,6 +105,17 @@ typedef struct gzp_comm {
  * NULL, inter-communicator, single rank, or the setup failed somewhere); the
  * decision is cached with the communicator, identical on every rank. */
 gzp_comm_t *gzp_comm_get(MPI_Comm comm);
+/* Bits of the flag word of a routing agreement (intercept.c): the element
+ * type this rank can compress, and (set by gzp_comm_agree) "my agreement
+ * duplicate exists". */
+#define GZP_F32 1u
+#define GZP_F64 2u
+#define GZP_AGREE_OK 4u
+
+/* One agreement among the ranks of comm (collective; every rank calls it
+ * for the same call): *all = the MPI_BAND of every rank's local word. 0 (and
+ * *all = 0, c->refused on every rank) when it could not be carried out. */
+int gzp_comm_agree(MPI_Comm comm, gzp_comm_t *c, unsigned local, unsigned *all);
 /* The context of comm, created collectively on the first call every rank
  * agreed to compress (libgzcoll agrees on a refusal: c->refused on every
  * rank, NULL from then on). */

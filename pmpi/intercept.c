@@ -26,12 +26,12 @@
  *    significant (MPI_IN_PLACE: only the side MPI reads), and no buffer is
  *    device memory (gz_is_device_pointer: device buffers go to PMPI_
  *    untouched). One PMPI_Allreduce(MPI_BAND) of that word on the
- *    communicator's private duplicate decides: F32 or F64 left set means
- *    every rank can take the compressed path with the same element type
- *    (hence the same count); otherwise every rank passes through. Only
- *    then is a context created (collective, comm_cache.c). The agreement
- *    calls PMPI_ directly, so it is never intercepted, and it happens only
- *    for calls that passed step 1.
+ *    communicator's private duplicate (the first one on the communicator
+ *    itself, while the duplicate is made; gzp_comm_agree) decides: F32 or F64 left set
+ * means every rank can take the compressed path with the same element type (hence the
+ * same count); otherwise every rank passes through. Only then is a context created
+ * (collective, comm_cache.c). The agreement calls PMPI_ directly, so it is never
+ * intercepted, and it happens only for calls that passed step 1.
  *
  * Reductions (allreduce, reduce_scatter_block) skip step 2: MPI requires
  * count, datatype and op to be the same on every rank, so whether they are
@@ -52,10 +52,6 @@
  * reports a real error through the application's own error handler.
  */
 #include "gzcoll_pmpi.h"
-
-/* Bits of the flag word a rank contributes to the agreement. */
-#define GZP_F32 1u
-#define GZP_F64 2u
 
 /* The element-type bit of a predefined float type, 0 for anything else
  * (derived types are not compressed, even contiguous ones made of floats:
@@ -113,9 +109,8 @@ static gz_ctx_t route(gzp_kind_t kind, MPI_Comm comm, double bytes, unsigned loc
     return NULL;
   if (!(c = gzp_comm_get(comm)) || c->refused)
     return NULL;
-  if ((agree || c->dev_possible) &&
-      PMPI_Allreduce(&local, &all, 1, MPI_UNSIGNED, MPI_BAND, c->agree) != MPI_SUCCESS)
-    return NULL; /* MPI_ERRORS_RETURN on the private duplicate; see docs/pmpi.md */
+  if ((agree || c->dev_possible) && !gzp_comm_agree(comm, c, local, &all))
+    return NULL; /* see gzp_comm_agree; docs/pmpi.md */
   if (all & GZP_F32)
     *dtype = GZ_FLOAT32;
   else if (all & GZP_F64)
