@@ -807,6 +807,14 @@ static void make_trace_header(unsigned char *h, const gz_meta_t *m, size_t t, si
   put_u(h + TR_ID, 2, 1, 0);
   put_u(h + TR_SAMPLES, 2, ns <= 65535 ? (uint32_t)ns : 0, 0);
   memcpy(h + TR_INTERVAL, bin + BIN_INTERVAL, 2);
+  if (m->coords[nd - 1].values) { /* delay: the first time, whole ms */
+    const gz_coord_t *tc = &m->coords[nd - 1];
+    double t0 = tc->values[0] * (!strcmp(tc->units, "s")    ? 1e3
+                                 : !strcmp(tc->units, "us") ? 1e-3
+                                                            : 1);
+    if (t0 >= -32768 && t0 <= 32767 && t0 == (double)(int)t0)
+      put_u(h + TR_DELAY, 2, (uint32_t)(int)t0 & 0xffffu, 0);
+  }
   if (nd >= 3 && m->dims[nd - 2] > 0) {
     size_t nx = m->dims[nd - 2], i = (t / nx) % m->dims[nd - 3], j = t % nx;
     const gz_coord_t *ci = &m->coords[nd - 3], *cj = &m->coords[nd - 2];
