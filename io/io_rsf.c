@@ -333,6 +333,13 @@ static int rsf_open(const char *path, const char *var, const gz_raw_opts_t *raw,
     }
   }
   if (ascii) {
+    /* at least a byte per number: a bound before anything is allocated */
+    if (fstat(s->fd, &st) != 0 || (unsigned long long)st.st_size < s->offset ||
+        (unsigned long long)st.st_size - s->offset < count) {
+      gz_io_errorf(err, errlen, "%s: %s is too short for %zu ascii_float numbers", path,
+                   s->data_path, count);
+      goto fail;
+    }
     if (read_ascii(s, count, err, errlen) != 0)
       goto fail;
   } else if (fstat(s->fd, &st) != 0 || (unsigned long long)st.st_size < s->offset ||
