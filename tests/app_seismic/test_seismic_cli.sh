@@ -72,6 +72,27 @@ if command -v ncdump >/dev/null; then
   ncdump -v time "$TMP/f3.nc" | tr -d ' \n' | grep -q "time=4,8,12" && ok || ko "F3 times (ms)"
 fi
 
+# a crossline-sorted cube keeps the file's order: [crossline][inline][time]
+"$PY" -c "
+import segyio, numpy as np
+spec = segyio.spec(); spec.sorting = 1; spec.format = 5; spec.samples = list(range(10))
+spec.ilines = [1, 2, 3]; spec.xlines = [10, 11]
+with segyio.create('$D/xl.sgy', spec) as f:
+    t = 0
+    for x in spec.xlines:
+        for i in spec.ilines:
+            f.header[t] = {segyio.su.iline: i, segyio.su.xline: x}
+            f.trace[t] = np.arange(10, dtype=np.float32) + 100 * i + 1000 * x
+            t += 1
+    f.bin.update(hdt=4000)"
+good "read crossline-sorted" "$GZ" stack -i "$D/xl.sgy" -e 0 -o "$TMP/xl.raw" -q
+good "crossline-sorted bit-exact" "$PY" "$CHECK" exact "$D/xl.sgy" "$TMP/xl.raw"
+if command -v ncdump >/dev/null; then
+  good "crossline-sorted to netCDF" "$GZ" stack -i "$D/xl.sgy" -e 0 -o "$TMP/xl.nc" -q
+  ncdump -h "$TMP/xl.nc" | grep -q "float amplitude(crossline, inline, time)" && ok ||
+    ko "crossline-sorted shape"
+fi
+
 # --- image stacks: numpy within the bound, headers kept, 1/3/4 ranks -------
 for k in ibm ieee lsb i16; do
   for np in 1 3 4; do
