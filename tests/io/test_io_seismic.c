@@ -376,11 +376,17 @@ static void rsf_forms(const char *dir) {
     r = NULL;
   }
   snprintf(text, sizeof text,
-           "n1=5 data_format=ascii_float in=\"stdin\"\n\014\014\0041 2\n");
+           "n1=5 data_format=ascii_float in=\"stdin\"\n\014\014\0041 2        \n");
   iot_write_file(h, text, strlen(text));
   GZ_CHECK(gz_reader_open(h, NULL, NULL, MPI_COMM_SELF, &r, err, sizeof err) == -1 &&
                iot_contains(err, "2 readable numbers, the header needs 5"),
            "short ascii: %s", err);
+  snprintf(text, sizeof text,
+           "n1=500 data_format=ascii_float in=\"stdin\"\n\014\014\0041 2\n");
+  iot_write_file(h, text, strlen(text));
+  GZ_CHECK(gz_reader_open(h, NULL, NULL, MPI_COMM_SELF, &r, err, sizeof err) == -1 &&
+               iot_contains(err, "is too short for 500 ascii_float numbers"),
+           "ascii count beyond the file: %s", err);
   snprintf(text, sizeof text, "d1=3 in=%s\n", d);
   iot_write_file(h, text, strlen(text));
   GZ_CHECK(gz_reader_open_format(h, GZ_FMT_RSF, NULL, NULL, MPI_COMM_SELF, &r, err,
