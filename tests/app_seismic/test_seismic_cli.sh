@@ -106,6 +106,12 @@ for k in ibm ieee lsb i16; do
     good "stack $k np$np vs numpy" "$PY" "$CHECK" stack mean 1e-3 "$TMP/s_${k}_$np.sgy" "$D/${k}_"?.sgy
   done
 done
+# rank 0 reads and scatters; slabs smaller than a trace; both byte orders mixed
+good "stack ibm --read root" "${M[@]}" 3 "$GZ" -i "$D/ibm_"?.sgy --read root -e 1e-3 -o "$TMP/root.sgy" -q
+good "--read root vs numpy" "$PY" "$CHECK" stack mean 1e-3 "$TMP/root.sgy" "$D/ibm_"?.sgy
+good "stack slabs, mixed byte order" "${M[@]}" 3 "$GZ" -i "$D/ibm_"?.sgy "$D/lsb_"?.sgy --slab-mb 0.01 \
+  -e 1e-3 -o "$TMP/slab.sgy" -q
+good "slabs vs numpy" "$PY" "$CHECK" stack mean 1e-3 "$TMP/slab.sgy" "$D/ibm_"?.sgy "$D/lsb_"?.sgy
 for op in max min sum; do
   good "stack ibm $op" "${M[@]}" 3 "$GZ" -i "$D/ibm_"?.sgy --op $op -e 1e-2 -o "$TMP/o_$op.sgy" -q
   good "stack ibm $op vs numpy" "$PY" "$CHECK" stack $op 1e-2 "$TMP/o_$op.sgy" "$D/ibm_"?.sgy
