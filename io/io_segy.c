@@ -470,12 +470,19 @@ static int read_headers(segy_state_t *s, int fd, unsigned long long fsize, gz_me
   snprintf(m->native_format, sizeof m->native_format, "%s", NATIVE_TAG);
   if (read_at(fd, native, hoff, 0) != 0)
     goto read_fail;
-  for (size_t t = 0, per = tbytes < ((size_t)4 << 20) ? ((size_t)4 << 20) / tbytes : 1;
-       t < ntr; t += per) {
-    /* a block of traces per read; their headers picked out of it */
+  /* the trace headers: one read each when traces are long, else blocks of
+   * whole traces with the headers picked out (fewer system calls) */
+  for (size_t t = 0, per = tbytes >= 4096 ? 1 : ((size_t)4 << 20) / tbytes; t < ntr;
+       t += per) {
     size_t k = per < ntr - t ? per : ntr - t;
-    unsigned char *blk = malloc(k * tbytes);
-    if (!blk) {
+    unsigned char *blk;
+    if (per == 1) {
+      if (read_at(fd, native + hoff + t * TRH_SIZE, TRH_SIZE,
+                  trace0 + (unsigned long long)t * tbytes) != 0)
+        goto read_fail;
+      continue;
+    }
+    if (!(blk = malloc(k * tbytes))) {
       gz_io_errorf(err, errlen, "%s: out of memory", path);
       return -1;
     }
