@@ -148,6 +148,28 @@ cmp -s <(tail -c +3227 "$D/ibm_0.sgy" | head -c 374) <(tail -c +3227 "$TMP/ibm.b
   ok || ko "ibm binary header after the format code"
 good "ibm samples within 1e-3" "$PY" "$CHECK" samples "$D/ibm_0.sgy" "$TMP/ibm.back.sgy" 1e-3
 
+# two extended textual headers (revision 1): read, and kept by decompress
+"$PY" -c "
+import segyio, numpy as np
+spec = segyio.spec(); spec.format = 1; spec.samples = list(range(20)); spec.tracecount = 5
+spec.ext_headers = 2
+with segyio.create('$D/ext.sgy', spec) as f:
+    for t in range(5):
+        f.header[t] = {segyio.su.tracl: t + 1}
+        f.trace[t] = np.arange(20, dtype=np.float32) * (t + 1)
+    f.bin.update(hdt=2000, exth=2, rev=1)
+    f.text[1] = b'C 1 EXTENDED ONE'.ljust(3200)
+    f.text[2] = b'C 1 EXTENDED TWO'.ljust(3200)"
+good "read extended headers" "$GZ" stack -i "$D/ext.sgy" -e 0 -o "$TMP/ext.raw" -q
+good "extended headers: values" "$PY" "$CHECK" exact "$D/ext.sgy" "$TMP/ext.raw"
+good "compress ext" "$GZ" compress -i "$D/ext.sgy" -e 1e-3 -o "$TMP/ext.gzc" -q
+good "decompress ext" "$GZ" decompress -i "$TMP/ext.gzc" -o "$TMP/ext.back.sgy" -q
+good "ext: every header byte but the format code" "$PY" -c "
+a = open('$D/ext.sgy', 'rb').read(); b = open('$TMP/ext.back.sgy', 'rb').read()
+assert len(a) == len(b) and a[:3224] == b[:3224] and a[3226:10000] == b[3226:10000]
+assert all(a[10000 + t * 320:10240 + t * 320] == b[10000 + t * 320:10240 + t * 320] for t in range(5))
+print('ok: textual, binary, 2 extended and 5 trace headers kept')"
+
 # --- Madagascar RSF -----------------------------------------------------------
 for np in 1 3; do
   good "stack RSF np$np" "${M[@]}" $np "$GZ" -i "$D/soda.rsf" -e 1e-3 -o "$TMP/r$np.rsf" -q
