@@ -76,6 +76,7 @@ __device__ static inline unsigned flags_now(const unsigned *flags) {
 template <typename T> __global__ void k_range(const T *x, size_t n, double *part) {
   __shared__ double slo[GZ_THREADS], shi[GZ_THREADS];
   double lo = HUGE_VAL, hi = -HUGE_VAL;
+  GZ_STRIDE_LOOP
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     double v = (double)x[i];
@@ -159,21 +160,28 @@ __global__ void k_stream_setup(int eb_mode, double error_bound, const double *pa
   *qp = gz_quant_make(eb, GZ_DEV_CODE_MAX_STREAM);
 }
 
+/* Blocks first + (one thread each). Not grid-stride: inside a loop the
+ * inlined encoder needed 255 registers and spilled (168 as it is); the
+ * launcher covers a capped grid with several launches instead. */
 template <typename T>
 __global__ void k_encode_blocks(const T *x, size_t n, const gz_quant_t *qp,
-                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb) {
-  gz_quant_t q = *qp;
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < nb;
-       b += (size_t)gridDim.x * blockDim.x) {
-    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-    sizes[b] = block_encode(x + b * GZ_BLOCK, len, &q, slots + b * slot);
-  }
+                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb,
+                                size_t first) {
+  size_t b = first + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  gz_quant_t q;
+  int len;
+  if (b >= nb)
+    return;
+  q = *qp;
+  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+  sizes[b] = block_encode(x + b * GZ_BLOCK, len, &q, slots + b * slot);
 }
 
 /* One warp per block: its slot's bytes to where the scan put them. */
 __global__ void k_gather_slots(const uint8_t *slots, size_t slot, const uint64_t *sizes,
                                const uint64_t *ends, uint8_t *data, size_t nb) {
   unsigned lane = threadIdx.x & 31;
+  GZ_STRIDE_LOOP
   for (size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32; w < nb;
        w += (size_t)gridDim.x * blockDim.x / 32) {
     uint64_t size = sizes[w], start = ends[w] - size;
@@ -188,6 +196,7 @@ __global__ void k_chunk_index(const uint8_t *data, const uint64_t *ends, size_t 
   for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
     table[i] = gz_crc32_entry(i);
   __syncthreads();
+  GZ_STRIDE_LOOP
   for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < nchunks;
        c += (size_t)gridDim.x * blockDim.x) {
     size_t fb = c * chunk_blocks,
@@ -309,13 +318,17 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   GZ_CUDA_LAUNCHED("k_stream_setup");
   if (nb) {
     uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
-    if (dtype == 1)
-      GZ_LAUNCH(k_encode_blocks<float>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s,
-                (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
-    else
-      GZ_LAUNCH(k_encode_blocks<double>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s,
-                (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
-    GZ_CUDA_LAUNCHED("k_encode_blocks");
+    for (size_t first = 0; first < nb;
+         first += (size_t)gz_grid(nb - first, GZ_THREADS) * GZ_THREADS) {
+      if (dtype == 1)
+        GZ_LAUNCH(k_encode_blocks<float>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
+                  s, (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb, first);
+      else
+        GZ_LAUNCH(k_encode_blocks<double>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
+                  s, (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb,
+                  first);
+      GZ_CUDA_LAUNCHED("k_encode_blocks");
+    }
     if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
       return rc;
     GZ_LAUNCH(k_gather_slots, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
@@ -409,6 +422,7 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
     uint64_t nchunks = info->nchunks, chunk_len = info->chunk_len;
     size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
     int lossy = info->qp.eb > 0;
+    GZ_STRIDE_LOOP
     for (uint64_t c = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; c < nchunks;
          c += (uint64_t)gridDim.x * blockDim.x) {
       uint64_t start = choff[c], end = choff[c + 1], pos = start;
@@ -447,6 +461,7 @@ __global__ void k_dec_blocks(const uint8_t *s, const gz_dec_info_t *info,
   if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
     return;
   qp = info->qp;
+  GZ_STRIDE_LOOP
   for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < nb;
        b += (size_t)gridDim.x * blockDim.x) {
     uint64_t avail = boff[b + 1] - boff[b];

@@ -38,6 +38,7 @@ __device__ static inline double dequant(int64_t q, const gz_quant_t *qp, double 
 template <typename T>
 __global__ void k_quantize(const T *x, size_t n, gz_quant_t qp, int64_t *codes,
                            unsigned *flags) {
+  GZ_STRIDE_LOOP
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     int64_t q;
@@ -51,6 +52,7 @@ __global__ void k_quantize(const T *x, size_t n, gz_quant_t qp, int64_t *codes,
 
 template <typename T>
 __global__ void k_dequantize(const int64_t *codes, size_t n, gz_quant_t qp, T *out) {
+  GZ_STRIDE_LOOP
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     out[i] = dequant(codes[i], &qp, (T *)0);
@@ -121,6 +123,7 @@ __device__ static inline int combine(int op, int64_t *acc, int64_t v) {
 __global__ void k_codes_reduce(int op, int64_t *acc, const int64_t *in, size_t n,
                                unsigned *flags) {
   int overflow = 0;
+  GZ_STRIDE_LOOP
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     overflow |= combine(op, &acc[i], in[i]);
@@ -144,6 +147,7 @@ extern "C" int gz_dev_codes_reduce(int op, int64_t *d_acc, const int64_t *d_in, 
 __global__ void k_codes_absmax(const int64_t *codes, size_t n, unsigned long long *out) {
   __shared__ unsigned long long sm[GZ_THREADS];
   unsigned long long m = 0;
+  GZ_STRIDE_LOOP
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     uint64_t a = codes[i] < 0 ? 0 - (uint64_t)codes[i] : (uint64_t)codes[i];
@@ -218,6 +222,7 @@ extern "C" size_t gz_dev_codes_tmp_bytes(size_t n) {
 }
 
 __global__ void k_codes_sizes(const int64_t *codes, size_t n, uint64_t *sizes) {
+  GZ_STRIDE_LOOP
   for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
        b += (size_t)gridDim.x * blockDim.x) {
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK), w, w0;
@@ -229,6 +234,7 @@ __global__ void k_codes_sizes(const int64_t *codes, size_t n, uint64_t *sizes) {
 __global__ void k_codes_write(const int64_t *codes, size_t n, const uint64_t *sizes,
                               const uint64_t *ends, uint8_t *out) {
   size_t S = gz_seg_count(n);
+  GZ_STRIDE_LOOP
   for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
        b += (size_t)gridDim.x * blockDim.x) {
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
@@ -279,6 +285,7 @@ extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out
 __global__ void k_seg_walk(const uint8_t *in, size_t size, size_t n, uint64_t *boff,
                            unsigned *flags) {
   size_t S = gz_seg_count(n);
+  GZ_STRIDE_LOOP
   for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s < S;
        s += (size_t)gridDim.x * blockDim.x)
     if (!gz_seg_walk(in, in + 8 * S, size - 8 * S, n, s, boff))
@@ -289,6 +296,7 @@ __global__ void k_codes_decode_reduce(int op, const uint8_t *pay, const uint64_t
                                       size_t n, int64_t *acc, unsigned *flags) {
   int64_t q[GZ_BLOCK];
   int overflow = 0;
+  GZ_STRIDE_LOOP
   for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
        b += (size_t)gridDim.x * blockDim.x) {
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);

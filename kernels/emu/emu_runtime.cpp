@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
@@ -244,49 +245,76 @@ bool run_fibers(const grid_t &g) {
   return true;
 }
 
-/* OS threads: one per GPU thread of a block, every block in turn, a
- * pthread barrier for __syncthreads and at the end of each block. */
+/* OS threads: a pool of one thread per GPU thread of a block (kept between
+ * launches), every block in turn, a pthread barrier for __syncthreads and at
+ * the end of each block. */
 pthread_barrier_t tbar;
 thread_local bool in_threads = false;
+/* never destroyed: the pool threads wait on them until the process ends */
+std::mutex &pool_mu = *new std::mutex;
+std::condition_variable &pool_cv = *new std::condition_variable;
+unsigned long pool_gen = 0;
+unsigned pool_size = 0, pool_busy = 0, pool_busy_of_gen = 0;
+const grid_t *pool_grid = nullptr;
 
-struct tjob {
-  const grid_t *g;
+struct pool_arg {
   unsigned t;
+  unsigned long gen; /* the generation before the launch that started it */
 };
 
 void *thread_main(void *arg) {
-  tjob *j = (tjob *)arg;
+  unsigned t = ((pool_arg *)arg)->t;
+  unsigned long seen = ((pool_arg *)arg)->gen;
   gz_emu::thread_state st;
+  delete (pool_arg *)arg;
   in_threads = true;
-  for (unsigned long long b = 0; b < j->g->nblocks; b++) {
-    st = state_of(*j->g, b, j->t);
-    gz_emu::cur = &st;
-    (*j->g->body)();
-    pthread_barrier_wait(&tbar);
+  for (;;) {
+    const grid_t *g;
+    {
+      std::unique_lock<std::mutex> l(pool_mu);
+      pool_cv.wait(l, [&] { return pool_gen != seen; });
+      seen = pool_gen;
+      if (t >= pool_busy_of_gen) /* not in this launch (its grid may be gone) */
+        continue;
+      g = pool_grid;
+    }
+    for (unsigned long long b = 0; b < g->nblocks; b++) {
+      st = state_of(*g, b, t);
+      gz_emu::cur = &st;
+      (*g->body)();
+      pthread_barrier_wait(&tbar);
+    }
+    std::lock_guard<std::mutex> l(pool_mu);
+    if (--pool_busy == 0)
+      pool_cv.notify_all();
   }
   return nullptr;
 }
 
 bool run_threads(const grid_t &g) {
-  std::vector<pthread_t> th(g.nthreads);
-  std::vector<tjob> jobs(g.nthreads);
   pthread_attr_t attr;
-  bool ok = true;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 1 << 20);
-  pthread_barrier_init(&tbar, nullptr, g.nthreads);
-  for (unsigned t = 0; t < g.nthreads; t++) {
-    jobs[t] = {&g, t};
-    if (pthread_create(&th[t], &attr, thread_main, &jobs[t]) != 0) {
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  for (; pool_size < g.nthreads; pool_size++) {
+    pthread_t th;
+    if (pthread_create(&th, &attr, thread_main, new pool_arg{pool_size, pool_gen}) != 0) {
       fprintf(stderr, "gz CUDA emulation: cannot start %u threads\n", g.nthreads);
-      abort(); /* the barrier would never release */
+      abort(); /* a barrier would never release */
     }
   }
-  for (unsigned t = 0; t < g.nthreads; t++)
-    pthread_join(th[t], nullptr);
-  pthread_barrier_destroy(&tbar);
   pthread_attr_destroy(&attr);
-  return ok;
+  pthread_barrier_init(&tbar, nullptr, g.nthreads);
+  {
+    std::unique_lock<std::mutex> l(pool_mu);
+    pool_grid = &g;
+    pool_busy = pool_busy_of_gen = g.nthreads;
+    pool_gen++;
+    pool_cv.notify_all();
+    pool_cv.wait(l, [] { return pool_busy == 0; });
+  }
+  pthread_barrier_destroy(&tbar);
+  return true;
 }
 
 bool use_threads() {
