@@ -13,10 +13,13 @@
  *    against the bound (violations must be 0).
  * 2. Device ReDoub (all ranks): per-step costs on --coll-mb MiB of float32:
  *    quantize, encode (indexed codes), decode-and-add, each timed with CUDA
- *    events (median), the transfer of one encoded buffer between rank pairs
+ *    events (median) on rank 0 while the other ranks wait (ranks may share
+ *    one GPU), the transfer of one encoded buffer between rank pairs
  *    (MPI_Sendrecv, staged through pinned memory unless MPI is CUDA-aware),
  *    and the whole gz_allreduce on device buffers (median, slowest rank).
- * Without a device it prints why and exits 0 (nothing to measure).
+ * Without a device on some rank it prints why and exits 0 (nothing to
+ * measure); every rank still takes part in the collective gz_device_select.
+ * The device name printed is the one rank 0 selected.
  */
 #include "bench.h"
 
@@ -101,7 +104,7 @@ static int parse(int argc, char **argv, gpu_args_t *a) {
     out_ms = median(t_, r_);                                                             \
   } while (0)
 
-static int bench_codec(const gpu_args_t *a) {
+static int bench_codec(const gpu_args_t *a, int dev) {
   size_t n = (size_t)(a->mb * 1048576.0 / 4.0), raw = n * 4;
   size_t cap = gz_compress_bound(GZ_FLOAT32, n, 0), tmpb, dtmpb, hsize = 0;
   float *x = malloc(raw), *y = malloc(raw), tc = 0, td = 0;
@@ -114,7 +117,7 @@ static int bench_codec(const gpu_args_t *a) {
   long bad = 0;
   int code = 1;
   char name[128] = "";
-  gz_dev_info(0, name, sizeof name, NULL);
+  gz_dev_info(dev, name, sizeof name, NULL); /* the selected device */
   if (!x || !y || !hs || !gs) {
     fprintf(stderr, "gzbench gpu: out of host memory for %.0f MiB\n", a->mb);
     goto done;
@@ -175,89 +178,152 @@ done:
   return code;
 }
 
+/* Device buffers of the ReDoub stages. */
+typedef struct rd_bufs {
+  void *dx, *dq, *dm, *dt, *s, *ev0, *ev1;
+  uint64_t *dsize;
+  unsigned *dflags;
+  size_t n, bound, tmpb;
+} rd_bufs_t;
+
+/* Quantize, encode, decode-and-reduce on this rank's device buffers: timed
+ * (median of reps, CUDA events) when timed, else run once. 0 when done. */
+static int redoub_stages(const gpu_args_t *a, int P, int timed, rd_bufs_t *b, float t[3],
+                         uint64_t *size) {
+  int reps = timed ? (a->reps < 64 ? a->reps : 64) : 0, code = 1;
+  void *ev0 = b->ev0, *ev1 = b->ev1;
+  t[0] = t[1] = t[2] = 0;
+  TRY(gz_dev_memset_async(b->dflags, 0, sizeof *b->dflags, b->s));
+#define STAGE(k, call)                                                                   \
+  do {                                                                                   \
+    if (timed)                                                                           \
+      TIMED(t[k], reps, b->s, call);                                                     \
+    else                                                                                 \
+      TRY(call);                                                                         \
+  } while (0)
+  STAGE(0, gz_dev_quantize(1, b->dx, b->n, a->eb / P, 1125899906842624.0 / P,
+                           (int64_t *)b->dq, b->dflags, b->s));
+  STAGE(1, gz_dev_codes_encode((int64_t *)b->dq, b->n, b->dm, b->bound, b->dt, b->tmpb,
+                               b->dsize, b->s));
+  TRY(gz_dev_memcpy_async(size, b->dsize, 8, b->s));
+  TRY(gz_dev_stream_sync(b->s));
+  STAGE(2,
+        gz_dev_codes_decode_reduce(GZ_DEV_OP_MAX, b->dm, (size_t)*size, (int64_t *)b->dq,
+                                   b->n, b->dt, b->tmpb, b->dflags, b->s));
+#undef STAGE
+  TRY(gz_dev_stream_sync(b->s));
+  code = 0;
+done:
+  return code;
+}
+
+/* A failure on any rank, agreed (every rank calls it at the same points). */
+static int any_failed(MPI_Comm comm, int failed) {
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
+  return failed;
+}
+
+#define STEP(call)                                                                       \
+  do {                                                                                   \
+    if (!failed && (call) != GZ_DEV_OK) {                                                \
+      fprintf(stderr, "gzbench gpu: %s failed: %s\n", #call, gz_dev_last_error());       \
+      failed = 1;                                                                        \
+    }                                                                                    \
+  } while (0)
+
 static int bench_redoub(const gpu_args_t *a, MPI_Comm comm) {
   size_t n = (size_t)(a->coll_mb * 1048576.0 / 4.0), raw = n * 4;
-  size_t bound = gz_dev_codes_indexed_bound(n), tmpb = gz_dev_codes_tmp_bytes(n);
-  int rank, P, code = 1, reps = a->reps < 64 ? a->reps : 64;
-  float *x = malloc(raw), tq = 0, te = 0, tr = 0;
-  void *dx = NULL, *dq = NULL, *dm = NULL, *dt = NULL, *s = NULL, *ev0 = NULL,
-       *ev1 = NULL;
+  rd_bufs_t b = {0};
+  int rank, P, failed = 0, reps = a->reps < 64 ? a->reps : 64;
+  float *x = malloc(raw), t[3] = {0, 0, 0};
   unsigned char *h = NULL;
-  uint64_t *dsize = NULL, size = 0;
-  unsigned *dflags = NULL;
+  uint64_t size = 0;
   double t_x = 0, t_all[64];
   gz_config_t cfg = GZ_CONFIG_INIT;
   gz_ctx_t ctx = NULL;
   gz_report_t rep;
+  gz_result_t grc = GZ_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &P);
-  if (!x)
+  b.n = n;
+  b.bound = gz_dev_codes_indexed_bound(n);
+  b.tmpb = gz_dev_codes_tmp_bytes(n);
+  failed = !x;
+  if (x)
+    smooth(x, n);
+  STEP(gz_dev_stream_create(&b.s));
+  STEP(gz_dev_event_create(&b.ev0));
+  STEP(gz_dev_event_create(&b.ev1));
+  STEP(gz_dev_malloc(&b.dx, raw));
+  STEP(gz_dev_malloc(&b.dq, n * 8));
+  STEP(gz_dev_malloc(&b.dm, b.bound));
+  STEP(gz_dev_malloc(&b.dt, b.tmpb));
+  STEP(gz_dev_malloc((void **)&b.dsize, 8));
+  STEP(gz_dev_malloc((void **)&b.dflags, sizeof *b.dflags));
+  STEP(gz_dev_host_alloc((void **)&h, 2 * b.bound));
+  STEP(gz_dev_memcpy_async(b.dx, x, raw, b.s));
+  STEP(gz_dev_stream_sync(b.s));
+  /* Per-stage costs: every other rank prepares its encoded buffer first,
+   * then rank 0 is timed alone (ranks may share one GPU). */
+  if (!failed && rank != 0)
+    failed = redoub_stages(a, P, 0, &b, t, &size);
+  if (any_failed(comm, failed))
     goto done;
-  smooth(x, n);
-  TRY(gz_dev_stream_create(&s));
-  TRY(gz_dev_event_create(&ev0));
-  TRY(gz_dev_event_create(&ev1));
-  TRY(gz_dev_malloc(&dx, raw));
-  TRY(gz_dev_malloc(&dq, n * 8));
-  TRY(gz_dev_malloc(&dm, bound));
-  TRY(gz_dev_malloc(&dt, tmpb));
-  TRY(gz_dev_malloc((void **)&dsize, 8));
-  TRY(gz_dev_malloc((void **)&dflags, sizeof *dflags));
-  TRY(gz_dev_host_alloc((void **)&h, 2 * bound));
-  TRY(gz_dev_memcpy_async(dx, x, raw, s));
-  TRY(gz_dev_memset_async(dflags, 0, sizeof *dflags, s));
-  TIMED(tq, reps, s,
-        gz_dev_quantize(1, dx, n, a->eb / P, 1125899906842624.0 / P, (int64_t *)dq,
-                        dflags, s));
-  TIMED(te, reps, s,
-        gz_dev_codes_encode((int64_t *)dq, n, dm, bound, dt, tmpb, dsize, s));
-  TRY(gz_dev_memcpy_async(&size, dsize, 8, s));
-  TRY(gz_dev_stream_sync(s));
-  TIMED(tr, reps, s,
-        gz_dev_codes_decode_reduce(GZ_DEV_OP_MAX, dm, (size_t)size, (int64_t *)dq, n, dt,
-                                   tmpb, dflags, s));
-  /* one step's transfer: pairs (r, r ^ 1), staged through pinned memory */
+  if (rank == 0)
+    failed = redoub_stages(a, P, 1, &b, t, &size);
+  if (any_failed(comm, failed))
+    goto done;
+  /* one step's transfer: pairs (r, r ^ 1) at once, staged through pinned memory */
   if (P > 1) {
     int peer = (rank ^ 1) < P ? rank ^ 1 : MPI_PROC_NULL;
     double best = 1e30;
     for (int k = 0; k < WARMUP + reps; k++) {
-      double t;
+      double tk;
       MPI_Barrier(comm);
-      t = MPI_Wtime();
-      TRY(gz_dev_memcpy_async(h, dm, (size_t)size, s));
-      TRY(gz_dev_stream_sync(s));
-      MPI_Sendrecv(h, (int)size, MPI_BYTE, peer, 9, h + bound, (int)bound, MPI_BYTE, peer,
-                   9, comm, MPI_STATUS_IGNORE);
-      TRY(gz_dev_memcpy_async(dm, h + bound, (size_t)size, s));
-      TRY(gz_dev_stream_sync(s));
-      t = MPI_Wtime() - t;
-      if (k >= WARMUP && t < best)
-        best = t;
+      tk = MPI_Wtime();
+      STEP(gz_dev_memcpy_async(h, b.dm, (size_t)size, b.s));
+      STEP(gz_dev_stream_sync(b.s));
+      MPI_Sendrecv(h, (int)size, MPI_BYTE, peer, 9, h + b.bound, (int)b.bound, MPI_BYTE,
+                   peer, 9, comm, MPI_STATUS_IGNORE);
+      STEP(gz_dev_memcpy_async(b.dm, h + b.bound, (size_t)size, b.s));
+      STEP(gz_dev_stream_sync(b.s));
+      tk = MPI_Wtime() - tk;
+      if (k >= WARMUP && tk < best)
+        best = tk;
     }
     t_x = best;
+    if (any_failed(comm, failed))
+      goto done;
   }
-  /* the whole allreduce on device buffers */
+  /* the whole allreduce on device buffers (all ranks: the real pattern) */
   cfg.error_bound = a->eb;
   cfg.algo = GZ_ALGO_REDOUB;
-  cfg.device_pool_bytes = 2 * n * 8 + 4 * bound + (64u << 20);
-  if (gz_ctx_create(comm, &cfg, &ctx) != GZ_OK) {
+  cfg.device_pool_bytes = 2 * n * 8 + 4 * b.bound + (64u << 20);
+  if ((grc = gz_ctx_create(comm, &cfg, &ctx)) != GZ_OK) {
     if (rank == 0)
-      fprintf(stderr, "gzbench gpu: context with a %.0f MiB device pool failed\n",
-              cfg.device_pool_bytes / 1048576.0);
+      fprintf(stderr, "gzbench gpu: context with a %.0f MiB device pool failed: %s\n",
+              cfg.device_pool_bytes / 1048576.0, gz_strerror(grc));
+    failed = 1;
     goto done;
   }
   for (int k = 0; k < WARMUP + reps; k++) {
-    double t;
-    TRY(gz_dev_memcpy_async(dq, x, raw, s)); /* dq reused as the float input */
-    TRY(gz_dev_stream_sync(s));
-    MPI_Barrier(comm);
-    t = MPI_Wtime();
-    if (gz_allreduce(ctx, GZ_IN_PLACE, dq, n, GZ_FLOAT32, GZ_OP_SUM, &rep) != GZ_OK)
+    double tk;
+    STEP(gz_dev_memcpy_async(b.dq, x, raw, b.s)); /* dq reused as the float input */
+    STEP(gz_dev_stream_sync(b.s));
+    if (any_failed(comm, failed))
       goto done;
-    t = MPI_Wtime() - t;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
+    tk = MPI_Wtime();
+    if ((grc = gz_allreduce(ctx, GZ_IN_PLACE, b.dq, n, GZ_FLOAT32, GZ_OP_SUM, &rep)) !=
+        GZ_OK) { /* agreed by the library: every rank is here */
+      if (rank == 0)
+        fprintf(stderr, "gzbench gpu: gz_allreduce: %s\n", gz_strerror(grc));
+      failed = 1;
+      goto done;
+    }
+    tk = MPI_Wtime() - tk;
+    MPI_Allreduce(MPI_IN_PLACE, &tk, 1, MPI_DOUBLE, MPI_MAX, comm);
     if (k >= WARMUP)
-      t_all[k - WARMUP] = t;
+      t_all[k - WARMUP] = tk;
   }
   {
     double best = t_all[0];
@@ -268,36 +334,37 @@ static int bench_redoub(const gpu_args_t *a, MPI_Comm comm) {
       steps++;
     if (rank == 0) {
       printf("# device ReDoub on %d rank(s), %.0f MiB float32, eb %g, %s: per-step costs "
-             "(CUDA events, median) and the whole call (best, slowest rank)\n",
+             "(CUDA events, median, rank 0 alone on its device) and the whole call "
+             "(best, slowest rank)\n",
              P, a->coll_mb, a->eb, rep.reason);
       printf("%-22s %10s %8s\n", "stage", "time_ms", "GB/s");
-      printf("%-22s %10.3f %8.1f\n", "quantize", tq, raw / (tq * 1e6));
-      printf("%-22s %10.3f %8.1f   ratio %.2f\n", "encode", te, raw / (te * 1e6),
+      printf("%-22s %10.3f %8.1f\n", "quantize", t[0], raw / (t[0] * 1e6));
+      printf("%-22s %10.3f %8.1f   ratio %.2f\n", "encode", t[1], raw / (t[1] * 1e6),
              (double)raw / (double)size);
-      printf("%-22s %10.3f %8.1f\n", "decode+reduce", tr, raw / (tr * 1e6));
+      printf("%-22s %10.3f %8.1f\n", "decode+reduce", t[2], raw / (t[2] * 1e6));
       if (P > 1)
-        printf("%-22s %10.3f %8.1f   (%llu bytes, staged)\n", "transfer (1 step)",
-               t_x * 1e3, size / (t_x * 1e9), (unsigned long long)size);
+        printf("%-22s %10.3f %8.1f   (%llu bytes, staged, all pairs at once)\n",
+               "transfer (1 step)", t_x * 1e3, size / (t_x * 1e9),
+               (unsigned long long)size);
       printf("%-22s %10.3f %8.1f   (%d doubling steps, %s)\n", "allreduce (whole)",
              best * 1e3, raw / (best * 1e9), steps,
              rep.compressed ? "compressed" : "MPI");
     }
   }
-  code = 0;
 done:
   gz_ctx_destroy(ctx);
-  gz_dev_free(dx);
-  gz_dev_free(dq);
-  gz_dev_free(dm);
-  gz_dev_free(dt);
-  gz_dev_free(dsize);
-  gz_dev_free(dflags);
+  gz_dev_free(b.dx);
+  gz_dev_free(b.dq);
+  gz_dev_free(b.dm);
+  gz_dev_free(b.dt);
+  gz_dev_free(b.dsize);
+  gz_dev_free(b.dflags);
   gz_dev_host_free(h);
-  gz_dev_event_destroy(ev0);
-  gz_dev_event_destroy(ev1);
-  gz_dev_stream_destroy(s);
+  gz_dev_event_destroy(b.ev0);
+  gz_dev_event_destroy(b.ev1);
+  gz_dev_stream_destroy(b.s);
   free(x);
-  return code;
+  return failed;
 }
 
 int gz_bench_gpu(int argc, char **argv, MPI_Comm comm) {
@@ -311,7 +378,10 @@ int gz_bench_gpu(int argc, char **argv, MPI_Comm comm) {
              "[--coll-mb 64]\n");
     return rc == 1 ? 0 : 2;
   }
-  none = gz_device_count(why, sizeof why) == 0 || gz_device_select(comm, &dev) != GZ_OK;
+  /* gz_device_select is collective: every rank calls it, device or not */
+  none = gz_device_select(comm, &dev) != GZ_OK;
+  if (none)
+    gz_device_count(why, sizeof why);
   MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, comm);
   if (none) {
     if (rank == 0)
@@ -320,7 +390,7 @@ int gz_bench_gpu(int argc, char **argv, MPI_Comm comm) {
     return 0;
   }
   if (rank == 0)
-    code = bench_codec(&a);
+    code = bench_codec(&a, dev);
   MPI_Bcast(&code, 1, MPI_INT, 0, comm);
   if (bench_redoub(&a, comm) != 0)
     code = 1;

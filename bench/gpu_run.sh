@@ -18,7 +18,8 @@
 #   2. cmake -DGZ_ENABLE_CUDA=ON -DGZ_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90
 #      (H100 / H200), build gzbench and the tests;
 #   3. ctest -L gpu (byte identity, bounds, allreduce / scatter at 2..8 ranks
-#      sharing the GPU) and ctest -L device (the host-side logic);
+#      sharing the GPU, the issue-21 contracts) and ctest -L device (the
+#      host-side logic), then the ptxas budgets (kernels/ptxas_budgets.sh);
 #   4. gzbench gpu at 1 rank (codec GB/s and ratio at eb 1e-4 on 512 MiB)
 #      and at 4 ranks sharing the GPU (device ReDoub per-step costs).
 # Record the numbers in BENCHMARKS.md with the device name gzbench prints.
@@ -96,6 +97,7 @@ device() {
     > "$out/gpu_build.log" 2>&1
   cmake --build "$b" -j16 >> "$out/gpu_build.log" 2>&1
   (cd "$b" && ctest -L "gpu|device" --output-on-failure -j4) > "$out/gpu_ctest.log" 2>&1 || true
+  bash kernels/ptxas_budgets.sh sm_90 > "$out/ptxas_budgets.txt" 2>&1 || true
   "$b/app/gzbench" gpu --mb 512 --eb 1e-4 --reps 10 > "$out/gzbench_gpu_np1.txt" 2>&1 || true
   mpirun -np 4 "$b/app/gzbench" gpu --mb 64 --coll-mb 256 --eb 1e-4 \
     > "$out/gzbench_gpu_np4.txt" 2>&1 || true

@@ -11,6 +11,13 @@ if(GZ_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# ThreadSanitizer (a separate small build: the emulated GPU kernels run one
+# OS thread per GPU thread there, docs/gpu.md).
+if(GZ_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
+
 function(gz_apply_flags target)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C>:${GZ_C_WARNINGS}>)
 endfunction()

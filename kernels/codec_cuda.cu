@@ -67,7 +67,7 @@ __device__ static inline void flag(unsigned *flags, unsigned bits) {
   atomicOr(flags, bits);
 }
 __device__ static inline unsigned flags_now(const unsigned *flags) {
-  return *(const volatile unsigned *)flags;
+  return gz_flags_now(flags);
 }
 
 /* ---- range (also used by the collectives, codes_cuda.cu) ------------------ */
@@ -76,6 +76,7 @@ __device__ static inline unsigned flags_now(const unsigned *flags) {
 template <typename T> __global__ void k_range(const T *x, size_t n, double *part) {
   __shared__ double slo[GZ_THREADS], shi[GZ_THREADS];
   double lo = HUGE_VAL, hi = -HUGE_VAL;
+  GZ_STRIDE_LOOP
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     double v = (double)x[i];
@@ -114,8 +115,9 @@ __global__ void k_range_final(const double *part, int nparts, double *out3) {
 }
 
 static unsigned range_blocks(size_t n) {
-  size_t b = (n + GZ_THREADS - 1) / GZ_THREADS;
-  return (unsigned)(b < 1 ? 1 : b > GZ_RANGE_BLOCKS ? GZ_RANGE_BLOCKS : b);
+  return gz_grid(
+      n < (size_t)GZ_RANGE_BLOCKS * GZ_THREADS ? n : (size_t)GZ_RANGE_BLOCKS * GZ_THREADS,
+      GZ_THREADS);
 }
 
 extern "C" int gz_dev_range(int dtype, const void *d_in, size_t n, double *d_out3,
@@ -127,11 +129,13 @@ extern "C" int gz_dev_range(int dtype, const void *d_in, size_t n, double *d_out
   if (tmp_bytes < 3 * sizeof(double) * GZ_RANGE_BLOCKS || !d_tmp)
     return GZ_DEV_ERR_CAPACITY;
   if (dtype == 1)
-    k_range<float><<<nb, GZ_THREADS, 0, s>>>((const float *)d_in, n, (double *)d_tmp);
+    GZ_LAUNCH(k_range<float>, nb, GZ_THREADS, 0, s, (const float *)d_in, n,
+              (double *)d_tmp);
   else
-    k_range<double><<<nb, GZ_THREADS, 0, s>>>((const double *)d_in, n, (double *)d_tmp);
+    GZ_LAUNCH(k_range<double>, nb, GZ_THREADS, 0, s, (const double *)d_in, n,
+              (double *)d_tmp);
   GZ_CUDA_LAUNCHED("k_range");
-  k_range_final<<<1, 1, 0, s>>>((const double *)d_tmp, (int)nb, d_out3);
+  GZ_LAUNCH(k_range_final, 1, 1, 0, s, (const double *)d_tmp, (int)nb, d_out3);
   GZ_CUDA_LAUNCHED("k_range_final");
   return GZ_DEV_OK;
 }
@@ -156,10 +160,14 @@ __global__ void k_stream_setup(int eb_mode, double error_bound, const double *pa
   *qp = gz_quant_make(eb, GZ_DEV_CODE_MAX_STREAM);
 }
 
+/* Blocks first + (one thread each). Not grid-stride: inside a loop the
+ * inlined encoder needed 255 registers and spilled (168 as it is); the
+ * launcher covers a capped grid with several launches instead. */
 template <typename T>
 __global__ void k_encode_blocks(const T *x, size_t n, const gz_quant_t *qp,
-                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb) {
-  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb,
+                                size_t first) {
+  size_t b = first + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   gz_quant_t q;
   int len;
   if (b >= nb)
@@ -172,33 +180,31 @@ __global__ void k_encode_blocks(const T *x, size_t n, const gz_quant_t *qp,
 /* One warp per block: its slot's bytes to where the scan put them. */
 __global__ void k_gather_slots(const uint8_t *slots, size_t slot, const uint64_t *sizes,
                                const uint64_t *ends, uint8_t *data, size_t nb) {
-  size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
   unsigned lane = threadIdx.x & 31;
-  uint64_t size, start;
-  if (w >= nb)
-    return;
-  size = sizes[w];
-  start = ends[w] - size;
-  for (uint64_t i = lane; i < size; i += 32)
-    data[start + i] = slots[w * slot + i];
+  GZ_STRIDE_LOOP
+  for (size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32; w < nb;
+       w += (size_t)gridDim.x * blockDim.x / 32) {
+    uint64_t size = sizes[w], start = ends[w] - size;
+    for (uint64_t i = lane; i < size; i += 32)
+      data[start + i] = slots[w * slot + i];
+  }
 }
 
 __global__ void k_chunk_index(const uint8_t *data, const uint64_t *ends, size_t nb,
                               size_t chunk_blocks, size_t nchunks, uint8_t *index) {
   __shared__ uint32_t table[256];
-  size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x, fb, lb;
-  uint64_t start, size;
   for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
     table[i] = gz_crc32_entry(i);
   __syncthreads();
-  if (c >= nchunks)
-    return;
-  fb = c * chunk_blocks;
-  lb = (fb + chunk_blocks < nb ? fb + chunk_blocks : nb) - 1;
-  start = fb ? ends[fb - 1] : 0;
-  size = ends[lb] - start;
-  gz_put_u32le(index + 8 * c, (uint32_t)size);
-  gz_put_u32le(index + 8 * c + 4, gz_crc32_tab(table, data + start, (size_t)size));
+  GZ_STRIDE_LOOP
+  for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < nchunks;
+       c += (size_t)gridDim.x * blockDim.x) {
+    size_t fb = c * chunk_blocks,
+           lb = (fb + chunk_blocks < nb ? fb + chunk_blocks : nb) - 1;
+    uint64_t start = fb ? ends[fb - 1] : 0, size = ends[lb] - start;
+    gz_put_u32le(index + 8 * c, (uint32_t)size);
+    gz_put_u32le(index + 8 * c + 4, gz_crc32_tab(table, data + start, (size_t)size));
+  }
 }
 
 __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error_bound,
@@ -300,37 +306,40 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   if (eb_mode == 1 && error_bound != 0) {
     nparts = range_blocks(n);
     if (dtype == 1)
-      k_range<float><<<nparts, GZ_THREADS, 0, s>>>((const float *)d_in, n,
-                                                   (double *)(tmp + L.part));
+      GZ_LAUNCH(k_range<float>, nparts, GZ_THREADS, 0, s, (const float *)d_in, n,
+                (double *)(tmp + L.part));
     else
-      k_range<double><<<nparts, GZ_THREADS, 0, s>>>((const double *)d_in, n,
-                                                    (double *)(tmp + L.part));
+      GZ_LAUNCH(k_range<double>, nparts, GZ_THREADS, 0, s, (const double *)d_in, n,
+                (double *)(tmp + L.part));
     GZ_CUDA_LAUNCHED("k_range");
   }
-  k_stream_setup<<<1, 1, 0, s>>>(eb_mode, error_bound, (const double *)(tmp + L.part),
-                                 (int)nparts, qp);
+  GZ_LAUNCH(k_stream_setup, 1, 1, 0, s, eb_mode, error_bound,
+            (const double *)(tmp + L.part), (int)nparts, qp);
   GZ_CUDA_LAUNCHED("k_stream_setup");
   if (nb) {
     uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
-    if (dtype == 1)
-      k_encode_blocks<float><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
-          (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
-    else
-      k_encode_blocks<double><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
-          (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
-    GZ_CUDA_LAUNCHED("k_encode_blocks");
+    for (size_t first = 0; first < nb;
+         first += (size_t)gz_grid(nb - first, GZ_THREADS) * GZ_THREADS) {
+      if (dtype == 1)
+        GZ_LAUNCH(k_encode_blocks<float>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
+                  s, (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb, first);
+      else
+        GZ_LAUNCH(k_encode_blocks<double>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
+                  s, (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb,
+                  first);
+      GZ_CUDA_LAUNCHED("k_encode_blocks");
+    }
     if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
       return rc;
-    k_gather_slots<<<gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s>>>(
-        tmp + L.slots, L.slot, sizes, ends, data, nb);
+    GZ_LAUNCH(k_gather_slots, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
+              tmp + L.slots, L.slot, sizes, ends, data, nb);
     GZ_CUDA_LAUNCHED("k_gather_slots");
-    k_chunk_index<<<gz_grid(nchunks, 128), 128, 0, s>>>(
-        data, ends, nb, chunk_len / GZ_BLOCK, nchunks, index);
+    GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 128), 128, 0, s, data, ends, nb,
+              chunk_len / GZ_BLOCK, nchunks, index);
     GZ_CUDA_LAUNCHED("k_chunk_index");
   }
-  k_stream_header<<<1, GZ_THREADS, 0, s>>>(out, dtype, eb_mode, error_bound, qp, n,
-                                           chunk_len, nchunks,
-                                           (const uint64_t *)(tmp + L.ends), nb, d_size);
+  GZ_LAUNCH(k_stream_header, 1, GZ_THREADS, 0, s, out, dtype, eb_mode, error_bound, qp, n,
+            chunk_len, nchunks, (const uint64_t *)(tmp + L.ends), nb, d_size);
   GZ_CUDA_LAUNCHED("k_stream_header");
   return GZ_DEV_OK;
 }
@@ -413,6 +422,7 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
     uint64_t nchunks = info->nchunks, chunk_len = info->chunk_len;
     size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
     int lossy = info->qp.eb > 0;
+    GZ_STRIDE_LOOP
     for (uint64_t c = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; c < nchunks;
          c += (uint64_t)gridDim.x * blockDim.x) {
       uint64_t start = choff[c], end = choff[c + 1], pos = start;
@@ -446,19 +456,20 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
 template <typename T>
 __global__ void k_dec_blocks(const uint8_t *s, const gz_dec_info_t *info,
                              const uint64_t *boff, size_t n, T *out, unsigned *flags) {
-  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x,
-         nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
   gz_quant_t qp;
-  uint64_t avail;
-  int len;
-  if (b >= nb || (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG)))
+  if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
     return;
   qp = info->qp;
-  avail = boff[b + 1] - boff[b];
-  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-  if (block_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
-                   out + b * GZ_BLOCK) != avail)
-    flag(flags, GZ_DEV_FLAG_CORRUPT);
+  GZ_STRIDE_LOOP
+  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < nb;
+       b += (size_t)gridDim.x * blockDim.x) {
+    uint64_t avail = boff[b + 1] - boff[b];
+    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+    if (block_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
+                     out + b * GZ_BLOCK) != avail)
+      flag(flags, GZ_DEV_FLAG_CORRUPT);
+  }
 }
 
 typedef struct dec_layout {
@@ -498,22 +509,22 @@ extern "C" int gz_dev_decompress(int dtype, const void *d_in, size_t size, void 
   if (L.total == SIZE_MAX || tmp_bytes < L.total || !d_tmp)
     return GZ_DEV_ERR_CAPACITY;
   info = (gz_dec_info_t *)(tmp + L.info);
-  k_dec_header<<<1, GZ_THREADS, 0, s>>>(in, size, dtype, n, info,
-                                        (uint64_t *)(tmp + L.choff), d_flags);
+  GZ_LAUNCH(k_dec_header, 1, GZ_THREADS, 0, s, in, size, dtype, n, info,
+            (uint64_t *)(tmp + L.choff), d_flags);
   GZ_CUDA_LAUNCHED("k_dec_header");
   if (!nb)
     return GZ_DEV_OK;
   /* at most nb chunks (chunk_len >= GZ_BLOCK); grid-stride over the real count */
-  k_dec_chunks<<<gz_grid(nb < 65536 ? nb : 65536, 128), 128, 0, s>>>(
-      in, info, (const uint64_t *)(tmp + L.choff), (uint64_t *)(tmp + L.boff), n, esz,
-      d_flags);
+  GZ_LAUNCH(k_dec_chunks, gz_grid(nb < 65536 ? nb : 65536, 128), 128, 0, s, in, info,
+            (const uint64_t *)(tmp + L.choff), (uint64_t *)(tmp + L.boff), n, esz,
+            d_flags);
   GZ_CUDA_LAUNCHED("k_dec_chunks");
   if (dtype == 1)
-    k_dec_blocks<float><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
-        in, info, (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);
+    GZ_LAUNCH(k_dec_blocks<float>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, in, info,
+              (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);
   else
-    k_dec_blocks<double><<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
-        in, info, (const uint64_t *)(tmp + L.boff), n, (double *)d_out, d_flags);
+    GZ_LAUNCH(k_dec_blocks<double>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, in, info,
+              (const uint64_t *)(tmp + L.boff), n, (double *)d_out, d_flags);
   GZ_CUDA_LAUNCHED("k_dec_blocks");
   return GZ_DEV_OK;
 }

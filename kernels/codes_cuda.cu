@@ -38,22 +38,23 @@ __device__ static inline double dequant(int64_t q, const gz_quant_t *qp, double 
 template <typename T>
 __global__ void k_quantize(const T *x, size_t n, gz_quant_t qp, int64_t *codes,
                            unsigned *flags) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  int64_t q;
-  double v;
-  if (i >= n)
-    return;
-  v = (double)x[i];
-  quantize_one(x[i], &qp, &q);
-  codes[i] = q;
-  if (!(fabs(rint(GZ_MUL(v, qp.inv_step))) <= qp.code_max))
-    atomicOr(flags, GZ_DEV_FLAG_ESCAPE);
+  GZ_STRIDE_LOOP
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    int64_t q;
+    double v = (double)x[i];
+    quantize_one(x[i], &qp, &q);
+    codes[i] = q;
+    if (!(fabs(rint(GZ_MUL(v, qp.inv_step))) <= qp.code_max))
+      atomicOr(flags, GZ_DEV_FLAG_ESCAPE);
+  }
 }
 
 template <typename T>
 __global__ void k_dequantize(const int64_t *codes, size_t n, gz_quant_t qp, T *out) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (i < n)
+  GZ_STRIDE_LOOP
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
     out[i] = dequant(codes[i], &qp, (T *)0);
 }
 
@@ -69,11 +70,11 @@ extern "C" int gz_dev_quantize(int dtype, const void *d_in, size_t n, double eb,
     return GZ_DEV_OK;
   qp = gz_quant_make(eb, code_limit);
   if (dtype == 1)
-    k_quantize<float><<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(
-        (const float *)d_in, n, qp, d_codes, d_flags);
+    GZ_LAUNCH(k_quantize<float>, gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s,
+              (const float *)d_in, n, qp, d_codes, d_flags);
   else
-    k_quantize<double><<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(
-        (const double *)d_in, n, qp, d_codes, d_flags);
+    GZ_LAUNCH(k_quantize<double>, gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s,
+              (const double *)d_in, n, qp, d_codes, d_flags);
   GZ_CUDA_LAUNCHED("k_quantize");
   return GZ_DEV_OK;
 }
@@ -89,11 +90,11 @@ extern "C" int gz_dev_dequantize(int dtype, const int64_t *d_codes, size_t n, do
     return GZ_DEV_OK;
   qp = gz_quant_make(eb, 0);
   if (dtype == 1)
-    k_dequantize<float>
-        <<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, qp, (float *)d_out);
+    GZ_LAUNCH(k_dequantize<float>, gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n,
+              qp, (float *)d_out);
   else
-    k_dequantize<double>
-        <<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, qp, (double *)d_out);
+    GZ_LAUNCH(k_dequantize<double>, gz_grid(n, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n,
+              qp, (double *)d_out);
   GZ_CUDA_LAUNCHED("k_dequantize");
   return GZ_DEV_OK;
 }
@@ -121,8 +122,12 @@ __device__ static inline int combine(int op, int64_t *acc, int64_t v) {
 
 __global__ void k_codes_reduce(int op, int64_t *acc, const int64_t *in, size_t n,
                                unsigned *flags) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (i < n && combine(op, &acc[i], in[i]))
+  int overflow = 0;
+  GZ_STRIDE_LOOP
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    overflow |= combine(op, &acc[i], in[i]);
+  if (overflow)
     atomicOr(flags, GZ_DEV_FLAG_OVERFLOW);
 }
 
@@ -133,8 +138,8 @@ extern "C" int gz_dev_codes_reduce(int op, int64_t *d_acc, const int64_t *d_in, 
     return GZ_DEV_ERR_ARG;
   if (!n)
     return GZ_DEV_OK;
-  k_codes_reduce<<<gz_grid(n, GZ_THREADS), GZ_THREADS, 0, (cudaStream_t)stream>>>(
-      op, d_acc, d_in, n, d_flags);
+  GZ_LAUNCH(k_codes_reduce, gz_grid(n, GZ_THREADS), GZ_THREADS, 0, (cudaStream_t)stream,
+            op, d_acc, d_in, n, d_flags);
   GZ_CUDA_LAUNCHED("k_codes_reduce");
   return GZ_DEV_OK;
 }
@@ -142,6 +147,7 @@ extern "C" int gz_dev_codes_reduce(int op, int64_t *d_acc, const int64_t *d_in, 
 __global__ void k_codes_absmax(const int64_t *codes, size_t n, unsigned long long *out) {
   __shared__ unsigned long long sm[GZ_THREADS];
   unsigned long long m = 0;
+  GZ_STRIDE_LOOP
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     uint64_t a = codes[i] < 0 ? 0 - (uint64_t)codes[i] : (uint64_t)codes[i];
@@ -162,7 +168,6 @@ __global__ void k_codes_absmax(const int64_t *codes, size_t n, unsigned long lon
 extern "C" int gz_dev_codes_absmax(const int64_t *d_codes, size_t n, int64_t *d_out,
                                    void *d_tmp, size_t tmp_bytes, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  size_t blocks = (n + GZ_THREADS - 1) / GZ_THREADS;
   (void)d_tmp; /* reduced with atomics: no scratch needed */
   (void)tmp_bytes;
   if (!d_out || (n && !d_codes))
@@ -170,8 +175,9 @@ extern "C" int gz_dev_codes_absmax(const int64_t *d_codes, size_t n, int64_t *d_
   GZ_CUDA_TRY(cudaMemsetAsync(d_out, 0, sizeof *d_out, s));
   if (!n)
     return GZ_DEV_OK;
-  k_codes_absmax<<<(unsigned)(blocks > 1024 ? 1024 : blocks), GZ_THREADS, 0, s>>>(
-      d_codes, n, (unsigned long long *)d_out);
+  GZ_LAUNCH(k_codes_absmax,
+            gz_grid(n < 1024 * GZ_THREADS ? n : 1024 * GZ_THREADS, GZ_THREADS),
+            GZ_THREADS, 0, s, d_codes, n, (unsigned long long *)d_out);
   GZ_CUDA_LAUNCHED("k_codes_absmax");
   return GZ_DEV_OK;
 }
@@ -216,27 +222,27 @@ extern "C" size_t gz_dev_codes_tmp_bytes(size_t n) {
 }
 
 __global__ void k_codes_sizes(const int64_t *codes, size_t n, uint64_t *sizes) {
-  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  int len, w, w0;
-  if (b >= blocks_of(n))
-    return;
-  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-  gz_codes_widths(codes + b * GZ_BLOCK, len, &w, &w0);
-  sizes[b] = 2 + gz_packed_bytes(len, w, w0);
+  GZ_STRIDE_LOOP
+  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
+       b += (size_t)gridDim.x * blockDim.x) {
+    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK), w, w0;
+    gz_codes_widths(codes + b * GZ_BLOCK, len, &w, &w0);
+    sizes[b] = 2 + gz_packed_bytes(len, w, w0);
+  }
 }
 
 __global__ void k_codes_write(const int64_t *codes, size_t n, const uint64_t *sizes,
                               const uint64_t *ends, uint8_t *out) {
-  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x, S = gz_seg_count(n);
-  uint64_t start;
-  int len;
-  if (b >= blocks_of(n))
-    return;
-  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-  start = ends[b] - sizes[b];
-  gz_block_encode_codes(codes + b * GZ_BLOCK, len, out + 8 * S + start);
-  if (b % GZ_SEG_BLOCKS == 0)
-    gz_put_u64le(out + 8 * (b / GZ_SEG_BLOCKS), start);
+  size_t S = gz_seg_count(n);
+  GZ_STRIDE_LOOP
+  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
+       b += (size_t)gridDim.x * blockDim.x) {
+    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+    uint64_t start = ends[b] - sizes[b];
+    gz_block_encode_codes(codes + b * GZ_BLOCK, len, out + 8 * S + start);
+    if (b % GZ_SEG_BLOCKS == 0)
+      gz_put_u64le(out + 8 * (b / GZ_SEG_BLOCKS), start);
+  }
 }
 
 __global__ void k_codes_total(const uint64_t *ends, size_t n, uint64_t *d_size) {
@@ -260,15 +266,16 @@ extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out
     return GZ_DEV_ERR_CAPACITY;
   if (nb) {
     uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
-    k_codes_sizes<<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, sizes);
+    GZ_LAUNCH(k_codes_sizes, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n,
+              sizes);
     GZ_CUDA_LAUNCHED("k_codes_sizes");
     if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
       return rc;
-    k_codes_write<<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(d_codes, n, sizes, ends,
-                                                                 (uint8_t *)d_out);
+    GZ_LAUNCH(k_codes_write, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n, sizes,
+              ends, (uint8_t *)d_out);
     GZ_CUDA_LAUNCHED("k_codes_write");
   }
-  k_codes_total<<<1, 1, 0, s>>>((const uint64_t *)(tmp + L.ends), n, d_size);
+  GZ_LAUNCH(k_codes_total, 1, 1, 0, s, (const uint64_t *)(tmp + L.ends), n, d_size);
   GZ_CUDA_LAUNCHED("k_codes_total");
   return GZ_DEV_OK;
 }
@@ -277,29 +284,32 @@ extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out
 
 __global__ void k_seg_walk(const uint8_t *in, size_t size, size_t n, uint64_t *boff,
                            unsigned *flags) {
-  size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x, S = gz_seg_count(n);
-  if (s >= S)
-    return;
-  if (!gz_seg_walk(in, in + 8 * S, size - 8 * S, n, s, boff))
-    atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
+  size_t S = gz_seg_count(n);
+  GZ_STRIDE_LOOP
+  for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s < S;
+       s += (size_t)gridDim.x * blockDim.x)
+    if (!gz_seg_walk(in, in + 8 * S, size - 8 * S, n, s, boff))
+      atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
 }
 
 __global__ void k_codes_decode_reduce(int op, const uint8_t *pay, const uint64_t *boff,
                                       size_t n, int64_t *acc, unsigned *flags) {
-  size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   int64_t q[GZ_BLOCK];
-  uint64_t avail;
-  int len, overflow = 0;
-  if (b >= blocks_of(n) || (*(const volatile unsigned *)flags & GZ_DEV_FLAG_CORRUPT))
-    return;
-  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-  avail = boff[b + 1] - boff[b];
-  if (gz_block_decode_codes(pay + boff[b], (size_t)avail, len, q) != avail) {
-    atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
-    return;
+  int overflow = 0;
+  GZ_STRIDE_LOOP
+  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
+       b += (size_t)gridDim.x * blockDim.x) {
+    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+    uint64_t avail = boff[b + 1] - boff[b];
+    if (gz_flags_now(flags) & GZ_DEV_FLAG_CORRUPT)
+      return;
+    if (gz_block_decode_codes(pay + boff[b], (size_t)avail, len, q) != avail) {
+      atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
+      return;
+    }
+    for (int i = 0; i < len; i++)
+      overflow |= combine(op, &acc[b * GZ_BLOCK + i], q[i]);
   }
-  for (int i = 0; i < len; i++)
-    overflow |= combine(op, &acc[b * GZ_BLOCK + i], q[i]);
   if (overflow)
     atomicOr(flags, GZ_DEV_FLAG_OVERFLOW);
 }
@@ -319,16 +329,17 @@ extern "C" int gz_dev_codes_decode_reduce(int op, const void *d_in, size_t size,
   if (nb && (tmp_bytes < (nb + 1) * sizeof(uint64_t) || !d_tmp))
     return GZ_DEV_ERR_CAPACITY;
   if (size < 8 * S || (!nb && size)) { /* the index alone does not fit */
-    k_set_flag<<<1, 1, 0, s>>>(d_flags, GZ_DEV_FLAG_CORRUPT);
+    GZ_LAUNCH(k_set_flag, 1, 1, 0, s, d_flags, GZ_DEV_FLAG_CORRUPT);
     GZ_CUDA_LAUNCHED("k_set_flag");
     return GZ_DEV_OK;
   }
   if (!nb)
     return GZ_DEV_OK;
-  k_seg_walk<<<gz_grid(S, 64), 64, 0, s>>>((const uint8_t *)d_in, size, n, boff, d_flags);
+  GZ_LAUNCH(k_seg_walk, gz_grid(S, 64), 64, 0, s, (const uint8_t *)d_in, size, n, boff,
+            d_flags);
   GZ_CUDA_LAUNCHED("k_seg_walk");
-  k_codes_decode_reduce<<<gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s>>>(
-      op, (const uint8_t *)d_in + 8 * S, boff, n, d_acc, d_flags);
+  GZ_LAUNCH(k_codes_decode_reduce, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, op,
+            (const uint8_t *)d_in + 8 * S, boff, n, d_acc, d_flags);
   GZ_CUDA_LAUNCHED("k_codes_decode_reduce");
   return GZ_DEV_OK;
 }

@@ -1,12 +1,14 @@
 /* device_cuda.cu - run-time side of the GPU backend: device detection,
  * pointer queries, allocation (context creation only), streams, copies and
  * events. The runtime is linked statically, so this works (and reports 0
- * devices) where no driver is installed. */
+ * devices) where no driver is installed. Built against kernels/emu/ too
+ * (GZ_CUDA_EMU): the same calls then reach the CPU emulation. */
 #include "gz_cuda_util.cuh"
 
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static thread_local char last_error[160] = "";
 
@@ -16,7 +18,33 @@ static int fail(cudaError_t err, const char *what) {
   return GZ_DEV_ERR_CUDA;
 }
 
-extern "C" int gz_device_built(void) { return 1; }
+extern "C" int gz_device_built(void) {
+#ifdef GZ_CUDA_EMU
+  int n = 0; /* an emulation build is a CPU build unless the device is shown */
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0 ? 1
+                                                        : ((void)cudaGetLastError(), 0);
+#else
+  return 1;
+#endif
+}
+
+extern "C" int gz_device_emulated(void) {
+#ifdef GZ_CUDA_EMU
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+extern "C" int gz_dev_inject_launch_failure(int after) {
+#ifdef GZ_CUDA_EMU
+  gz_emu::inject_launch_failure(after);
+  return GZ_DEV_OK;
+#else
+  (void)after;
+  return GZ_DEV_ERR_UNSUPPORTED;
+#endif
+}
 
 extern "C" int gz_device_count(char *why, unsigned long whylen) {
   int n = 0;
@@ -86,7 +114,9 @@ extern "C" void gz_dev_host_free(void *p) {
 extern "C" int gz_dev_stream_create(void **stream) {
   cudaStream_t s = NULL;
   *stream = NULL;
-  GZ_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  /* A blocking stream: ordered after the work queued on the legacy default
+   * stream before each launch, and that stream's later work after ours. */
+  GZ_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamDefault));
   *stream = (void *)s;
   return GZ_DEV_OK;
 }
@@ -139,6 +169,12 @@ extern "C" int gz_dev_event_elapsed_ms(void *start, void *stop, float *ms) {
 /* ---- shared by the launchers (gz_cuda_util.cuh) ---------------------------- */
 
 int gz_dev_fail_(cudaError_t err, const char *what) { return fail(err, what); }
+
+unsigned gz_grid_max(void) {
+  const char *e = getenv("GZ_DEV_GRID_MAX");
+  long v = e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v <= 0x7fffffffL ? (unsigned)v : 0x7fffffffu;
+}
 
 size_t gz_scan_tmp_bytes(size_t nb) {
   size_t bytes = 0;

@@ -5,6 +5,8 @@
 #include <stdio.h>
 
 int gz_device_built(void) { return 0; }
+int gz_device_emulated(void) { return 0; }
+int gz_dev_inject_launch_failure(int after) { return GZ_DEV_ERR_UNSUPPORTED; }
 
 int gz_device_count(char *why, unsigned long whylen) {
   if (why && whylen)

@@ -1,6 +1,12 @@
 /* gz_cuda_util.cuh - what the CUDA launchers share: error capture, scratch
- * carving, launch geometry and the inclusive scan (CUB) of block sizes.
- * Internal to kernels/. */
+ * carving, launch geometry, the launch macro and the inclusive scan (CUB) of
+ * block sizes. Internal to kernels/.
+ *
+ * The same sources build with nvcc for GPUs and with the host C++ compiler
+ * against kernels/emu/ (GZ_ENABLE_CUDA=EMU, docs/gpu.md): every launch goes
+ * through GZ_LAUNCH, every kernel loops grid-stride (so any grid is correct,
+ * and GZ_DEV_GRID_MAX can force a tiny one), and flag words other threads
+ * update are read with gz_flags_now. */
 #ifndef GZ_CUDA_UTIL_CUH
 #define GZ_CUDA_UTIL_CUH
 
@@ -22,12 +28,43 @@ int gz_dev_fail_(cudaError_t err, const char *what);
 /* After a launch: configuration errors show up here (no synchronisation). */
 #define GZ_CUDA_LAUNCHED(what) GZ_CUDA_TRY(cudaPeekAtLastError())
 
+/* kernel<<<grid, block, shmem, stream>>>(args...) */
+#ifdef GZ_CUDA_EMU
+#define GZ_LAUNCH(k, grid, block, shmem, stream, ...)                                    \
+  gz_emu::launch(#k, (grid), (block), (shmem), (stream), k, __VA_ARGS__)
+#else
+#define GZ_LAUNCH(k, grid, block, shmem, stream, ...)                                    \
+  k<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
+#endif
+
+/* A flag word that other threads OR into (atomicOr) while this one reads. */
+__device__ static inline unsigned gz_flags_now(const unsigned *flags) {
+#ifdef GZ_CUDA_EMU
+  return __atomic_load_n(flags, __ATOMIC_RELAXED);
+#else
+  return *(const volatile unsigned *)flags;
+#endif
+}
+
+/* Before a grid-stride loop whose body is large: one iteration at a time
+ * (unrolled, the encoder spilled: 255 registers instead of 168). */
+#ifdef GZ_CUDA_EMU
+#define GZ_STRIDE_LOOP
+#else
+#define GZ_STRIDE_LOOP _Pragma("unroll 1")
+#endif
+
 #define GZ_THREADS 256
 #define GZ_ALIGN 256u
 
+/* Largest grid of a launch: GZ_DEV_GRID_MAX (tests: a tiny grid makes every
+ * grid-stride loop go round), else the hardware's limit. */
+unsigned gz_grid_max(void);
+
+/* Blocks of threads for items, at least 1, at most gz_grid_max(). */
 static inline unsigned gz_grid(size_t items, unsigned threads) {
-  size_t g = (items + threads - 1) / threads;
-  return (unsigned)(g < 1 ? 1 : g > 0x7fffffffu ? 0x7fffffffu : g);
+  size_t g = (items + threads - 1) / threads, cap = gz_grid_max();
+  return (unsigned)(g < 1 ? 1 : g > cap ? cap : g);
 }
 
 /* Scratch carving: offsets aligned to GZ_ALIGN; SIZE_MAX on overflow. */

@@ -49,8 +49,17 @@ enum {
 
 /* dtype codes: those of gz_dtype_t (1 = float32, 2 = float64). */
 
-/* 1 when the CUDA kernels were compiled into this binary. */
+/* 1 when the CUDA kernels were compiled into this binary (an emulation
+ * build: when GZ_DEVICE_EMULATE shows the emulated device). */
 int gz_device_built(void);
+
+/* 1 when the kernels were built for the CPU emulation (kernels/emu/). */
+int gz_device_emulated(void);
+
+/* Tests: the after-th kernel launch from now fails as a real launch failure
+ * would (GZ_DEV_ERR_CUDA from its launcher). Emulation only; elsewhere
+ * GZ_DEV_ERR_UNSUPPORTED. */
+int gz_dev_inject_launch_failure(int after);
 
 /* Number of usable CUDA devices; 0 when none, when no driver is installed,
  * or when CUDA was not built. why (may be NULL) receives a short reason. */

@@ -4,8 +4,10 @@
 #   bash scripts/gz.sh run     install what is missing, build, run the 4-rank demo
 #   bash scripts/gz.sh test    install what is missing, build, run the test suite
 #   bash scripts/gz.sh ci      test + ASan/UBSan build and tests (-Werror),
-#                              GZ_ENABLE_CUDA=OFF build, clang-format check,
-#                              fuzzing, valgrind on a selection
+#                              GZ_ENABLE_CUDA=OFF build, the emulated GPU
+#                              kernels under TSan, ptxas budgets (with nvcc),
+#                              clang-format check, fuzzing, valgrind on a
+#                              selection
 #   bash scripts/gz.sh deps | build | format | fuzz SECONDS
 #   bash scripts/gz.sh valgrind [CTEST ARGS]  the whole suite (or the
 #                              tests CTEST ARGS select) under valgrind memcheck
@@ -145,6 +147,20 @@ valgrind_run() { # valgrind_run DIR [ctest arguments...]
   [ -z "$bad" ] && [ $rc -eq 0 ]
 }
 
+# The emulated GPU kernels (kernels/emu/) under ThreadSanitizer, one OS
+# thread per GPU thread: a missing __syncthreads or a racy index is a
+# reported race (docs/gpu.md). A small build: the test and what it links.
+tsan_gpu() {
+  local dir=$ROOT/build-tsan
+  say "configure and build in $dir (ThreadSanitizer, emulated GPU)"
+  cmake -S "$ROOT" -B "$dir" -DGZ_DATA_DIR="$GZ_DATA_DIR" -DGZ_WERROR=ON -DGZ_ENABLE_CUDA=EMU \
+    -DGZ_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j "$JOBS" --target test_gpu_codec
+  mpi_env
+  (cd "$dir" && ctest --output-on-failure -L tsan --timeout 900)
+}
+
 valgrind_suite() { # valgrind_suite [ctest arguments...]: build, then valgrind_run
   local vgdir=${VALGRIND_BUILD_DIR:-$ROOT/build-valgrind} vg
   vg="valgrind;--tool=memcheck;--leak-check=full;--show-leak-kinds=definite,indirect"
@@ -179,6 +195,9 @@ ci)
   build "$ROOT/build-asan" -DGZ_WERROR=ON -DGZ_SANITIZE=ON -DGZ_ENABLE_CUDA=OFF \
     -DCMAKE_BUILD_TYPE=Debug
   run_tests "$ROOT/build-asan"
+  tsan_gpu
+  say "ptxas register / local-memory budgets of the kernels"
+  bash "$ROOT/kernels/ptxas_budgets.sh"
   say "clang-format check"
   cmake --build "$BUILD_DIR" --target format-check
   fuzz "${GZ_FUZZ_SECONDS:-45}" # 6 targets: 4.5 minutes
@@ -209,7 +228,7 @@ bench)
     "${BENCH_BUILD_DIR:-$ROOT/build-bench}" "$@"
   ;;
 *)
-  sed -n '2,17p' "${BASH_SOURCE[0]}"
+  sed -n '2,19p' "${BASH_SOURCE[0]}"
   [ "$cmd" = help ] || exit 2
   ;;
 esac

@@ -247,10 +247,16 @@ typedef struct gz_ctx *gz_ctx_t;
  * decoding, reduction and dequantization run on the GPU, in the context's
  * preallocated pool (no allocation inside a call). Compressed bytes move
  * device to device with CUDA-aware MPI (detected at run time: Open MPI's
- * MPIX_Query_cuda_support; GZCOLL_CUDA_AWARE=0|1 overrides), otherwise they
- * are staged through pinned host buffers. Results equal the CPU path's bit
- * for bit (same codes, same integer totals). Not yet: device pointers in the
- * other collectives, or without a device pool (not detected there: pass host
+ * MPIX_Query_cuda_support; GZCOLL_CUDA_AWARE=0 forces staging, =1 forces
+ * device pointers and gz_ctx_create refuses it with GZ_ERR_UNSUPPORTED when
+ * the MPI says it is not CUDA-aware), otherwise they are staged through
+ * pinned host buffers. Stream order: the library's streams are blocking, so
+ * a call's device work starts after what the caller queued on the legacy
+ * default stream (NULL), and it is finished when the call returns; work on
+ * the caller's non-blocking streams (or a per-thread default stream) must be
+ * synchronised by the caller first. Results equal the CPU path's bit for bit
+ * (same codes, same integer totals). Not yet: device pointers in the other
+ * collectives, or without a device pool (not detected there: pass host
  * buffers).
  * ---------------------------------------------------------------------- */
 

@@ -50,7 +50,12 @@ static gz_result_t dev_sync(gz_exec_t *ex) {
                ? ex->err
                : rc;
   } else {
-    gz_dev_stream_sync(ex->stream); /* do not leave work behind a failure */
+    /* Do not leave work or flags behind a failure: a kernel queued before
+     * the failed launch may have set bits a later call would read. */
+    gz_dev_stream_sync(ex->stream);
+    if (gz_dev_memset_async(ex->d_small + SM_FLAGS, 0, sizeof(unsigned), ex->stream) ==
+        GZ_DEV_OK)
+      gz_dev_stream_sync(ex->stream);
   }
   ex->err = GZ_OK;
   return rc;

@@ -22,15 +22,34 @@
 /* Host-readable slot of an exec's small buffer where encode sizes land. */
 #define SM_HOST_SIZE 48
 
-static int detect_cuda_aware(void) {
-  const char *env = getenv("GZCOLL_CUDA_AWARE");
-  if (env && *env)
-    return atoi(env) != 0;
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+/* Whether MPI moves device memory, asked at run time where the MPI can say
+ * (Open MPI's MPIX_Query_cuda_support: its compile-time macro only tells how
+ * the headers were built). -1 when this MPI cannot tell. */
+static int mpi_cuda_aware(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
   return MPIX_Query_cuda_support() == 1;
 #else
-  return 0;
+  return -1;
 #endif
+}
+
+/* GZCOLL_CUDA_AWARE unset/"auto": what MPI says (no when it cannot tell);
+ * "0": staged; "1": device pointers to MPI, refused (GZ_ERR_UNSUPPORTED)
+ * when the MPI says it is not CUDA-aware; anything else GZ_ERR_ARG. */
+static gz_result_t detect_cuda_aware(int *aware) {
+  const char *env = getenv("GZCOLL_CUDA_AWARE");
+  int mpi = mpi_cuda_aware();
+  *aware = mpi == 1;
+  if (!env || !*env || strcmp(env, "auto") == 0)
+    return GZ_OK;
+  if (strcmp(env, "0") == 0) {
+    *aware = 0;
+    return GZ_OK;
+  }
+  if (strcmp(env, "1") != 0)
+    return GZ_ERR_ARG;
+  *aware = 1;
+  return mpi == 0 ? GZ_ERR_UNSUPPORTED : GZ_OK;
 }
 
 static size_t small_bytes(gz_ctx_t ctx) {
@@ -41,6 +60,7 @@ gz_result_t gz_dev_ctx_setup(gz_ctx_t ctx) {
   const char *env = getenv("GZCOLL_BACKEND");
   size_t bytes = ctx->cfg.device_pool_bytes, small = small_bytes(ctx);
   size_t stage = bytes > GZ_DEV_PIECE * 8 ? bytes : GZ_DEV_PIECE * 8;
+  gz_result_t rc;
   if (env && *env && strcmp(env, "ops") != 0 && strcmp(env, "auto") != 0)
     return GZ_ERR_ARG;
   ctx->dev_ops = env && strcmp(env, "ops") == 0;
@@ -48,7 +68,8 @@ gz_result_t gz_dev_ctx_setup(gz_ctx_t ctx) {
   if (!ctx->dev_enabled)
     return ctx->dev_ops ? GZ_ERR_ARG : GZ_OK;
   ctx->dev_count = gz_device_count(NULL, 0);
-  ctx->cuda_aware = detect_cuda_aware();
+  if ((rc = detect_cuda_aware(&ctx->cuda_aware)) != GZ_OK)
+    return rc;
   if (ctx->dev_count <= 0) { /* CPU execs only: host memory for their sizes */
     ctx->h_small = calloc(1, small);
     return ctx->h_small ? GZ_OK : GZ_ERR_NOMEM;
