@@ -3,7 +3,9 @@
 # budgets of every kernel of kernels/*.cu, from `nvcc -Xptxas -v`, checked
 # against kernels/ptxas_budgets.txt. Fails (exit 1) when a kernel goes over a
 # budget or has none; without nvcc it says so and exits 0 (CI machines
-# without the CUDA toolkit). Prints today's numbers either way.
+# without the CUDA toolkit). Prints today's numbers either way. The .cu files
+# compile here with host and device warnings as errors, so CI checks the nvcc
+# build of the kernels too while its test build runs them under emulation.
 #
 #   bash kernels/ptxas_budgets.sh [ARCH...]      (default: sm_80 sm_90)
 # Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc).
@@ -20,7 +22,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for arch in "${archs[@]}"; do
   for cu in "$here"/*.cu; do
-    "$nvcc" -std=c++17 -arch="$arch" -c -Xptxas -v -o /dev/null "$cu" 2>&1 |
+    "$nvcc" -std=c++17 -arch="$arch" -c -Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror -Xptxas -v -o /dev/null "$cu" 2>&1 |
       sed "s/^/$arch /" >>"$out"
   done
 done

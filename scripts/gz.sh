@@ -65,11 +65,26 @@ mpi_env() {
   export OMPI_MCA_rmaps_base_oversubscribe=1
 }
 
+# The device backend of the builds that run the tests: nvcc's CUDA kernels
+# where a GPU is visible, else the same kernels compiled against the CPU
+# emulation of the CUDA runtime (kernels/emu/, docs/gpu.md), so that the GPU
+# tests run, not skip, on machines without a GPU. GZ_ENABLE_CUDA overrides.
+device_backend() {
+  if [ -n "${GZ_ENABLE_CUDA:-}" ]; then
+    echo "$GZ_ENABLE_CUDA"
+  elif nvidia-smi -L >/dev/null 2>&1; then
+    echo AUTO
+  else
+    echo EMU
+  fi
+}
+
 build() { # build DIR [cmake options...]
   local dir=$1
   shift
   say "configure and build in $dir"
-  cmake -S "$ROOT" -B "$dir" -DGZ_DATA_DIR="$GZ_DATA_DIR" "$@" >"$dir.configure.log" 2>&1 ||
+  cmake -S "$ROOT" -B "$dir" -DGZ_DATA_DIR="$GZ_DATA_DIR" \
+    -DGZ_ENABLE_CUDA="$(device_backend)" "$@" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
   grep -E "^-- gzstack" "$dir.configure.log" || true
   cmake --build "$dir" -j "$JOBS"
