@@ -227,6 +227,10 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   p.error_bound = o->eb;
   p.chunk_len = o->chunk;
   p.threads = o->threads;
+  p.predictor = GZ_PRED_AUTO; /* format 2, predicted in the data's own shape */
+  p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
+  for (unsigned d = 0; d < p.ndims; d++)
+    p.dims[d] = meta->dims[d];
   cap = gz_compress_bound(p.dtype, n, o->chunk);
   msize = gz_meta_pack(meta, NULL, 0);
   data = malloc(n * gz_dtype_size(p.dtype) + 1);
