@@ -5,8 +5,10 @@
  *
  * Layout (n = d0 d1 d2 values of the chunk's box):
  *   byte 0  predictor: 0 = none (the rest is format-1 blocks of the values),
- *           1 = Lorenzo, 2 = interpolation
- *   byte 1  residual coding (predictor != 0): 0 = bit-packed, 1 = bytes
+ *           else kind | view << 4: kind 1 = Lorenzo, 2 = interpolation; view
+ *           0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 = its 1-D
+ *           flattening (seismic traces predict best along time alone)
+ *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
  *   section R: the n residuals in that coding          (entropy.h)
  *   section E: escapes: varint count, per escape a varint gap (values since
  *              the previous escape's successor), then the escaped values
@@ -23,6 +25,25 @@
 
 #define SAMPLE_VALUES 16384
 
+void gz_chunk2_work_free(gz_chunk2_work_t *w) {
+  for (int k = 0; k < 4; k++) {
+    free(w->buf[k]);
+    w->buf[k] = NULL;
+    w->cap[k] = 0;
+  }
+}
+
+/* Buffer k of the workspace with at least bytes bytes (kept for the next
+ * chunk, so the pages are touched once per call, not once per chunk). */
+static void *work(gz_chunk2_work_t *w, int k, size_t bytes) {
+  if (w->cap[k] < bytes) {
+    free(w->buf[k]);
+    w->buf[k] = malloc(bytes ? bytes : 1);
+    w->cap[k] = w->buf[k] ? bytes : 0;
+  }
+  return w->buf[k];
+}
+
 size_t gz_chunk2_bound(size_t n, size_t elem) {
   return 1 + (n + GZ_BLOCK - 1) / GZ_BLOCK + n * elem;
 }
@@ -33,17 +54,18 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
   if (qp->eb > 0) {
     if (dtype == GZ_FLOAT32) {
       const float *v = x;
-      for (size_t i = 0; i < n; i++) {
+      for (size_t i = 0; i < n; i++)
         esc[i] = (uint8_t)!gz_quantize_one_f32(v[i], qp, 1, &q[i]);
-        bad += esc[i];
-      }
     } else {
       const double *v = x;
-      for (size_t i = 0; i < n; i++) {
+      for (size_t i = 0; i < n; i++)
         esc[i] = (uint8_t)!gz_quantize_one_f64(v[i], qp, 1, &q[i]);
-        bad += esc[i];
-      }
     }
+    for (size_t i = 0; i < n; i++) /* an escape repeats the previous code */
+      if (esc[i]) {
+        q[i] = i ? q[i - 1] : 0;
+        bad++;
+      }
   } else {
     memset(esc, 0, n);
     if (dtype == GZ_FLOAT32)
@@ -63,54 +85,69 @@ static size_t cost_bits(const uint64_t *u, size_t n) {
   return bits;
 }
 
-/* Predictor with the fewer residual bits on a central box of the chunk. */
-static int choose(const int64_t *q, const uint8_t *esc, const size_t d[3]) {
-  size_t s[3], o[3], m, lbits, ibits;
-  int64_t *sq;
-  uint8_t *se;
-  uint64_t *su;
-  int best = GZ_PRED_LORENZO;
-  s[2] = d[2] < (d[0] > 1   ? 32
-                 : d[1] > 1 ? 128
-                            : SAMPLE_VALUES)
-             ? d[2]
-             : (d[0] > 1   ? 32
-                : d[1] > 1 ? 128
-                           : SAMPLE_VALUES);
-  s[1] = d[1] < (d[0] > 1 ? 32 : SAMPLE_VALUES / s[2])
-             ? d[1]
-             : (d[0] > 1 ? 32 : SAMPLE_VALUES / s[2]);
-  s[0] = d[0] < SAMPLE_VALUES / (s[1] * s[2]) ? d[0] : SAMPLE_VALUES / (s[1] * s[2]);
-  if (s[0] == 0)
+/* The box a predictor sees in view v: 0 the chunk's box, 1 its 2-D
+ * flattening (d0 d1, d2), 2 its 1-D flattening. */
+static void view_box(const size_t d[3], int view, size_t v[3]) {
+  v[0] = view == 0 ? d[0] : 1;
+  v[1] = view == 0 ? d[1] : view == 1 ? d[0] * d[1] : 1;
+  v[2] = view == 2 ? d[0] * d[1] * d[2] : d[2];
+}
+
+static void run_encode(int kind, int64_t *q, const size_t v[3], uint64_t *u) {
+  if (kind == GZ_PRED_INTERP)
+    gz_interp_encode(q, v, u);
+  else
+    gz_lorenzo_encode(q, v, u);
+}
+
+/* The (kind, view) with the fewest residual bits on one central box of the
+ * chunk (the same sample for every candidate, flattened as each view says);
+ * kind fixed unless AUTO. Returns kind | view << 4, 0 when out of memory. */
+static int choose(const int64_t *q, const size_t d[3], int predictor) {
+  size_t s[3], o[3], m, best_cost = SIZE_MAX;
+  int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
+  uint64_t *su = malloc(SAMPLE_VALUES * sizeof *su);
+  int best = 0;
+  if (d[0] > 1) {
+    s[0] = d[0] < 8 ? d[0] : 8;
+    s[1] = d[1] < 16 ? d[1] : 16;
+    s[2] = d[2] < 128 ? d[2] : 128;
+  } else {
     s[0] = 1;
+    s[1] = d[1] < 64 ? d[1] : 64;
+    s[2] = d[2] < (d[1] > 1 ? 256 : SAMPLE_VALUES) ? d[2] : (d[1] > 1 ? 256 : SAMPLE_VALUES);
+  }
   m = s[0] * s[1] * s[2];
   for (int k = 0; k < 3; k++)
     o[k] = (d[k] - s[k]) / 2;
-  sq = malloc(2 * m * sizeof *sq);
-  se = malloc(m);
-  su = malloc(m * sizeof *su);
-  if (sq && se && su) {
-    for (size_t i = 0; i < s[0]; i++)
-      for (size_t j = 0; j < s[1]; j++) {
-        size_t from = ((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2],
-               to = (i * s[1] + j) * s[2];
-        memcpy(sq + to, q + from, s[2] * sizeof *sq);
-        memcpy(se + to, esc + from, s[2]);
+  for (size_t i = 0; i < s[0] && sq; i++)
+    for (size_t j = 0; j < s[1]; j++)
+      memcpy(sq + (i * s[1] + j) * s[2], q + ((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2],
+             s[2] * sizeof *sq);
+  for (int kind = GZ_PRED_LORENZO; kind <= GZ_PRED_INTERP && sq && su; kind++) {
+    if (predictor != GZ_PRED_AUTO && predictor != kind)
+      continue;
+    for (int view = 0; view < 3; view++) {
+      size_t cost, v[3];
+      if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
+        continue; /* the same box as a view before */
+      view_box(s, view, v);
+      memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
+      run_encode(kind, sq + SAMPLE_VALUES, v, su);
+      cost = cost_bits(su, m);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = kind | view << 4;
       }
-    memcpy(sq + m, sq, m * sizeof *sq);
-    gz_lorenzo_encode(sq, se, s, su);
-    lbits = cost_bits(su, m);
-    gz_interp_encode(sq + m, se, s, su);
-    ibits = cost_bits(su, m);
-    best = ibits < lbits ? GZ_PRED_INTERP : GZ_PRED_LORENZO;
+    }
   }
   free(sq);
-  free(se);
   free(su);
   return best;
 }
 
-/* Escape section content: count, gaps, values. Returns its length. */
+/* Escape section content: count, gaps, values. Returns its length. The codes
+ * of escaped values repeat the previous code (quantize()). */
 static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
                       size_t nesc, uint8_t *out) {
   uint8_t *p = out, *vals;
@@ -131,9 +168,11 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
 }
 
 size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
-                        const gz_quant_t *qp, int predictor, uint8_t *out, int *nomem) {
+                        const gz_quant_t *qp, int predictor, uint8_t *out, int *nomem,
+                        gz_chunk2_work_t *w) {
   size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), nesc, total = 0;
-  size_t psize, bsize = 0, eraw, rsec, esec, scratch_size;
+  size_t psize, bsize = 0, eraw, rsec, esec, scratch_size, v[3], planes;
+  uint64_t umax = 0;
   int64_t *q = NULL;
   uint64_t *u = NULL;
   uint8_t *esc = NULL, *scratch = NULL, *sym = NULL, *p;
@@ -142,28 +181,34 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   *nomem = 0;
   if (predictor == GZ_PRED_NONE || n < 2 * GZ_BLOCK)
     goto fallback;
-  q = malloc(n * sizeof *q);
-  u = malloc(n * sizeof *u);
-  esc = malloc(n);
+  if (n > SIZE_MAX / 16)
+    goto nomem;
+  q = work(w, 0, n * sizeof *q);
+  u = work(w, 1, n * sizeof *u);
+  esc = work(w, 2, n);
   if (!q || !u || !esc)
     goto nomem;
   quantize(dtype, x, n, qp, q, esc, &nesc);
   if (nesc * 4 > n)
     goto fallback;
-  if (predictor == GZ_PRED_AUTO)
-    predictor = choose(q, esc, d);
-  if (predictor == GZ_PRED_INTERP)
-    gz_interp_encode(q, esc, d, u);
-  else
-    gz_lorenzo_encode(q, esc, d, u);
+  predictor = choose(q, d, predictor);
+  if (!predictor)
+    goto nomem;
+  view_box(d, predictor >> 4, v);
+  run_encode(predictor & 15, q, v, u);
 
   psize = gz_res_packed_size(u, n);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     bsize += u[i] < 255 ? 1 : 2 + (size_t)(64 - __builtin_clzll((u[i] - 255) | 1)) / 7;
+    umax |= u[i];
+  }
+  planes = umax ? (size_t)(64 - __builtin_clzll(umax) + 7) / 8 : 1;
+  if (bsize > planes * n)
+    bsize = planes * n;
   eraw = 10 + nesc * (10 + elem);
   scratch_size = (psize > bsize ? psize : bsize) + eraw;
   scratch_size += gz_section_max(psize > bsize ? psize : bsize) + gz_section_max(eraw);
-  scratch = malloc(scratch_size);
+  scratch = work(w, 3, scratch_size);
   if (!scratch)
     goto nomem;
   sym = scratch + gz_section_max(psize > bsize ? psize : bsize) + gz_section_max(eraw);
@@ -171,12 +216,13 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   /* residuals: bytes through zstd when that beats the packed bits */
   rsec = 0;
   coding = GZ_RES_PACKED;
-  if (bsize < 2 * psize) {
-    size_t len = gz_res_bytes(u, n, sym);
+  if (bsize < 2 * psize) { /* symbols that zstd's Huffman stage can model */
+    size_t len = bsize == planes * n ? gz_res_planes(u, n, planes, sym)
+                                     : gz_res_bytes(u, n, sym);
+    coding = bsize == planes * n ? GZ_RES_PLANES : GZ_RES_BYTES;
     rsec = gz_section_put(sym, len, 1, p);
     if (!rsec)
       goto nomem;
-    coding = GZ_RES_BYTES;
   }
   if (!rsec || rsec > GZ_SECTION_HEADER + psize) {
     size_t len = gz_res_pack(u, n, sym);
@@ -203,10 +249,6 @@ fallback:
   out[0] = GZ_PRED_NONE;
   total = 1 + gz_encode_values(dtype, x, n, qp, out + 1);
 done:
-  free(q);
-  free(u);
-  free(esc);
-  free(scratch);
   return total;
 }
 
@@ -260,8 +302,9 @@ static int put_escapes(const uint8_t *e, size_t len, size_t n, size_t elem, void
 }
 
 gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
-                             const size_t d[3], const gz_quant_t *qp, void *out) {
-  size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), rraw, rused, eraw, eused;
+                             const size_t d[3], const gz_quant_t *qp, void *out,
+                             gz_chunk2_work_t *w) {
+  size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), rraw, rused, eraw, eused, v[3];
   int64_t *q = NULL;
   uint64_t *u = NULL;
   uint8_t *raw = NULL;
@@ -270,37 +313,37 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     return GZ_ERR_CORRUPT;
   if (in[0] == GZ_PRED_NONE)
     return gz_decode_values(dtype, in + 1, size - 1, n, qp, out);
-  if (size < 2 || in[0] > GZ_PRED_INTERP || in[1] > GZ_RES_BYTES)
+  if (size < 2 || (in[0] & 15) < GZ_PRED_LORENZO || (in[0] & 15) > GZ_PRED_INTERP ||
+      (in[0] >> 4) > 2 || in[1] > GZ_RES_PLANES)
     return GZ_ERR_CORRUPT;
+  view_box(d, in[0] >> 4, v);
   if (gz_section_peek(in + 2, size - 2, 11 * n + 16, &rraw, &rused) != 0 ||
       gz_section_peek(in + 2 + rused, size - 2 - rused, 10 + n * (10 + elem), &eraw,
                       &eused) != 0 ||
       2 + rused + eused != size)
     return GZ_ERR_CORRUPT;
-  q = malloc(n * sizeof *q);
-  u = malloc(n * sizeof *u);
-  raw = malloc((rraw > eraw ? rraw : eraw) + 1);
+  q = work(w, 0, n * sizeof *q);
+  u = work(w, 1, n * sizeof *u);
+  raw = work(w, 3, (rraw > eraw ? rraw : eraw) + 1);
   if (!q || !u || !raw) {
     rc = GZ_ERR_NOMEM;
     goto done;
   }
   if (gz_section_get(in + 2, raw, rraw) != 0)
     goto done;
-  if (in[1] == GZ_RES_PACKED ? gz_res_unpack(raw, rraw, n, u) != 0
-                             : gz_res_unbytes(raw, rraw, n, u) != 0)
+  if (in[1] == GZ_RES_PACKED   ? gz_res_unpack(raw, rraw, n, u) != 0
+      : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
+                              : gz_res_unplanes(raw, rraw, n, u) != 0)
     goto done;
-  if (in[0] == GZ_PRED_INTERP)
-    gz_interp_decode(u, d, q);
+  if ((in[0] & 15) == GZ_PRED_INTERP)
+    gz_interp_decode(u, v, q);
   else
-    gz_lorenzo_decode(u, d, q);
+    gz_lorenzo_decode(u, v, q);
   reconstruct(dtype, q, n, qp, out);
   if (gz_section_get(in + 2 + rused, raw, eraw) != 0 ||
       put_escapes(raw, eraw, n, elem, out) != 0)
     goto done;
   rc = GZ_OK;
 done:
-  free(q);
-  free(u);
-  free(raw);
   return rc;
 }

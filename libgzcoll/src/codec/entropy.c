@@ -146,6 +146,33 @@ int gz_res_unbytes(const uint8_t *in, size_t size, size_t n, uint64_t *u) {
   return p == end ? 0 : -1;
 }
 
+size_t gz_res_planes(const uint64_t *u, size_t n, size_t k, uint8_t *out) {
+  out[0] = (uint8_t)k;
+  for (size_t b = 0; b < k; b++) {
+    uint8_t *plane = out + 1 + b * n;
+    for (size_t i = 0; i < n; i++)
+      plane[i] = (uint8_t)(u[i] >> (8 * b));
+  }
+  return 1 + k * n;
+}
+
+int gz_res_unplanes(const uint8_t *in, size_t size, size_t n, uint64_t *u) {
+  size_t k;
+  if (size < 1 || in[0] < 1 || in[0] > 8)
+    return -1;
+  k = in[0];
+  if (n > (size - 1) / k || size != 1 + k * n)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    u[i] = in[1 + i];
+  for (size_t b = 1; b < k; b++) {
+    const uint8_t *plane = in + 1 + b * n;
+    for (size_t i = 0; i < n; i++)
+      u[i] |= (uint64_t)plane[i] << (8 * b);
+  }
+  return 0;
+}
+
 static void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
     p[i] = (uint8_t)(v >> (8 * i));

@@ -28,8 +28,7 @@ static inline uint64_t pred_at(const int64_t *line, size_t i, size_t h, size_t n
   return a;
 }
 
-static void interp(int64_t *q, const uint8_t *esc, const size_t d[3], uint64_t *u,
-                   int decode) {
+static void interp(int64_t *q, const size_t d[3], uint64_t *u, int decode) {
   size_t stride[3] = {d[1] * d[2], d[2], 1}, longest = d[0], top = 1, pos = 0;
   if (d[1] > longest)
     longest = d[1];
@@ -41,8 +40,6 @@ static void interp(int64_t *q, const uint8_t *esc, const size_t d[3], uint64_t *
   if (decode) {
     q[0] = (int64_t)gz_pred_unzigzag(u[pos++]);
   } else {
-    if (esc && esc[0])
-      q[0] = 0;
     u[pos++] = gz_pred_zigzag((uint64_t)q[0]);
   }
   while (top * 2 < longest)
@@ -64,14 +61,10 @@ static void interp(int64_t *q, const uint8_t *esc, const size_t d[3], uint64_t *
                                                                          : k;
             const int64_t *line = q + idx - c * stride[a];
             uint64_t p = pred_at(line, c, h, d[a], stride[a]);
-            if (decode) {
+            if (decode)
               q[idx] = (int64_t)(p + gz_pred_unzigzag(u[pos++]));
-            } else if (esc && esc[idx]) {
-              q[idx] = (int64_t)p;
-              u[pos++] = 0;
-            } else {
+            else
               u[pos++] = gz_pred_zigzag((uint64_t)q[idx] - p);
-            }
           }
         }
       }
@@ -81,10 +74,10 @@ static void interp(int64_t *q, const uint8_t *esc, const size_t d[3], uint64_t *
   }
 }
 
-void gz_interp_encode(int64_t *q, const uint8_t *esc, const size_t d[3], uint64_t *u) {
-  interp(q, esc, d, u, 0);
+void gz_interp_encode(int64_t *q, const size_t d[3], uint64_t *u) {
+  interp(q, d, u, 0);
 }
 
 void gz_interp_decode(const uint64_t *u, const size_t d[3], int64_t *q) {
-  interp(q, NULL, d, (uint64_t *)(uintptr_t)u, 1);
+  interp(q, d, (uint64_t *)(uintptr_t)u, 1);
 }

@@ -7,10 +7,9 @@
  * the same prediction and adds the residual, so codes come back bit-exact and
  * the bound and escape rules of the quantizer are untouched.
  *
- * encode: u receives the zigzag residuals of all d0*d1*d2 codes, in the
- * predictor's own order. Where esc[i] is set (the value is stored verbatim)
- * the code is replaced by its prediction (residual 0), so escapes cost no
- * residual bits. decode: the inverse, writes the codes q from u.
+ * encode: u receives the zigzag residuals of all d0*d1*d2 codes q (only
+ * read), in the predictor's own order. decode: the inverse, writes q from u.
+ * (Escaped values carry the previous code in C order, chunk2.c.)
  */
 #ifndef GZ_PREDICT_H
 #define GZ_PREDICT_H
@@ -20,12 +19,12 @@
 
 /* Lorenzo: the 1, 2 or 3-D parallelogram rule on the previous neighbours
  * (pred_lorenzo.c). */
-void gz_lorenzo_encode(int64_t *q, const uint8_t *esc, const size_t d[3], uint64_t *u);
+void gz_lorenzo_encode(int64_t *q, const size_t d[3], uint64_t *u);
 void gz_lorenzo_decode(const uint64_t *u, const size_t d[3], int64_t *q);
 
 /* Multilevel interpolation: cubic (linear near the edges) along each axis
  * in turn, halving the stride each level (pred_interp.c). */
-void gz_interp_encode(int64_t *q, const uint8_t *esc, const size_t d[3], uint64_t *u);
+void gz_interp_encode(int64_t *q, const size_t d[3], uint64_t *u);
 void gz_interp_decode(const uint64_t *u, const size_t d[3], int64_t *q);
 
 static inline uint64_t gz_pred_zigzag(uint64_t d) {

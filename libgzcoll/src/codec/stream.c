@@ -275,21 +275,26 @@ static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, 
   data = index + 8 * nchunks + 4;
   slot = gz_chunk2_bound(chunk_vals, elem);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) reduction(|                                \
-                                                        : nomem)                         \
-    num_threads(params->threads > 1 ? params->threads : 1)
+#pragma omp parallel reduction(| : nomem) num_threads(params->threads > 1 ? params->threads : 1)
 #endif
-  for (long c = 0; c < (long)nchunks; c++) {
-    size_t first = (size_t)c * chunk_vals, box[3], size;
-    size_t len = n - first < chunk_vals ? n - first : chunk_vals;
-    uint8_t *dst = data + (size_t)c * slot;
-    int failed = 0;
-    chunk_box(d, len, box);
-    size = gz_chunk2_encode(params->dtype, (const uint8_t *)in + first * elem, box, &qp,
-                            (int)params->predictor, dst, &failed);
-    nomem |= failed;
-    put_u32(index + 8 * c, (uint32_t)size);
-    put_u32(index + 8 * c + 4, gz_crc32(dst, size));
+  {
+    gz_chunk2_work_t w = {{NULL}, {0}};
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (long c = 0; c < (long)nchunks; c++) {
+      size_t first = (size_t)c * chunk_vals, box[3], size;
+      size_t len = n - first < chunk_vals ? n - first : chunk_vals;
+      uint8_t *dst = data + (size_t)c * slot;
+      int failed = 0;
+      chunk_box(d, len, box);
+      size = gz_chunk2_encode(params->dtype, (const uint8_t *)in + first * elem, box, &qp,
+                              (int)params->predictor, dst, &failed, &w);
+      nomem |= failed;
+      put_u32(index + 8 * c, (uint32_t)size);
+      put_u32(index + 8 * c + 4, gz_crc32(dst, size));
+    }
+    gz_chunk2_work_free(&w);
   }
   if (nomem)
     return GZ_ERR_NOMEM;
@@ -452,7 +457,7 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
 /* Verify and decode chunk c, which starts at data + offset. */
 static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
                         const uint8_t *data, size_t c, size_t offset,
-                        const gz_quant_t *qp, void *out) {
+                        const gz_quant_t *qp, void *out, gz_chunk2_work_t *w) {
   size_t first = c * info->chunk_len;
   size_t len =
       info->count - first < info->chunk_len ? info->count - first : info->chunk_len;
@@ -464,7 +469,7 @@ static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
   if (info->format_version == 2) {
     size_t box[3];
     chunk_box(info->dims, len, box);
-    return gz_chunk2_decode(info->dtype, src, csize, box, qp, dst) != GZ_OK;
+    return gz_chunk2_decode(info->dtype, src, csize, box, qp, dst, w) != GZ_OK;
   }
   return gz_decode_values(info->dtype, src, csize, len, qp,
                           (uint8_t *)out + first * gz_dtype_size(info->dtype)) != GZ_OK;
@@ -499,16 +504,25 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
       pos += get_u32(index + 8 * (size_t)c);
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+#pragma omp parallel reduction(| : failed)
 #endif
-    for (long c = 0; c < (long)info.chunk_count; c++)
-      failed |= decode_chunk(&info, index, data, (size_t)c, offsets[c], &qp, out);
+    {
+      gz_chunk2_work_t w = {{NULL}, {0}};
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (long c = 0; c < (long)info.chunk_count; c++)
+        failed |= decode_chunk(&info, index, data, (size_t)c, offsets[c], &qp, out, &w);
+      gz_chunk2_work_free(&w);
+    }
     free(offsets);
   } else {
+    gz_chunk2_work_t w = {{NULL}, {0}};
     for (uint32_t c = 0; c < info.chunk_count && !failed; c++) {
-      failed = decode_chunk(&info, index, data, c, pos, &qp, out);
+      failed = decode_chunk(&info, index, data, c, pos, &qp, out, &w);
       pos += get_u32(index + 8 * (size_t)c);
     }
+    gz_chunk2_work_free(&w);
   }
   return failed ? GZ_ERR_CORRUPT : GZ_OK;
 }
