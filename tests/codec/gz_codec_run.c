@@ -35,7 +35,8 @@ int main(int argc, char **argv) {
   float *x, *y;
   uint8_t *s;
   if (argc < 4 || reps < 1 || reps > 15) {
-    fprintf(stderr, "usage: %s FILE.raw D0xD1xD2 EB [REPEATS<=15 [PREDICTOR]]\n", argv[0]);
+    fprintf(stderr, "usage: %s FILE.raw D0xD1xD2 EB [REPEATS<=15 [PREDICTOR]]\n",
+            argv[0]);
     return 2;
   }
   x = gz_test_read_file(argv[1], &bytes);
@@ -43,7 +44,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: cannot read\n", argv[1]);
     return 1;
   }
-  for (tok = strtok(dims, "x"); tok && p.ndims < GZ_CODEC_MAXDIMS; tok = strtok(NULL, "x")) {
+  for (tok = strtok(dims, "x"); tok && p.ndims < GZ_CODEC_MAXDIMS;
+       tok = strtok(NULL, "x")) {
     p.dims[p.ndims++] = (size_t)strtoull(tok, NULL, 10);
     n *= p.dims[p.ndims - 1];
   }

@@ -9,6 +9,7 @@
  *           0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 = its 1-D
  *           flattening (seismic traces predict best along time alone)
  *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
+ *   varint  common factor g >= 1 of the codes (predicted divided by g)
  *   section R: the n residuals in that coding          (entropy.h)
  *   section E: escapes: varint count, per escape a varint gap (values since
  *              the previous escape's successor), then the escaped values
@@ -61,11 +62,11 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
       for (size_t i = 0; i < n; i++)
         esc[i] = (uint8_t)!gz_quantize_one_f64(v[i], qp, 1, &q[i]);
     }
-    for (size_t i = 0; i < n; i++) /* an escape repeats the previous code */
-      if (esc[i]) {
+    for (size_t i = 0; i < n; i++)
+      bad += esc[i];
+    for (size_t i = 0; i < n && bad; i++) /* an escape repeats the previous code */
+      if (esc[i])
         q[i] = i ? q[i - 1] : 0;
-        bad++;
-      }
   } else {
     memset(esc, 0, n);
     if (dtype == GZ_FLOAT32)
@@ -115,7 +116,8 @@ static int choose(const int64_t *q, const size_t d[3], int predictor) {
   } else {
     s[0] = 1;
     s[1] = d[1] < 64 ? d[1] : 64;
-    s[2] = d[2] < (d[1] > 1 ? 256 : SAMPLE_VALUES) ? d[2] : (d[1] > 1 ? 256 : SAMPLE_VALUES);
+    s[2] =
+        d[2] < (d[1] > 1 ? 256 : SAMPLE_VALUES) ? d[2] : (d[1] > 1 ? 256 : SAMPLE_VALUES);
   }
   m = s[0] * s[1] * s[2];
   for (int k = 0; k < 3; k++)
@@ -146,6 +148,24 @@ static int choose(const int64_t *q, const size_t d[3], int predictor) {
   return best;
 }
 
+/* Greatest common divisor of the codes (integer-valued data quantized at a
+ * bound that divides them gives codes that are all multiples of one factor):
+ * 1 when there is none or it is too large to divide by safely. */
+static uint64_t common_factor(const int64_t *q, size_t n) {
+  uint64_t g = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a = q[i] < 0 ? 0 - (uint64_t)q[i] : (uint64_t)q[i];
+    while (a) {
+      uint64_t t = g % a;
+      g = a;
+      a = t;
+    }
+    if (g == 1)
+      return 1;
+  }
+  return g > 1 && g < (1ull << 62) ? g : 1;
+}
+
 /* Escape section content: count, gaps, values. Returns its length. The codes
  * of escaped values repeat the previous code (quantize()). */
 static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
@@ -153,6 +173,8 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
   uint8_t *p = out, *vals;
   size_t next = 0;
   p += gz_varint_put(nesc, p);
+  if (nesc == 0)
+    return (size_t)(p - out);
   for (size_t i = 0; i < n; i++)
     if (esc[i]) {
       p += gz_varint_put(i - next, p);
@@ -172,7 +194,9 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
                         gz_chunk2_work_t *w) {
   size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), nesc, total = 0;
   size_t psize, bsize = 0, eraw, rsec, esec, scratch_size, v[3], planes;
-  uint64_t umax = 0;
+  uint64_t umax = 0, g;
+  uint8_t gbytes[10];
+  size_t glen;
   int64_t *q = NULL;
   uint64_t *u = NULL;
   uint8_t *esc = NULL, *scratch = NULL, *sym = NULL, *p;
@@ -189,8 +213,10 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   if (!q || !u || !esc)
     goto nomem;
   quantize(dtype, x, n, qp, q, esc, &nesc);
-  if (nesc * 4 > n)
-    goto fallback;
+  g = common_factor(q, n);
+  if (g > 1)
+    for (size_t i = 0; i < n; i++)
+      q[i] /= (int64_t)g;
   predictor = choose(q, d, predictor);
   if (!predictor)
     goto nomem;
@@ -198,10 +224,11 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   run_encode(predictor & 15, q, v, u);
 
   psize = gz_res_packed_size(u, n);
-  for (size_t i = 0; i < n; i++) {
-    bsize += u[i] < 255 ? 1 : 2 + (size_t)(64 - __builtin_clzll((u[i] - 255) | 1)) / 7;
+  for (size_t i = 0; i < n; i++) { /* bsize: an upper bound of the BYTES size */
+    bsize += u[i] >= 255;
     umax |= u[i];
   }
+  bsize = n + 10 * bsize;
   planes = umax ? (size_t)(64 - __builtin_clzll(umax) + 7) / 8 : 1;
   if (bsize > planes * n)
     bsize = planes * n;
@@ -217,8 +244,8 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   rsec = 0;
   coding = GZ_RES_PACKED;
   if (bsize < 2 * psize) { /* symbols that zstd's Huffman stage can model */
-    size_t len = bsize == planes * n ? gz_res_planes(u, n, planes, sym)
-                                     : gz_res_bytes(u, n, sym);
+    size_t len =
+        bsize == planes * n ? gz_res_planes(u, n, planes, sym) : gz_res_bytes(u, n, sym);
     coding = bsize == planes * n ? GZ_RES_PLANES : GZ_RES_BYTES;
     rsec = gz_section_put(sym, len, 1, p);
     if (!rsec)
@@ -234,12 +261,14 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   esec = gz_section_put(sym, eraw, 1, p);
   if (!esec)
     goto nomem;
-  total = 2 + rsec + esec;
+  glen = gz_varint_put(g > 1 ? g : 1, gbytes);
+  total = 2 + glen + rsec + esec;
   if (total >= n * elem)
     goto fallback;
   out[0] = (uint8_t)predictor;
   out[1] = (uint8_t)coding;
-  memcpy(out + 2, scratch, rsec + esec);
+  memcpy(out + 2, gbytes, glen);
+  memcpy(out + 2 + glen, scratch, rsec + esec);
   goto done;
 nomem:
   *nomem = 1;
@@ -304,7 +333,11 @@ static int put_escapes(const uint8_t *e, size_t len, size_t n, size_t elem, void
 gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
                              const size_t d[3], const gz_quant_t *qp, void *out,
                              gz_chunk2_work_t *w) {
-  size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), rraw, rused, eraw, eused, v[3];
+  size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), rraw, rused, eraw, eused,
+         v[3];
+  size_t hdr;
+  uint64_t g;
+  const uint8_t *p;
   int64_t *q = NULL;
   uint64_t *u = NULL;
   uint8_t *raw = NULL;
@@ -317,10 +350,14 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
       (in[0] >> 4) > 2 || in[1] > GZ_RES_PLANES)
     return GZ_ERR_CORRUPT;
   view_box(d, in[0] >> 4, v);
-  if (gz_section_peek(in + 2, size - 2, 11 * n + 16, &rraw, &rused) != 0 ||
-      gz_section_peek(in + 2 + rused, size - 2 - rused, 10 + n * (10 + elem), &eraw,
+  p = in + 2;
+  if (gz_varint_get(&p, in + size, &g) != 0 || g == 0)
+    return GZ_ERR_CORRUPT;
+  hdr = (size_t)(p - in);
+  if (gz_section_peek(in + hdr, size - hdr, 11 * n + 16, &rraw, &rused) != 0 ||
+      gz_section_peek(in + hdr + rused, size - hdr - rused, 10 + n * (10 + elem), &eraw,
                       &eused) != 0 ||
-      2 + rused + eused != size)
+      hdr + rused + eused != size)
     return GZ_ERR_CORRUPT;
   q = work(w, 0, n * sizeof *q);
   u = work(w, 1, n * sizeof *u);
@@ -329,9 +366,9 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     rc = GZ_ERR_NOMEM;
     goto done;
   }
-  if (gz_section_get(in + 2, raw, rraw) != 0)
+  if (gz_section_get(in + hdr, raw, rraw) != 0)
     goto done;
-  if (in[1] == GZ_RES_PACKED   ? gz_res_unpack(raw, rraw, n, u) != 0
+  if (in[1] == GZ_RES_PACKED  ? gz_res_unpack(raw, rraw, n, u) != 0
       : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
                               : gz_res_unplanes(raw, rraw, n, u) != 0)
     goto done;
@@ -339,8 +376,11 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     gz_interp_decode(u, v, q);
   else
     gz_lorenzo_decode(u, v, q);
+  if (g > 1)
+    for (size_t i = 0; i < n; i++)
+      q[i] = (int64_t)((uint64_t)q[i] * g);
   reconstruct(dtype, q, n, qp, out);
-  if (gz_section_get(in + 2 + rused, raw, eraw) != 0 ||
+  if (gz_section_get(in + hdr + rused, raw, eraw) != 0 ||
       put_escapes(raw, eraw, n, elem, out) != 0)
     goto done;
   rc = GZ_OK;

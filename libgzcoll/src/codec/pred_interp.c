@@ -12,20 +12,33 @@
  */
 #include "codec/predict.h"
 
-/* Prediction of line[i * s] from its known neighbours at stride h. */
-static inline uint64_t pred_at(const int64_t *line, size_t i, size_t h, size_t n,
-                               size_t s) {
-  uint64_t a = (uint64_t)line[(i - h) * s];
-  if (i + h < n) {
-    uint64_t b = (uint64_t)line[(i + h) * s];
-    if (i >= 3 * h && i + 3 * h < n) {
-      uint64_t a3 = (uint64_t)line[(i - 3 * h) * s], b3 = (uint64_t)line[(i + 3 * h) * s];
-      uint64_t v = 9 * (a + b) - a3 - b3 + 8;
-      return (uint64_t)((int64_t)v >> 4);
-    }
+/* Which neighbours exist for coordinate i at stride h on a line of n:
+ * 2 = cubic (i -+ h, i -+ 3h), 1 = linear (i -+ h), 0 = the point at i - h. */
+static inline int mode_of(size_t i, size_t h, size_t n) {
+  return i + h >= n ? 0 : (i >= 3 * h && i + 3 * h < n) ? 2 : 1;
+}
+
+/* Prediction of p[0] from its neighbours at +-o and +-3o (o = h times the
+ * axis stride), wrapping in uint64 and rounding down. */
+static inline uint64_t pred(const int64_t *p, ptrdiff_t o, int mode) {
+  uint64_t a = (uint64_t)p[-o], b, a3, b3;
+  if (mode == 0)
+    return a;
+  b = (uint64_t)p[o];
+  if (mode == 1)
     return (uint64_t)((int64_t)(a + b + 1) >> 1);
-  }
-  return a;
+  a3 = (uint64_t)p[-3 * o];
+  b3 = (uint64_t)p[3 * o];
+  return (uint64_t)((int64_t)(9 * (a + b) - a3 - b3 + 8) >> 4);
+}
+
+static inline void visit(int64_t *q, size_t idx, ptrdiff_t o, int mode, uint64_t *u,
+                         size_t *pos, int decode) {
+  uint64_t p = pred(q + idx, o, mode);
+  if (decode)
+    q[idx] = (int64_t)(p + gz_pred_unzigzag(u[(*pos)++]));
+  else
+    u[(*pos)++] = gz_pred_zigzag((uint64_t)q[idx] - p);
 }
 
 static void interp(int64_t *q, const size_t d[3], uint64_t *u, int decode) {
@@ -55,16 +68,19 @@ static void interp(int64_t *q, const size_t d[3], uint64_t *u, int decode) {
       }
       for (size_t i = start[0]; i < d[0]; i += step[0]) {
         for (size_t j = start[1]; j < d[1]; j += step[1]) {
-          for (size_t k = start[2]; k < d[2]; k += step[2]) {
-            size_t idx = i * stride[0] + j * stride[1] + k, c = a == 0   ? i
-                                                                : a == 1 ? j
-                                                                         : k;
-            const int64_t *line = q + idx - c * stride[a];
-            uint64_t p = pred_at(line, c, h, d[a], stride[a]);
-            if (decode)
-              q[idx] = (int64_t)(p + gz_pred_unzigzag(u[pos++]));
+          size_t base = i * stride[0] + j * stride[1];
+          ptrdiff_t o = (ptrdiff_t)(h * stride[a]);
+          if (a == 2) { /* along the row: the mode changes near its ends */
+            for (size_t k = start[2]; k < d[2]; k += step[2])
+              visit(q, base + k, o, mode_of(k, h, d[2]), u, &pos, decode);
+          } else { /* across rows: one mode for the whole row */
+            int mode = mode_of(a == 0 ? i : j, h, d[a]);
+            if (mode == 2)
+              for (size_t k = 0; k < d[2]; k += step[2])
+                visit(q, base + k, o, 2, u, &pos, decode);
             else
-              u[pos++] = gz_pred_zigzag((uint64_t)q[idx] - p);
+              for (size_t k = 0; k < d[2]; k += step[2])
+                visit(q, base + k, o, mode, u, &pos, decode);
           }
         }
       }
@@ -74,9 +90,7 @@ static void interp(int64_t *q, const size_t d[3], uint64_t *u, int decode) {
   }
 }
 
-void gz_interp_encode(int64_t *q, const size_t d[3], uint64_t *u) {
-  interp(q, d, u, 0);
-}
+void gz_interp_encode(int64_t *q, const size_t d[3], uint64_t *u) { interp(q, d, u, 0); }
 
 void gz_interp_decode(const uint64_t *u, const size_t d[3], int64_t *q) {
   interp(q, d, (uint64_t *)(uintptr_t)u, 1);

@@ -16,8 +16,8 @@ static inline void row(int64_t *cur, const int64_t *up, const int64_t *back,
     uint64_t p = GZ_AT(up, has_up, k) + GZ_AT(back, has_back, k) -
                  GZ_AT(bu, has_up && has_back, k);
     if (k > 0)
-      p += (uint64_t)cur[k - 1] - GZ_AT(up, has_up, k - 1) - GZ_AT(back, has_back, k - 1) +
-           GZ_AT(bu, has_up && has_back, k - 1);
+      p += (uint64_t)cur[k - 1] - GZ_AT(up, has_up, k - 1) -
+           GZ_AT(back, has_back, k - 1) + GZ_AT(bu, has_up && has_back, k - 1);
     if (decode)
       cur[k] = (int64_t)(p + gz_pred_unzigzag(u[k]));
     else
@@ -46,7 +46,9 @@ static void lorenzo(int64_t *q, const size_t d[3], uint64_t *u, int decode) {
   }
 }
 
-void gz_lorenzo_encode(int64_t *q, const size_t d[3], uint64_t *u) { lorenzo(q, d, u, 0); }
+void gz_lorenzo_encode(int64_t *q, const size_t d[3], uint64_t *u) {
+  lorenzo(q, d, u, 0);
+}
 
 void gz_lorenzo_decode(const uint64_t *u, const size_t d[3], int64_t *q) {
   lorenzo(q, d, (uint64_t *)(uintptr_t)u, 1);

@@ -275,7 +275,9 @@ static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, 
   data = index + 8 * nchunks + 4;
   slot = gz_chunk2_bound(chunk_vals, elem);
 #ifdef _OPENMP
-#pragma omp parallel reduction(| : nomem) num_threads(params->threads > 1 ? params->threads : 1)
+#pragma omp parallel reduction(|                                                         \
+                               : nomem)                                                  \
+    num_threads(params->threads > 1 ? params->threads : 1)
 #endif
   {
     gz_chunk2_work_t w = {{NULL}, {0}};
