@@ -128,7 +128,7 @@ def main():
             ("CCSM3 TREFHT (110x64x128)", lambda: read_nc(
                 os.path.join(d, "climate_ccsm3_trefht", "TREFHT.B06.57.atm.1890-1999ANN.nc"),
                 "TREFHT", tmp)),
-            ("ERSST v5 sst (128x89x180, 31% NaN)", lambda: read_nc(
+            ("ERSST v5 sst (128x89x180, land = missing values)", lambda: read_nc(
                 os.path.join(d, "climate_ersst_v5", "sst.mnmean.nc"), "sst", tmp)),
             ("WRF Katrina T (4x14x48x48)", lambda: read_nc(
                 os.path.join(d, "weather_wrf_katrina", "wrf_ci_test_file.nc"), "T", tmp)),

@@ -1,5 +1,5 @@
 /* gz_codec_run.c - benchmark driver for bench/codec_peers.py (not a test):
- *   gz_codec_run FILE.raw D0xD1xD2 EB [REPEATS [PREDICTOR 0..3]]
+ *   gz_codec_run FILE.raw D0xD1xD2 EB [REPEATS [PREDICTOR 0..3 [CHUNK_LEN]]]
  * compresses a raw little-endian float32 file with format version 2 on one
  * thread, REPEATS times (default 3), decompresses, checks every element
  * against EB (specials bit-exact) and prints one line:
@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   float *x, *y;
   uint8_t *s;
   if (argc < 4 || reps < 1 || reps > 15) {
-    fprintf(stderr, "usage: %s FILE.raw D0xD1xD2 EB [REPEATS<=15 [PREDICTOR]]\n",
+    fprintf(stderr, "usage: %s FILE.raw D0xD1xD2 EB [REPEATS<=15 [PREDICTOR [CHUNK]]]\n",
             argv[0]);
     return 2;
   }
@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
   p.error_bound = atof(argv[3]);
   p.predictor = argc > 5 ? (gz_predictor_t)atoi(argv[5]) : GZ_PRED_AUTO;
   p.threads = 1;
+  p.chunk_len = argc > 6 ? (uint32_t)atoi(argv[6]) : 0;
   cap = gz_compress_bound(GZ_FLOAT32, n, 0);
   s = malloc(cap);
   y = malloc(bytes);

@@ -21,13 +21,14 @@
 #include "codec/entropy.h"
 #include "codec/predict.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SAMPLE_VALUES 16384
 
 void gz_chunk2_work_free(gz_chunk2_work_t *w) {
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 5; k++) {
     free(w->buf[k]);
     w->buf[k] = NULL;
     w->cap[k] = 0;
@@ -79,10 +80,23 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
   *nesc = bad;
 }
 
-static size_t cost_bits(const uint64_t *u, size_t n) {
-  size_t bits = 0;
-  for (size_t i = 0; i < n; i++)
-    bits += u[i] ? (size_t)(64 - __builtin_clzll(u[i])) : 0;
+/* Estimated coded size of n residuals in bits: the order-0 entropy of the
+ * symbols min(u, 255) (what the byte coder and zstd's Huffman stage see)
+ * plus the width of every residual of 255 and more. */
+static double cost_bits(const uint64_t *u, size_t n) {
+  size_t hist[256] = {0};
+  double bits = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (u[i] < 255) {
+      hist[u[i]]++;
+    } else {
+      hist[255]++;
+      bits += 64 - __builtin_clzll(u[i]);
+    }
+  }
+  for (int k = 0; k < 256; k++)
+    if (hist[k])
+      bits -= (double)hist[k] * log2((double)hist[k] / (double)n);
   return bits;
 }
 
@@ -101,45 +115,63 @@ static void run_encode(int kind, int64_t *q, const size_t v[3], uint64_t *u) {
     gz_lorenzo_encode(q, v, u);
 }
 
-/* The (kind, view) with the fewest residual bits on one central box of the
- * chunk (the same sample for every candidate, flattened as each view says);
- * kind fixed unless AUTO. Returns kind | view << 4, 0 when out of memory. */
+/* For each kind (one unless AUTO), the view with the smallest estimated size
+ * on four boxes of the chunk (the same samples for every candidate, flattened
+ * as each view says), spread over it so that land masks and quiet traces are
+ * seen. Returns kind | view << 4 of Lorenzo in bits 0-7 and of interpolation
+ * in bits 8-15 (0 where not tried), 0 when out of memory. */
 static int choose(const int64_t *q, const size_t d[3], int predictor) {
-  size_t s[3], o[3], m, best_cost = SIZE_MAX;
+  size_t s[3], m;
+  double cost[3][3] = {{0}};
   int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
   uint64_t *su = malloc(SAMPLE_VALUES * sizeof *su);
   int best = 0;
   if (d[0] > 1) {
     s[0] = d[0] < 8 ? d[0] : 8;
     s[1] = d[1] < 16 ? d[1] : 16;
-    s[2] = d[2] < 128 ? d[2] : 128;
+    s[2] = d[2] < 64 ? d[2] : 64;
   } else {
     s[0] = 1;
-    s[1] = d[1] < 64 ? d[1] : 64;
-    s[2] =
-        d[2] < (d[1] > 1 ? 256 : SAMPLE_VALUES) ? d[2] : (d[1] > 1 ? 256 : SAMPLE_VALUES);
+    s[1] = d[1] < 32 ? d[1] : 32;
+    s[2] = d[2] < (d[1] > 1 ? 128 : SAMPLE_VALUES / 4)
+               ? d[2]
+               : (d[1] > 1 ? 128 : SAMPLE_VALUES / 4);
   }
   m = s[0] * s[1] * s[2];
-  for (int k = 0; k < 3; k++)
-    o[k] = (d[k] - s[k]) / 2;
-  for (size_t i = 0; i < s[0] && sq; i++)
-    for (size_t j = 0; j < s[1]; j++)
-      memcpy(sq + (i * s[1] + j) * s[2], q + ((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2],
-             s[2] * sizeof *sq);
+  for (int box = 0; box < 4 && sq && su; box++) {
+    size_t o[3];
+    o[0] = (d[0] - s[0]) / 2;
+    o[1] = (d[1] - s[1]) * (box & 1 ? 3 : 1) / 4;
+    o[2] = (d[2] - s[2]) * (box & 2 ? 3 : 1) / 4;
+    for (size_t i = 0; i < s[0]; i++)
+      for (size_t j = 0; j < s[1]; j++)
+        memcpy(sq + (i * s[1] + j) * s[2],
+               q + ((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2], s[2] * sizeof *sq);
+    for (int kind = GZ_PRED_LORENZO; kind <= GZ_PRED_INTERP; kind++) {
+      if (predictor != GZ_PRED_AUTO && predictor != kind)
+        continue;
+      for (int view = 0; view < 3; view++) {
+        size_t v[3];
+        if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
+          continue; /* the same box as a view before */
+        view_box(s, view, v);
+        memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
+        run_encode(kind, sq + SAMPLE_VALUES, v, su);
+        cost[kind][view] += cost_bits(su, m);
+      }
+    }
+  }
   for (int kind = GZ_PRED_LORENZO; kind <= GZ_PRED_INTERP && sq && su; kind++) {
+    double best_cost = HUGE_VAL;
     if (predictor != GZ_PRED_AUTO && predictor != kind)
       continue;
     for (int view = 0; view < 3; view++) {
-      size_t cost, v[3];
       if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
-        continue; /* the same box as a view before */
-      view_box(s, view, v);
-      memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
-      run_encode(kind, sq + SAMPLE_VALUES, v, su);
-      cost = cost_bits(su, m);
-      if (cost < best_cost) {
-        best_cost = cost;
-        best = kind | view << 4;
+        continue;
+      if (cost[kind][view] < best_cost) {
+        best_cost = cost[kind][view];
+        best &= ~(0xff << (8 * (kind - 1)));
+        best |= (kind | view << 4) << (8 * (kind - 1));
       }
     }
   }
@@ -189,28 +221,62 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
   return (size_t)(vals - out);
 }
 
+/* The residual section of u (the smaller of bit-packed and zstd-coded byte
+ * symbols or planes) at out, which has room for gz_section_max(11 n + 16);
+ * sym is scratch of 11 n + 16 bytes. Returns its size, 0 without memory. */
+static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_t *out,
+                               int *coding) {
+  size_t psize = gz_res_packed_size(u, n), bsize = 0, planes, rsec = 0;
+  uint64_t umax = 0;
+  for (size_t i = 0; i < n; i++) { /* bsize: an upper bound of the BYTES size */
+    bsize += u[i] >= 255;
+    umax |= u[i];
+  }
+  bsize = n + 10 * bsize;
+  planes = umax ? (size_t)(64 - __builtin_clzll(umax) + 7) / 8 : 1;
+  *coding = GZ_RES_PACKED;
+  if (bsize > planes * n)
+    bsize = planes * n;
+  if (bsize < 2 * psize) { /* symbols that zstd's Huffman stage can model */
+    size_t len =
+        bsize == planes * n ? gz_res_planes(u, n, planes, sym) : gz_res_bytes(u, n, sym);
+    *coding = bsize == planes * n ? GZ_RES_PLANES : GZ_RES_BYTES;
+    rsec = gz_section_put(sym, len, 1, out);
+    if (!rsec)
+      return 0;
+  }
+  if (!rsec || rsec > GZ_SECTION_HEADER + psize) {
+    size_t len = gz_res_pack(u, n, sym);
+    rsec = gz_section_put(sym, len, 0, out);
+    *coding = GZ_RES_PACKED;
+  }
+  return rsec;
+}
+
 size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
                         const gz_quant_t *qp, int predictor, uint8_t *out, int *nomem,
                         gz_chunk2_work_t *w) {
   size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), nesc, total = 0;
-  size_t psize, bsize = 0, eraw, rsec, esec, scratch_size, v[3], planes;
-  uint64_t umax = 0, g;
+  size_t eraw, rsec, esec, v[3], glen, room;
+  uint64_t g;
   uint8_t gbytes[10];
-  size_t glen;
   int64_t *q = NULL;
   uint64_t *u = NULL;
-  uint8_t *esc = NULL, *scratch = NULL, *sym = NULL, *p;
-  int coding;
+  uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *esec_buf;
+  int coding = GZ_RES_PACKED, tries[2], ntries = 0;
 
   *nomem = 0;
   if (predictor == GZ_PRED_NONE || n < 2 * GZ_BLOCK)
     goto fallback;
-  if (n > SIZE_MAX / 16)
+  if (n > SIZE_MAX / 64)
     goto nomem;
+  room = gz_section_max(11 * n + 16);
   q = work(w, 0, n * sizeof *q);
   u = work(w, 1, n * sizeof *u);
   esc = work(w, 2, n);
-  if (!q || !u || !esc)
+  sec = work(w, 3, 2 * room);
+  sym = work(w, 4, 11 * n + 16);
+  if (!q || !u || !esc || !sec || !sym)
     goto nomem;
   quantize(dtype, x, n, qp, q, esc, &nesc);
   g = common_factor(q, n);
@@ -220,45 +286,34 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   predictor = choose(q, d, predictor);
   if (!predictor)
     goto nomem;
-  view_box(d, predictor >> 4, v);
-  run_encode(predictor & 15, q, v, u);
-
-  psize = gz_res_packed_size(u, n);
-  for (size_t i = 0; i < n; i++) { /* bsize: an upper bound of the BYTES size */
-    bsize += u[i] >= 255;
-    umax |= u[i];
-  }
-  bsize = n + 10 * bsize;
-  planes = umax ? (size_t)(64 - __builtin_clzll(umax) + 7) / 8 : 1;
-  if (bsize > planes * n)
-    bsize = planes * n;
-  eraw = 10 + nesc * (10 + elem);
-  scratch_size = (psize > bsize ? psize : bsize) + eraw;
-  scratch_size += gz_section_max(psize > bsize ? psize : bsize) + gz_section_max(eraw);
-  scratch = work(w, 3, scratch_size);
-  if (!scratch)
-    goto nomem;
-  sym = scratch + gz_section_max(psize > bsize ? psize : bsize) + gz_section_max(eraw);
-  p = scratch;
-  /* residuals: bytes through zstd when that beats the packed bits */
+  /* the sample chose a view of each kind tried; the coded sizes decide */
+  if (predictor & 0xff)
+    tries[ntries++] = predictor & 0xff;
+  if (predictor >> 8)
+    tries[ntries++] = predictor >> 8;
   rsec = 0;
-  coding = GZ_RES_PACKED;
-  if (bsize < 2 * psize) { /* symbols that zstd's Huffman stage can model */
-    size_t len =
-        bsize == planes * n ? gz_res_planes(u, n, planes, sym) : gz_res_bytes(u, n, sym);
-    coding = bsize == planes * n ? GZ_RES_PLANES : GZ_RES_BYTES;
-    rsec = gz_section_put(sym, len, 1, p);
-    if (!rsec)
+  for (int t = 0; t < ntries; t++) {
+    int c;
+    size_t size;
+    view_box(d, tries[t] >> 4, v);
+    run_encode(tries[t] & 15, q, v, u);
+    size = residual_section(u, n, sym, sec + (size_t)t * room, &c);
+    if (!size)
       goto nomem;
+    if (t == 0 || size < rsec) {
+      if (t > 0)
+        memcpy(sec, sec + room, size);
+      rsec = size;
+      predictor = tries[t];
+      coding = c;
+    }
   }
-  if (!rsec || rsec > GZ_SECTION_HEADER + psize) {
-    size_t len = gz_res_pack(u, n, sym);
-    rsec = gz_section_put(sym, len, 0, p);
-    coding = GZ_RES_PACKED;
-  }
-  p += rsec;
+  /* escapes after the residuals */
+  esec_buf = sec + rsec;
   eraw = escapes(x, elem, esc, n, nesc, sym);
-  esec = gz_section_put(sym, eraw, 1, p);
+  if (gz_section_max(eraw) > 2 * room - rsec)
+    goto fallback; /* cannot happen for n >= 64: the room is 22 n */
+  esec = gz_section_put(sym, eraw, 1, esec_buf);
   if (!esec)
     goto nomem;
   glen = gz_varint_put(g > 1 ? g : 1, gbytes);
@@ -268,7 +323,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   out[0] = (uint8_t)predictor;
   out[1] = (uint8_t)coding;
   memcpy(out + 2, gbytes, glen);
-  memcpy(out + 2 + glen, scratch, rsec + esec);
+  memcpy(out + 2 + glen, sec, rsec + esec);
   goto done;
 nomem:
   *nomem = 1;

@@ -6,8 +6,8 @@
 
 /* Scratch kept across the chunks one thread codes; zero-initialise. */
 typedef struct gz_chunk2_work {
-  void *buf[4];
-  size_t cap[4];
+  void *buf[5];
+  size_t cap[5];
 } gz_chunk2_work_t;
 void gz_chunk2_work_free(gz_chunk2_work_t *w);
 
