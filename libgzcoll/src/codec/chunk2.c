@@ -26,6 +26,8 @@
 #include <string.h>
 
 #define SAMPLE_VALUES 16384
+/* Estimated sizes further apart than this on the sample: no second coding. */
+#define CLEAR_WIN 1.3
 
 void gz_chunk2_work_free(gz_chunk2_work_t *w) {
   for (int k = 0; k < 5; k++) {
@@ -120,7 +122,7 @@ static void run_encode(int kind, int64_t *q, const size_t v[3], uint64_t *u) {
  * as each view says), spread over it so that land masks and quiet traces are
  * seen. Returns kind | view << 4 of Lorenzo in bits 0-7 and of interpolation
  * in bits 8-15 (0 where not tried), 0 when out of memory. */
-static int choose(const int64_t *q, const size_t d[3], int predictor) {
+static int choose(const int64_t *q, const size_t d[3], int predictor, double est[3]) {
   size_t s[3], m;
   double cost[3][3] = {{0}};
   int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
@@ -170,6 +172,7 @@ static int choose(const int64_t *q, const size_t d[3], int predictor) {
         continue;
       if (cost[kind][view] < best_cost) {
         best_cost = cost[kind][view];
+        est[kind] = best_cost;
         best &= ~(0xff << (8 * (kind - 1)));
         best |= (kind | view << 4) << (8 * (kind - 1));
       }
@@ -264,6 +267,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   uint64_t *u = NULL;
   uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *esec_buf;
   int coding = GZ_RES_PACKED, tries[2], ntries = 0;
+  double est[3] = {0, 0, 0};
 
   *nomem = 0;
   if (predictor == GZ_PRED_NONE || n < 2 * GZ_BLOCK)
@@ -283,9 +287,14 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   if (g > 1)
     for (size_t i = 0; i < n; i++)
       q[i] /= (int64_t)g;
-  predictor = choose(q, d, predictor);
+  predictor = choose(q, d, predictor, est);
   if (!predictor)
     goto nomem;
+  /* a clear winner on the sample is coded alone */
+  if ((predictor & 0xff) && (predictor >> 8) && est[1] > CLEAR_WIN * est[2])
+    predictor &= ~0xff;
+  else if ((predictor & 0xff) && (predictor >> 8) && est[2] > CLEAR_WIN * est[1])
+    predictor &= 0xff;
   /* the sample chose a view of each kind tried; the coded sizes decide */
   if (predictor & 0xff)
     tries[ntries++] = predictor & 0xff;
