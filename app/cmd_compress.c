@@ -227,6 +227,10 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   p.error_bound = o->eb;
   p.chunk_len = o->chunk;
   p.threads = o->threads;
+  p.predictor = GZ_PRED_AUTO; /* format 2, predicted in the data's own shape */
+  p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
+  for (unsigned d = 0; d < p.ndims; d++)
+    p.dims[d] = meta->dims[d];
   cap = gz_compress_bound(p.dtype, n, o->chunk);
   msize = gz_meta_pack(meta, NULL, 0);
   data = malloc(n * gz_dtype_size(p.dtype) + 1);
@@ -278,8 +282,13 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
       goto fail;
     }
   }
-  if (write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err, errlen) !=
-      0)
+  if (strlen(out) > 3 && !strcmp(out + strlen(out) - 3, ".nc")) {
+    gz_stream_info_t info; /* -o x.nc: netCDF-4 with the HDF5 filter (issue 18) */
+    if (gz_stream_info(stream, size, &info) != GZ_OK ||
+        gz_io_write_netcdf_gz(out, meta, data, info.abs_bound, err, errlen) != 0)
+      goto fail;
+  } else if (write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err,
+                        errlen) != 0)
     goto fail;
   if (!o->quiet && !o->verify)
     printf("%s -> %s: ratio %.3f\n", in, out,

@@ -21,6 +21,8 @@ pkg_check_modules(PNG REQUIRED IMPORTED_TARGET libpng)
 pkg_check_modules(ARGTABLE2 REQUIRED IMPORTED_TARGET argtable2)
 pkg_check_modules(INIH REQUIRED IMPORTED_TARGET inih)
 find_package(ZLIB REQUIRED)
+# The entropy stage of codec format 2 (Debian: libzstd-dev).
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 
 find_package(OpenMP COMPONENTS C)
 find_library(GZ_ZFP_LIBRARY zfp)

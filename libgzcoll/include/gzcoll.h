@@ -75,27 +75,52 @@ size_t gz_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 if unknown */
  * Codec: self-describing, checksummed, chunked streams.
  *
  * Quantization q = round(x / 2eb) (round to nearest), reconstruction
- * x' = (T)(2eb * q). Codes are delta-coded within blocks of GZ_BLOCK values
- * and bit-packed at a per-block width; elements that cannot be represented
- * within eb are stored verbatim. Chunks of chunk_len values are independent
- * (compressed and decompressed in parallel, pipelined with communication).
- * The stream layout is documented in libgzcoll/src/codec/stream.c.
+ * x' = (T)(2eb * q); elements that cannot be represented within eb are stored
+ * verbatim. With a predictor, gz_compress writes format version 2: the codes
+ * of each chunk are predicted in the data's own dimensions (Lorenzo or multilevel
+ * interpolation, chosen per chunk from a sample) and the residuals coded
+ * bit-packed or through zstd, whichever is smaller. Format version 1 (codes
+ * delta-coded within blocks of GZ_BLOCK values, bit-packed per block; still
+ * written by the collectives and the GPU codec) decodes as before. Chunks are
+ * independent (compressed and decompressed in parallel). The stream layout
+ * is documented in libgzcoll/src/codec/stream.c and docs/codec.md.
  * ---------------------------------------------------------------------- */
 #define GZ_BLOCK 32
 #define GZ_CHUNK_DEFAULT 65536u
+
+/* Predictor of the codes (format version 2). */
+typedef enum {
+  GZ_PRED_NONE = 0,    /* format version 1, the same bytes as before version 2 */
+  GZ_PRED_LORENZO = 1, /* Lorenzo in the data's 1, 2 or 3 dimensions */
+  GZ_PRED_INTERP = 2,  /* multilevel cubic/linear interpolation */
+  GZ_PRED_AUTO = 3     /* per chunk, the better of LORENZO and INTERP on a sample */
+} gz_predictor_t;
+
+#define GZ_CODEC_MAXDIMS 8
 
 typedef struct gz_codec_params {
   unsigned version;     /* GZ_CODEC_PARAMS_VERSION */
   gz_dtype_t dtype;     /* element type of the input */
   gz_eb_mode_t eb_mode; /* how error_bound is interpreted */
   double error_bound;   /* >= 0; 0 = lossless */
-  uint32_t chunk_len;   /* values per chunk, multiple of GZ_BLOCK; 0 = default */
+  uint32_t chunk_len;   /* values per chunk, multiple of GZ_BLOCK; 0 = default.
+                           With a shape: the target size of a chunk, which
+                           holds whole slabs along the slowest dimension */
   int threads;          /* OpenMP threads over chunks; 0 = library default */
+  /* version 2 */
+  unsigned ndims;                /* 0 = flat (1-D); else dims[0..ndims) */
+  size_t dims[GZ_CODEC_MAXDIMS]; /* C order (slowest first), product = n;
+                                    dimensions before the last three are
+                                    folded into the third from last */
+  gz_predictor_t predictor;      /* NONE (format 1, the default: the same
+                                    bytes as the GPU codec); any other
+                                    value writes format version 2 */
 } gz_codec_params_t;
 
-#define GZ_CODEC_PARAMS_VERSION 1u
+/* Version 1 callers keep working (and writing format version 1). */
+#define GZ_CODEC_PARAMS_VERSION 2u
 #define GZ_CODEC_PARAMS_INIT                                                             \
-  { GZ_CODEC_PARAMS_VERSION, GZ_FLOAT32, GZ_EB_ABS, 0.0, 0u, 0 }
+  { GZ_CODEC_PARAMS_VERSION, GZ_FLOAT32, GZ_EB_ABS, 0.0, 0u, 0, 0u, {0}, GZ_PRED_NONE }
 
 /* What a stream's header says about it. */
 typedef struct gz_stream_info {
@@ -106,7 +131,11 @@ typedef struct gz_stream_info {
   uint64_t count;     /* number of values */
   uint32_t chunk_len;
   uint32_t chunk_count;
-  size_t stream_size; /* total bytes of the stream */
+  size_t stream_size;      /* total bytes of the stream */
+  unsigned format_version; /* 1 or 2 */
+  size_t dims[3];          /* version 2: the data as a 3-D box (C order,
+                              leading 1s for 1-D and 2-D data); version 1:
+                              {1, 1, count} */
 } gz_stream_info_t;
 
 /* Largest stream gz_compress() can produce for n values (incompressible

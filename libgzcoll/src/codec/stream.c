@@ -1,6 +1,8 @@
 /*
- * stream.c - the self-describing compressed stream (format version 1).
+ * stream.c - the self-describing compressed stream, format versions 1 and 2.
  *
+ * Format version 1 (written when params->predictor is GZ_PRED_NONE, and by
+ * the GPU codec):
  * Layout, all integers little-endian:
  *   off  size  field
  *     0     4  magic "GZCS"
@@ -19,11 +21,25 @@
  *   ...        chunks, back to back; each is a sequence of blocks
  *              (kernels/gz_block.h), ceil(len / GZ_BLOCK) of them.
  *
+ * Format version 2 (any other predictor; chunk2.c, docs/codec.md): the same
+ * first 40 bytes with version 2, where "values per chunk" is a whole number of
+ * slabs along the slowest dimension of the box below (it need not be a
+ * multiple of GZ_BLOCK), then
+ *    40     4  reserved (0)
+ *    44    24  the data as a 3-D box d0 x d1 x d2 (u64 each, C order; leading
+ *              1s for 1-D and 2-D data; d0 d1 d2 = value count)
+ *    68     4  CRC-32 of bytes 0..67
+ *    72        chunk index and its CRC as in version 1, then the chunks
+ *              (chunk2.c). A chunk covers whole slabs: along d0 when d0 > 1,
+ *              else along d1, else along d2.
+ *
  * Chunks are independent: compressed in parallel (each into its worst-case
  * slot of the output, then compacted in place, so nothing is allocated) and
  * decompressed in parallel after their checksums are verified.
  */
 #include "codec/codec.h"
+
+#include "codec/chunk2.h"
 
 #include "gz_block.h"
 
@@ -39,6 +55,8 @@
 #define GZ_STREAM_MAGIC "GZCS"
 #define GZ_STREAM_VERSION 1
 #define GZ_HEADER_SIZE 44
+#define GZ_HEADER2_SIZE 72
+#define GZ_CHUNK2_DEFAULT (1u << 20)
 #define GZ_CHUNK_MAX (1u << 24)
 
 static void put_u32(uint8_t *p, uint32_t v) {
@@ -99,6 +117,11 @@ size_t gz_compress_bound(gz_dtype_t dtype, size_t n, uint32_t chunk_len) {
   if (n > (SIZE_MAX - 4096) / (elem + 1) || chunks > SIZE_MAX / 16)
     return 0;
   total = GZ_HEADER_SIZE + 8 * chunks + 4 + chunk_bound(n, elem);
+  /* format 2: chunks of more than half the target, 2 more bytes each */
+  chunks = 2 * (n / (chunk_len > GZ_CHUNK2_DEFAULT ? chunk_len : GZ_CHUNK2_DEFAULT)) + 2;
+  chunks = chunks > 2 * (n / chunk_len) + 2 ? chunks : 2 * (n / chunk_len) + 2;
+  if (total < GZ_HEADER2_SIZE + 11 * chunks + 4 + chunk_bound(n, elem))
+    total = GZ_HEADER2_SIZE + 11 * chunks + 4 + chunk_bound(n, elem);
   return total;
 }
 
@@ -168,6 +191,127 @@ gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, s
   return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
 }
 
+/* The box of a format-2 stream and its chunking: d from the caller's shape
+ * (leading dimensions folded), then flattened until one slab fits a chunk. */
+static int plan2(const gz_codec_params_t *p, size_t n, size_t d[3], size_t *chunk_vals) {
+  size_t target = p->chunk_len ? p->chunk_len : GZ_CHUNK2_DEFAULT, slab;
+  d[0] = d[1] = 1;
+  d[2] = n;
+  if (p->ndims > 0) {
+    size_t prod = 1;
+    if (p->ndims > GZ_CODEC_MAXDIMS)
+      return -1;
+    for (unsigned k = 0; k < p->ndims; k++) {
+      if (p->dims[k] && prod > SIZE_MAX / p->dims[k])
+        return -1;
+      prod *= p->dims[k];
+    }
+    if (prod != n)
+      return -1;
+    if (n > 0) {
+      d[2] = p->dims[p->ndims - 1];
+      d[1] = p->ndims > 1 ? p->dims[p->ndims - 2] : 1;
+      d[0] = n / (d[1] * d[2]);
+    }
+  }
+  for (;;) {
+    slab = d[0] > 1 ? d[1] * d[2] : d[1] > 1 ? d[2] : 1;
+    if (slab <= GZ_CHUNK_MAX / 2)
+      break;
+    if (d[0] > 1) { /* fold the slowest dimension into the next one */
+      d[1] *= d[0];
+      d[0] = 1;
+    } else {
+      d[2] *= d[1];
+      d[1] = 1;
+    }
+  }
+  *chunk_vals = (target / slab > 0 ? target / slab : 1) * slab;
+  return 0;
+}
+
+/* The box of chunk c (len values) of a format-2 stream with box d. */
+static void chunk_box(const size_t d[3], size_t len, size_t box[3]) {
+  box[0] = 1;
+  box[1] = 1;
+  box[2] = len;
+  if (d[0] > 1) {
+    box[0] = len / (d[1] * d[2]);
+    box[1] = d[1];
+    box[2] = d[2];
+  } else if (d[1] > 1) {
+    box[1] = len / d[2];
+    box[2] = d[2];
+  }
+}
+
+static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, size_t n,
+                               uint8_t *o, size_t *out_size, double eb) {
+  uint8_t *index, *data;
+  size_t elem = gz_dtype_size(params->dtype), nchunks, chunk_vals, slot, pos, d[3];
+  gz_quant_t qp = gz_codec_quant(eb);
+  int nomem = 0;
+
+  if (plan2(params, n, d, &chunk_vals) != 0)
+    return GZ_ERR_ARG;
+  nchunks = n / chunk_vals + (n % chunk_vals != 0);
+  if (nchunks > UINT32_MAX)
+    return GZ_ERR_ARG;
+  memcpy(o, GZ_STREAM_MAGIC, 4);
+  o[4] = 2;
+  o[5] = (uint8_t)params->dtype;
+  o[6] = (uint8_t)params->eb_mode;
+  o[7] = 0;
+  put_f64(o + 8, params->error_bound);
+  put_f64(o + 16, eb);
+  put_u64(o + 24, (uint64_t)n);
+  put_u32(o + 32, (uint32_t)chunk_vals);
+  put_u32(o + 36, (uint32_t)nchunks);
+  put_u32(o + 40, 0);
+  for (int k = 0; k < 3; k++)
+    put_u64(o + 44 + 8 * k, (uint64_t)d[k]);
+  put_u32(o + 68, gz_crc32(o, 68));
+  index = o + GZ_HEADER2_SIZE;
+  data = index + 8 * nchunks + 4;
+  slot = gz_chunk2_bound(chunk_vals, elem);
+#ifdef _OPENMP
+#pragma omp parallel reduction(|                                                         \
+                               : nomem)                                                  \
+    num_threads(params->threads > 1 ? params->threads : 1)
+#endif
+  {
+    gz_chunk2_work_t w = {{NULL}, {0}};
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (long c = 0; c < (long)nchunks; c++) {
+      size_t first = (size_t)c * chunk_vals, box[3], size;
+      size_t len = n - first < chunk_vals ? n - first : chunk_vals;
+      uint8_t *dst = data + (size_t)c * slot;
+      int failed = 0;
+      chunk_box(d, len, box);
+      size = gz_chunk2_encode(params->dtype, (const uint8_t *)in + first * elem, box, &qp,
+                              (int)params->predictor, dst, &failed, &w);
+      nomem |= failed;
+      put_u32(index + 8 * c, (uint32_t)size);
+      put_u32(index + 8 * c + 4, gz_crc32(dst, size));
+    }
+    gz_chunk2_work_free(&w);
+  }
+  if (nomem)
+    return GZ_ERR_NOMEM;
+  pos = 0;
+  for (size_t c = 0; c < nchunks; c++) {
+    size_t size = get_u32(index + 8 * c);
+    if (pos != c * slot)
+      memmove(data + pos, data + c * slot, size);
+    pos += size;
+  }
+  put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
+  *out_size = (size_t)(data - o) + pos;
+  return GZ_OK;
+}
+
 gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t n,
                         void *out, size_t cap, size_t *out_size) {
   uint8_t *o = out, *index, *data;
@@ -175,8 +319,11 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   double eb;
   gz_quant_t qp;
 
-  if (!params || params->version != GZ_CODEC_PARAMS_VERSION || !out || !out_size ||
-      (!in && n))
+  if (!params || params->version < 1 || params->version > GZ_CODEC_PARAMS_VERSION ||
+      !out || !out_size || (!in && n))
+    return GZ_ERR_ARG;
+  if (params->version >= 2 &&
+      (params->predictor < GZ_PRED_NONE || params->predictor > GZ_PRED_AUTO))
     return GZ_ERR_ARG;
   elem = gz_dtype_size(params->dtype);
   chunk_len = chunk_len_of(params);
@@ -194,6 +341,8 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   eb = absolute_bound(params, in, n);
   if (eb > 0 && !(eb >= 1e-300)) /* denormal steps would overflow 1 / step */
     eb = 0;
+  if (params->version >= 2 && params->predictor != GZ_PRED_NONE)
+    return compress_v2(params, in, n, o, out_size, eb);
   qp = gz_codec_quant(eb);
 
   memcpy(o, GZ_STREAM_MAGIC, 4);
@@ -239,40 +388,57 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
 
 gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *info) {
   const uint8_t *s = stream;
-  uint64_t count, nchunks, total, expected_chunks;
+  uint64_t count, nchunks, total, expected_chunks, d[3] = {1, 1, 0};
   uint32_t chunk_len;
   double eb, abs_eb;
-  size_t elem;
+  size_t elem, hsize;
+  int version;
 
   if (!stream || !info)
     return GZ_ERR_ARG;
   if (size < GZ_HEADER_SIZE || memcmp(s, GZ_STREAM_MAGIC, 4) != 0)
     return GZ_ERR_CORRUPT;
-  if (get_u32(s + 40) != gz_crc32(s, 40))
+  version = s[4];
+  if (version != 1 && version != 2)
+    return get_u32(s + 40) == gz_crc32(s, 40) ? GZ_ERR_VERSION : GZ_ERR_CORRUPT;
+  hsize = version == 1 ? GZ_HEADER_SIZE : GZ_HEADER2_SIZE;
+  if (size < hsize || get_u32(s + hsize - 4) != gz_crc32(s, hsize - 4))
     return GZ_ERR_CORRUPT;
-  if (s[4] != GZ_STREAM_VERSION)
-    return GZ_ERR_VERSION;
   elem = gz_dtype_size((gz_dtype_t)s[5]);
   eb = get_f64(s + 8);
   abs_eb = get_f64(s + 16);
   count = get_u64(s + 24);
   chunk_len = get_u32(s + 32);
   nchunks = get_u32(s + 36);
+  d[2] = count;
   if (!elem || s[6] > GZ_EB_REL || s[7] != 0 || !(eb >= 0) || !(abs_eb >= 0) ||
       !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
-      chunk_len % GZ_BLOCK || chunk_len > GZ_CHUNK_MAX)
+      chunk_len > GZ_CHUNK_MAX)
     return GZ_ERR_CORRUPT;
+  if (version == 1 && chunk_len % GZ_BLOCK)
+    return GZ_ERR_CORRUPT;
+  if (version == 2) {
+    uint64_t slab;
+    for (int k = 0; k < 3; k++)
+      d[k] = get_u64(s + 44 + 8 * k);
+    if (get_u32(s + 40) != 0 || d[0] == 0 || d[1] == 0 || d[1] > UINT32_MAX ||
+        d[2] > UINT64_MAX / d[1] || d[1] * d[2] > UINT64_MAX / d[0] ||
+        d[0] * d[1] * d[2] != count)
+      return GZ_ERR_CORRUPT;
+    slab = d[0] > 1 ? d[1] * d[2] : d[1] > 1 ? d[2] : 1;
+    if (slab == 0 || chunk_len % slab)
+      return GZ_ERR_CORRUPT;
+  }
   expected_chunks = count / chunk_len + (count % chunk_len != 0);
-  if (nchunks != expected_chunks || nchunks > (size - GZ_HEADER_SIZE) / 8)
+  if (nchunks != expected_chunks || nchunks > (size - hsize) / 8)
     return GZ_ERR_CORRUPT;
-  total = GZ_HEADER_SIZE + 8 * nchunks + 4;
+  total = hsize + 8 * nchunks + 4;
   if (total > size)
     return GZ_ERR_CORRUPT;
-  if (get_u32(s + GZ_HEADER_SIZE + 8 * nchunks) !=
-      gz_crc32(s + GZ_HEADER_SIZE, 8 * nchunks))
+  if (get_u32(s + hsize + 8 * nchunks) != gz_crc32(s + hsize, 8 * nchunks))
     return GZ_ERR_CORRUPT;
   for (uint64_t c = 0; c < nchunks; c++) {
-    total += get_u32(s + GZ_HEADER_SIZE + 8 * c);
+    total += get_u32(s + hsize + 8 * c);
     if (total > size)
       return GZ_ERR_CORRUPT;
   }
@@ -284,20 +450,29 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
   info->chunk_len = chunk_len;
   info->chunk_count = (uint32_t)nchunks;
   info->stream_size = (size_t)total;
+  info->format_version = (unsigned)version;
+  for (int k = 0; k < 3; k++)
+    info->dims[k] = (size_t)d[k];
   return GZ_OK;
 }
 
 /* Verify and decode chunk c, which starts at data + offset. */
 static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
                         const uint8_t *data, size_t c, size_t offset,
-                        const gz_quant_t *qp, void *out) {
+                        const gz_quant_t *qp, void *out, gz_chunk2_work_t *w) {
   size_t first = c * info->chunk_len;
   size_t len =
       info->count - first < info->chunk_len ? info->count - first : info->chunk_len;
   size_t csize = get_u32(index + 8 * c);
   const uint8_t *src = data + offset;
+  uint8_t *dst = (uint8_t *)out + first * gz_dtype_size(info->dtype);
   if (get_u32(index + 8 * c + 4) != gz_crc32(src, csize))
     return 1;
+  if (info->format_version == 2) {
+    size_t box[3];
+    chunk_box(info->dims, len, box);
+    return gz_chunk2_decode(info->dtype, src, csize, box, qp, dst, w) != GZ_OK;
+  }
   return gz_decode_values(info->dtype, src, csize, len, qp,
                           (uint8_t *)out + first * gz_dtype_size(info->dtype)) != GZ_OK;
 }
@@ -315,7 +490,8 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
   if (out_count != info.count || (!out && out_count))
     return GZ_ERR_ARG;
   qp = gz_codec_quant(info.abs_bound);
-  index = (const uint8_t *)stream + GZ_HEADER_SIZE;
+  index = (const uint8_t *)stream +
+          (info.format_version == 1 ? GZ_HEADER_SIZE : GZ_HEADER2_SIZE);
   data = index + 8 * (size_t)info.chunk_count + 4;
 #ifdef _OPENMP
   threads = omp_get_max_threads();
@@ -330,16 +506,25 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
       pos += get_u32(index + 8 * (size_t)c);
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+#pragma omp parallel reduction(| : failed)
 #endif
-    for (long c = 0; c < (long)info.chunk_count; c++)
-      failed |= decode_chunk(&info, index, data, (size_t)c, offsets[c], &qp, out);
+    {
+      gz_chunk2_work_t w = {{NULL}, {0}};
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (long c = 0; c < (long)info.chunk_count; c++)
+        failed |= decode_chunk(&info, index, data, (size_t)c, offsets[c], &qp, out, &w);
+      gz_chunk2_work_free(&w);
+    }
     free(offsets);
   } else {
+    gz_chunk2_work_t w = {{NULL}, {0}};
     for (uint32_t c = 0; c < info.chunk_count && !failed; c++) {
-      failed = decode_chunk(&info, index, data, c, pos, &qp, out);
+      failed = decode_chunk(&info, index, data, c, pos, &qp, out, &w);
       pos += get_u32(index + 8 * (size_t)c);
     }
+    gz_chunk2_work_free(&w);
   }
   return failed ? GZ_ERR_CORRUPT : GZ_OK;
 }

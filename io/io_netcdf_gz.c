@@ -1,0 +1,108 @@
+/* io_netcdf_gz.c - netCDF-4 output whose variable is compressed with the
+ * gzstack codec through the HDF5 filter plugin (h5z/h5z_gzstack.c, testing
+ * filter id 390): any netCDF/HDF5 reader with the plugin on HDF5_PLUGIN_PATH
+ * reads the values back within the bound recorded in the variable's
+ * attributes; a reader without it fails to read the variable. */
+#include "gz_io.h"
+
+#include <netcdf.h>
+#include <netcdf_filter.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GZ_H5Z_FILTER_ID 390u
+#define GZ_H5Z_CHUNK_VALUES (1u << 20)
+
+/* Chunks of whole trailing dimensions, about GZ_H5Z_CHUNK_VALUES values. */
+static void chunk_shape(const gz_meta_t *m, size_t *chunk) {
+  size_t rest = 1;
+  for (int i = m->ndims - 1; i >= 0; i--) {
+    size_t fit = rest >= GZ_H5Z_CHUNK_VALUES ? 1 : GZ_H5Z_CHUNK_VALUES / rest;
+    chunk[i] = m->dims[i] < fit ? m->dims[i] : (fit ? fit : 1);
+    rest *= chunk[i];
+  }
+}
+
+int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
+                          double abs_bound, char *err, size_t errlen) {
+  int ncid = -1, varid, status = NC_NOERR, dimids[GZ_IO_MAXDIMS];
+  unsigned cd[6 + GZ_IO_MAXDIMS];
+  size_t chunk[GZ_IO_MAXDIMS];
+  uint64_t bits;
+  char tmp[4200];
+  const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
+  const char *note = "gzstack codec, HDF5 filter 390 (testing range, unregistered); "
+                     "read with HDF5_PLUGIN_PATH holding libh5z_gzstack.so";
+  vname = vname ? vname + 1 : meta->var;
+  if (!vname[0])
+    vname = "data";
+  if (snprintf(tmp, sizeof tmp, "%s.part", path) >= (int)sizeof tmp)
+    return gz_io_errorf(err, errlen, "%s: path too long", path), -1;
+  chunk_shape(meta, chunk);
+  memcpy(&bits, &abs_bound, sizeof bits);
+  cd[0] = 1;
+  cd[1] = (unsigned)meta->dtype;
+  cd[2] = 0;
+  cd[3] = (unsigned)(bits & 0xffffffffu);
+  cd[4] = (unsigned)(bits >> 32);
+  cd[5] = (unsigned)meta->ndims;
+  for (int i = 0; i < meta->ndims; i++)
+    cd[6 + i] = (unsigned)chunk[i];
+  if ((status = nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
+    goto fail;
+  what = "cannot define the dimensions";
+  for (int i = 0; i < meta->ndims; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s", meta->dim_names[i][0] ? meta->dim_names[i] : "dim");
+    if (!meta->dim_names[i][0] || nc_inq_dimid(ncid, name, &dimids[i]) == NC_NOERR)
+      snprintf(name, sizeof name, "dim%d", i);
+    if ((status = nc_def_dim(ncid, name, meta->dims[i], &dimids[i])) != NC_NOERR)
+      goto fail;
+  }
+  what = "cannot define the compressed variable";
+  if ((status = nc_def_var(ncid, vname, meta->dtype == GZ_FLOAT32 ? NC_FLOAT : NC_DOUBLE,
+                           meta->ndims, dimids, &varid)) != NC_NOERR ||
+      (status = nc_def_var_chunking(ncid, varid, NC_CHUNKED, chunk)) != NC_NOERR)
+    goto fail;
+  what =
+      "cannot attach the gzstack HDF5 filter (is HDF5_PLUGIN_PATH set to the folder of "
+      "libh5z_gzstack.so?)";
+  if ((status = nc_def_var_filter(ncid, varid, GZ_H5Z_FILTER_ID, 6 + (size_t)meta->ndims,
+                                  cd)) != NC_NOERR)
+    goto fail;
+  what = "cannot write the attributes";
+  if ((status = nc_put_att_double(ncid, varid, "gzstack_abs_error_bound", NC_DOUBLE, 1,
+                                  &abs_bound)) != NC_NOERR ||
+      (status = nc_put_att_text(ncid, varid, "gzstack_compression", strlen(note),
+                                note)) != NC_NOERR ||
+      (meta->units[0] &&
+       (status = nc_put_att_text(ncid, varid, "units", strlen(meta->units),
+                                 meta->units)) != NC_NOERR) ||
+      (meta->long_name[0] &&
+       (status = nc_put_att_text(ncid, varid, "long_name", strlen(meta->long_name),
+                                 meta->long_name)) != NC_NOERR))
+    goto fail;
+  what = "cannot write the data";
+  if ((status = nc_enddef(ncid)) != NC_NOERR ||
+      (status = meta->dtype == GZ_FLOAT32
+                    ? nc_put_var_float(ncid, varid, data)
+                    : nc_put_var_double(ncid, varid, data)) != NC_NOERR)
+    goto fail;
+  status = nc_close(ncid);
+  ncid = -1;
+  if (status != NC_NOERR)
+    goto fail;
+  if (rename(tmp, path) != 0) {
+    unlink(tmp);
+    return gz_io_errorf(err, errlen, "%s: cannot rename the finished file", path), -1;
+  }
+  return 0;
+fail:
+  if (ncid >= 0)
+    nc_close(ncid);
+  unlink(tmp);
+  gz_io_errorf(err, errlen, "%s: %s: %s", path, what, nc_strerror(status));
+  return -1;
+}

@@ -1,0 +1,453 @@
+/* chunk2.c - one chunk of format version 2: quantize to codes (escapes as in
+ * kernels/gz_block.h: values the quantizer refuses are stored verbatim), pick
+ * a predictor from a sample of the chunk, predict, and code the residuals
+ * bit-packed or as byte symbols through zstd, whichever is smaller.
+ *
+ * Layout (n = d0 d1 d2 values of the chunk's box):
+ *   byte 0  predictor: 0 = none (the rest is format-1 blocks of the values),
+ *           else kind | view << 4: kind 1 = Lorenzo, 2 = interpolation; view
+ *           0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 = its 1-D
+ *           flattening (seismic traces predict best along time alone)
+ *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
+ *   varint  common factor g >= 1 of the codes (predicted divided by g)
+ *   section R: the n residuals in that coding          (entropy.h)
+ *   section E: escapes: varint count, per escape a varint gap (values since
+ *              the previous escape's successor), then the escaped values
+ *              verbatim in order.
+ * A chunk that would not shrink below the raw values falls back to 0.
+ */
+#include "codec/chunk2.h"
+
+#include "codec/entropy.h"
+#include "codec/predict.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SAMPLE_VALUES 16384
+/* Estimated sizes further apart than this on the sample: no second coding. */
+#define CLEAR_WIN 1.3
+
+void gz_chunk2_work_free(gz_chunk2_work_t *w) {
+  for (int k = 0; k < 5; k++) {
+    free(w->buf[k]);
+    w->buf[k] = NULL;
+    w->cap[k] = 0;
+  }
+}
+
+/* Buffer k of the workspace with at least bytes bytes (kept for the next
+ * chunk, so the pages are touched once per call, not once per chunk). */
+static void *work(gz_chunk2_work_t *w, int k, size_t bytes) {
+  if (w->cap[k] < bytes) {
+    free(w->buf[k]);
+    w->buf[k] = malloc(bytes ? bytes : 1);
+    w->cap[k] = w->buf[k] ? bytes : 0;
+  }
+  return w->buf[k];
+}
+
+size_t gz_chunk2_bound(size_t n, size_t elem) {
+  return 1 + (n + GZ_BLOCK - 1) / GZ_BLOCK + n * elem;
+}
+
+static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t *qp,
+                     int64_t *q, uint8_t *esc, size_t *nesc) {
+  size_t bad = 0;
+  if (qp->eb > 0) {
+    if (dtype == GZ_FLOAT32) {
+      const float *v = x;
+      for (size_t i = 0; i < n; i++)
+        esc[i] = (uint8_t)!gz_quantize_one_f32(v[i], qp, 1, &q[i]);
+    } else {
+      const double *v = x;
+      for (size_t i = 0; i < n; i++)
+        esc[i] = (uint8_t)!gz_quantize_one_f64(v[i], qp, 1, &q[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+      bad += esc[i];
+    for (size_t i = 0; i < n && bad; i++) /* an escape repeats the previous code */
+      if (esc[i])
+        q[i] = i ? q[i - 1] : 0;
+  } else {
+    memset(esc, 0, n);
+    if (dtype == GZ_FLOAT32)
+      for (size_t i = 0; i < n; i++)
+        q[i] = gz_ordered_f32(((const float *)x)[i]);
+    else
+      for (size_t i = 0; i < n; i++)
+        q[i] = gz_ordered_f64(((const double *)x)[i]);
+  }
+  *nesc = bad;
+}
+
+/* Estimated coded size of n residuals in bits: the order-0 entropy of the
+ * symbols min(u, 255) (what the byte coder and zstd's Huffman stage see)
+ * plus the width of every residual of 255 and more. */
+static double cost_bits(const uint64_t *u, size_t n) {
+  size_t hist[256] = {0};
+  double bits = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (u[i] < 255) {
+      hist[u[i]]++;
+    } else {
+      hist[255]++;
+      bits += 64 - __builtin_clzll(u[i]);
+    }
+  }
+  for (int k = 0; k < 256; k++)
+    if (hist[k])
+      bits -= (double)hist[k] * log2((double)hist[k] / (double)n);
+  return bits;
+}
+
+/* The box a predictor sees in view v: 0 the chunk's box, 1 its 2-D
+ * flattening (d0 d1, d2), 2 its 1-D flattening. */
+static void view_box(const size_t d[3], int view, size_t v[3]) {
+  v[0] = view == 0 ? d[0] : 1;
+  v[1] = view == 0 ? d[1] : view == 1 ? d[0] * d[1] : 1;
+  v[2] = view == 2 ? d[0] * d[1] * d[2] : d[2];
+}
+
+static void run_encode(int kind, int64_t *q, const size_t v[3], uint64_t *u) {
+  if (kind == GZ_PRED_INTERP)
+    gz_interp_encode(q, v, u);
+  else
+    gz_lorenzo_encode(q, v, u);
+}
+
+/* For each kind (one unless AUTO), the view with the smallest estimated size
+ * on four boxes of the chunk (the same samples for every candidate, flattened
+ * as each view says), spread over it so that land masks and quiet traces are
+ * seen. Returns kind | view << 4 of Lorenzo in bits 0-7 and of interpolation
+ * in bits 8-15 (0 where not tried), 0 when out of memory. */
+static int choose(const int64_t *q, const size_t d[3], int predictor, double est[3]) {
+  size_t s[3], m;
+  double cost[3][3] = {{0}};
+  int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
+  uint64_t *su = malloc(SAMPLE_VALUES * sizeof *su);
+  int best = 0;
+  if (d[0] > 1) {
+    s[0] = d[0] < 8 ? d[0] : 8;
+    s[1] = d[1] < 16 ? d[1] : 16;
+    s[2] = d[2] < 64 ? d[2] : 64;
+  } else {
+    s[0] = 1;
+    s[1] = d[1] < 32 ? d[1] : 32;
+    s[2] = d[2] < (d[1] > 1 ? 128 : SAMPLE_VALUES / 4)
+               ? d[2]
+               : (d[1] > 1 ? 128 : SAMPLE_VALUES / 4);
+  }
+  m = s[0] * s[1] * s[2];
+  for (int box = 0; box < 4 && sq && su; box++) {
+    size_t o[3];
+    o[0] = (d[0] - s[0]) / 2;
+    o[1] = (d[1] - s[1]) * (box & 1 ? 3 : 1) / 4;
+    o[2] = (d[2] - s[2]) * (box & 2 ? 3 : 1) / 4;
+    for (size_t i = 0; i < s[0]; i++)
+      for (size_t j = 0; j < s[1]; j++)
+        memcpy(sq + (i * s[1] + j) * s[2],
+               q + ((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2], s[2] * sizeof *sq);
+    for (int kind = GZ_PRED_LORENZO; kind <= GZ_PRED_INTERP; kind++) {
+      if (predictor != GZ_PRED_AUTO && predictor != kind)
+        continue;
+      for (int view = 0; view < 3; view++) {
+        size_t v[3];
+        if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
+          continue; /* the same box as a view before */
+        view_box(s, view, v);
+        memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
+        run_encode(kind, sq + SAMPLE_VALUES, v, su);
+        cost[kind][view] += cost_bits(su, m);
+      }
+    }
+  }
+  for (int kind = GZ_PRED_LORENZO; kind <= GZ_PRED_INTERP && sq && su; kind++) {
+    double best_cost = HUGE_VAL;
+    if (predictor != GZ_PRED_AUTO && predictor != kind)
+      continue;
+    for (int view = 0; view < 3; view++) {
+      if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
+        continue;
+      if (cost[kind][view] < best_cost) {
+        best_cost = cost[kind][view];
+        est[kind] = best_cost;
+        best &= ~(0xff << (8 * (kind - 1)));
+        best |= (kind | view << 4) << (8 * (kind - 1));
+      }
+    }
+  }
+  free(sq);
+  free(su);
+  return best;
+}
+
+/* Greatest common divisor of the codes (integer-valued data quantized at a
+ * bound that divides them gives codes that are all multiples of one factor):
+ * 1 when there is none or it is too large to divide by safely. */
+static uint64_t common_factor(const int64_t *q, size_t n) {
+  uint64_t g = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a = q[i] < 0 ? 0 - (uint64_t)q[i] : (uint64_t)q[i];
+    while (a) {
+      uint64_t t = g % a;
+      g = a;
+      a = t;
+    }
+    if (g == 1)
+      return 1;
+  }
+  return g > 1 && g < (1ull << 62) ? g : 1;
+}
+
+/* Escape section content: count, gaps, values. Returns its length. The codes
+ * of escaped values repeat the previous code (quantize()). */
+static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
+                      size_t nesc, uint8_t *out) {
+  uint8_t *p = out, *vals;
+  size_t next = 0;
+  p += gz_varint_put(nesc, p);
+  if (nesc == 0)
+    return (size_t)(p - out);
+  for (size_t i = 0; i < n; i++)
+    if (esc[i]) {
+      p += gz_varint_put(i - next, p);
+      next = i + 1;
+    }
+  vals = p;
+  for (size_t i = 0; i < n; i++)
+    if (esc[i]) {
+      memcpy(vals, (const uint8_t *)x + i * elem, elem);
+      vals += elem;
+    }
+  return (size_t)(vals - out);
+}
+
+/* The residual section of u (the smaller of bit-packed and zstd-coded byte
+ * symbols or planes) at out, which has room for gz_section_max(11 n + 16);
+ * sym is scratch of 11 n + 16 bytes. Returns its size, 0 without memory. */
+static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_t *out,
+                               int *coding) {
+  size_t psize = gz_res_packed_size(u, n), bsize = 0, planes, rsec = 0;
+  uint64_t umax = 0;
+  for (size_t i = 0; i < n; i++) { /* bsize: an upper bound of the BYTES size */
+    bsize += u[i] >= 255;
+    umax |= u[i];
+  }
+  bsize = n + 10 * bsize;
+  planes = umax ? (size_t)(64 - __builtin_clzll(umax) + 7) / 8 : 1;
+  *coding = GZ_RES_PACKED;
+  if (bsize > planes * n)
+    bsize = planes * n;
+  if (bsize < 2 * psize) { /* symbols that zstd's Huffman stage can model */
+    size_t len =
+        bsize == planes * n ? gz_res_planes(u, n, planes, sym) : gz_res_bytes(u, n, sym);
+    *coding = bsize == planes * n ? GZ_RES_PLANES : GZ_RES_BYTES;
+    rsec = gz_section_put(sym, len, 1, out);
+    if (!rsec)
+      return 0;
+  }
+  if (!rsec || rsec > GZ_SECTION_HEADER + psize) {
+    size_t len = gz_res_pack(u, n, sym);
+    rsec = gz_section_put(sym, len, 0, out);
+    *coding = GZ_RES_PACKED;
+  }
+  return rsec;
+}
+
+size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
+                        const gz_quant_t *qp, int predictor, uint8_t *out, int *nomem,
+                        gz_chunk2_work_t *w) {
+  size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), nesc, total = 0;
+  size_t eraw, rsec, esec, v[3], glen, room;
+  uint64_t g;
+  uint8_t gbytes[10];
+  int64_t *q = NULL;
+  uint64_t *u = NULL;
+  uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *esec_buf;
+  int coding = GZ_RES_PACKED, tries[2], ntries = 0;
+  double est[3] = {0, 0, 0};
+
+  *nomem = 0;
+  if (predictor == GZ_PRED_NONE || n < 2 * GZ_BLOCK)
+    goto fallback;
+  if (n > SIZE_MAX / 64)
+    goto nomem;
+  room = gz_section_max(11 * n + 16);
+  q = work(w, 0, n * sizeof *q);
+  u = work(w, 1, n * sizeof *u);
+  esc = work(w, 2, n);
+  sec = work(w, 3, 2 * room);
+  sym = work(w, 4, 11 * n + 16);
+  if (!q || !u || !esc || !sec || !sym)
+    goto nomem;
+  quantize(dtype, x, n, qp, q, esc, &nesc);
+  g = common_factor(q, n);
+  if (g > 1)
+    for (size_t i = 0; i < n; i++)
+      q[i] /= (int64_t)g;
+  predictor = choose(q, d, predictor, est);
+  if (!predictor)
+    goto nomem;
+  /* a clear winner on the sample is coded alone */
+  if ((predictor & 0xff) && (predictor >> 8) && est[1] > CLEAR_WIN * est[2])
+    predictor &= ~0xff;
+  else if ((predictor & 0xff) && (predictor >> 8) && est[2] > CLEAR_WIN * est[1])
+    predictor &= 0xff;
+  /* the sample chose a view of each kind tried; the coded sizes decide */
+  if (predictor & 0xff)
+    tries[ntries++] = predictor & 0xff;
+  if (predictor >> 8)
+    tries[ntries++] = predictor >> 8;
+  rsec = 0;
+  for (int t = 0; t < ntries; t++) {
+    int c;
+    size_t size;
+    view_box(d, tries[t] >> 4, v);
+    run_encode(tries[t] & 15, q, v, u);
+    size = residual_section(u, n, sym, sec + (size_t)t * room, &c);
+    if (!size)
+      goto nomem;
+    if (t == 0 || size < rsec) {
+      if (t > 0)
+        memcpy(sec, sec + room, size);
+      rsec = size;
+      predictor = tries[t];
+      coding = c;
+    }
+  }
+  /* escapes after the residuals */
+  esec_buf = sec + rsec;
+  eraw = escapes(x, elem, esc, n, nesc, sym);
+  if (gz_section_max(eraw) > 2 * room - rsec)
+    goto fallback; /* cannot happen for n >= 64: the room is 22 n */
+  esec = gz_section_put(sym, eraw, 1, esec_buf);
+  if (!esec)
+    goto nomem;
+  glen = gz_varint_put(g > 1 ? g : 1, gbytes);
+  total = 2 + glen + rsec + esec;
+  if (total >= n * elem)
+    goto fallback;
+  out[0] = (uint8_t)predictor;
+  out[1] = (uint8_t)coding;
+  memcpy(out + 2, gbytes, glen);
+  memcpy(out + 2 + glen, sec, rsec + esec);
+  goto done;
+nomem:
+  *nomem = 1;
+  total = 0;
+  goto done;
+fallback:
+  out[0] = GZ_PRED_NONE;
+  total = 1 + gz_encode_values(dtype, x, n, qp, out + 1);
+done:
+  return total;
+}
+
+static void reconstruct(gz_dtype_t dtype, const int64_t *q, size_t n,
+                        const gz_quant_t *qp, void *out) {
+  if (dtype == GZ_FLOAT32) {
+    float *y = out;
+    if (qp->eb > 0)
+      for (size_t i = 0; i < n; i++)
+        y[i] = gz_dequant_f32(q[i], qp);
+    else
+      for (size_t i = 0; i < n; i++)
+        y[i] = gz_unordered_f32(q[i]);
+  } else {
+    double *y = out;
+    if (qp->eb > 0)
+      for (size_t i = 0; i < n; i++)
+        y[i] = gz_dequant_f64(q[i], qp);
+    else
+      for (size_t i = 0; i < n; i++)
+        y[i] = gz_unordered_f64(q[i]);
+  }
+}
+
+/* Overwrite the escaped positions with their verbatim values. */
+static int put_escapes(const uint8_t *e, size_t len, size_t n, size_t elem, void *out) {
+  const uint8_t *p = e, *end = e + len, *vals;
+  uint64_t count, gap;
+  size_t next = 0;
+  if (gz_varint_get(&p, end, &count) != 0 || count > n)
+    return -1;
+  /* positions first, values after them: find where the values start */
+  for (uint64_t k = 0; k < count; k++) {
+    if (gz_varint_get(&p, end, &gap) != 0 || gap >= n - next)
+      return -1;
+    next += (size_t)gap + 1;
+  }
+  if ((size_t)(end - p) != count * elem)
+    return -1;
+  vals = p;
+  p = e;
+  gz_varint_get(&p, end, &count);
+  next = 0;
+  for (uint64_t k = 0; k < count; k++) {
+    gz_varint_get(&p, end, &gap);
+    next += (size_t)gap;
+    memcpy((uint8_t *)out + next * elem, vals + k * elem, elem);
+    next++;
+  }
+  return 0;
+}
+
+gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
+                             const size_t d[3], const gz_quant_t *qp, void *out,
+                             gz_chunk2_work_t *w) {
+  size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), rraw, rused, eraw, eused,
+         v[3];
+  size_t hdr;
+  uint64_t g;
+  const uint8_t *p;
+  int64_t *q = NULL;
+  uint64_t *u = NULL;
+  uint8_t *raw = NULL;
+  gz_result_t rc = GZ_ERR_CORRUPT;
+  if (size < 1)
+    return GZ_ERR_CORRUPT;
+  if (in[0] == GZ_PRED_NONE)
+    return gz_decode_values(dtype, in + 1, size - 1, n, qp, out);
+  if (size < 2 || (in[0] & 15) < GZ_PRED_LORENZO || (in[0] & 15) > GZ_PRED_INTERP ||
+      (in[0] >> 4) > 2 || in[1] > GZ_RES_PLANES)
+    return GZ_ERR_CORRUPT;
+  view_box(d, in[0] >> 4, v);
+  p = in + 2;
+  if (gz_varint_get(&p, in + size, &g) != 0 || g == 0)
+    return GZ_ERR_CORRUPT;
+  hdr = (size_t)(p - in);
+  if (gz_section_peek(in + hdr, size - hdr, 11 * n + 16, &rraw, &rused) != 0 ||
+      gz_section_peek(in + hdr + rused, size - hdr - rused, 10 + n * (10 + elem), &eraw,
+                      &eused) != 0 ||
+      hdr + rused + eused != size)
+    return GZ_ERR_CORRUPT;
+  q = work(w, 0, n * sizeof *q);
+  u = work(w, 1, n * sizeof *u);
+  raw = work(w, 3, (rraw > eraw ? rraw : eraw) + 1);
+  if (!q || !u || !raw) {
+    rc = GZ_ERR_NOMEM;
+    goto done;
+  }
+  if (gz_section_get(in + hdr, raw, rraw) != 0)
+    goto done;
+  if (in[1] == GZ_RES_PACKED  ? gz_res_unpack(raw, rraw, n, u) != 0
+      : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
+                              : gz_res_unplanes(raw, rraw, n, u) != 0)
+    goto done;
+  if ((in[0] & 15) == GZ_PRED_INTERP)
+    gz_interp_decode(u, v, q);
+  else
+    gz_lorenzo_decode(u, v, q);
+  if (g > 1)
+    for (size_t i = 0; i < n; i++)
+      q[i] = (int64_t)((uint64_t)q[i] * g);
+  reconstruct(dtype, q, n, qp, out);
+  if (gz_section_get(in + hdr + rused, raw, eraw) != 0 ||
+      put_escapes(raw, eraw, n, elem, out) != 0)
+    goto done;
+  rc = GZ_OK;
+done:
+  return rc;
+}

@@ -1,0 +1,29 @@
+/* chunk2.h - one chunk of stream format version 2 (chunk2.c). */
+#ifndef GZ_CHUNK2_H
+#define GZ_CHUNK2_H
+
+#include "codec/codec.h"
+
+/* Scratch kept across the chunks one thread codes; zero-initialise. */
+typedef struct gz_chunk2_work {
+  void *buf[5];
+  size_t cap[5];
+} gz_chunk2_work_t;
+void gz_chunk2_work_free(gz_chunk2_work_t *w);
+
+/* Largest encoded chunk of n values of elem bytes. */
+size_t gz_chunk2_bound(size_t n, size_t elem);
+
+/* Encode the d[0] x d[1] x d[2] values x (C order) into out (room for
+ * gz_chunk2_bound); predictor is a gz_predictor_t. Returns bytes written, 0
+ * with *nomem set when scratch memory could not be allocated. */
+size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
+                        const gz_quant_t *qp, int predictor, uint8_t *out, int *nomem,
+                        gz_chunk2_work_t *w);
+
+/* Decode a chunk of exactly size bytes into out. */
+gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
+                             const size_t d[3], const gz_quant_t *qp, void *out,
+                             gz_chunk2_work_t *w);
+
+#endif

@@ -1,0 +1,48 @@
+/* entropy.h - the residual and escape sections of a format-2 chunk
+ * (entropy.c). A section is: method (u8: 0 stored, 1 zstd), raw length
+ * (u32), stored length (u32), then the stored bytes. */
+#ifndef GZ_ENTROPY_H
+#define GZ_ENTROPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GZ_SECTION_HEADER 9
+
+/* Residual codings of n zigzag residuals. */
+enum { GZ_RES_PACKED = 0, GZ_RES_BYTES = 1, GZ_RES_PLANES = 2 };
+
+/* PACKED: per block of 32, a width byte then the residuals in that many bits
+ * (LSB first). Returns bytes written (at most gz_res_packed_max(n)). */
+size_t gz_res_packed_size(const uint64_t *u, size_t n);
+size_t gz_res_pack(const uint64_t *u, size_t n, uint8_t *out);
+int gz_res_unpack(const uint8_t *in, size_t size, size_t n, uint64_t *u);
+
+/* BYTES: one byte per residual below 255, else 255 and a LEB128 of the
+ * excess; at most 11 bytes per residual. */
+size_t gz_res_bytes(const uint64_t *u, size_t n, uint8_t *out);
+int gz_res_unbytes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
+
+/* PLANES: k (1..8, first byte) planes of n bytes, least significant first:
+ * wide residuals whose high bytes zstd models well. Returns 1 + k n. */
+size_t gz_res_planes(const uint64_t *u, size_t n, size_t k, uint8_t *out);
+int gz_res_unplanes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
+
+/* Write raw (len bytes) as a section at out, compressed with zstd when that
+ * is smaller (try_zstd), else stored; out needs gz_section_max(len). Returns
+ * bytes written, 0 on failure (no memory). */
+size_t gz_section_max(size_t len);
+size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out);
+
+/* Parse a section at in (avail bytes): *raw_len receives its raw length
+ * (refused above max_raw), *used its size. */
+int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw_len,
+                    size_t *used);
+/* Unpack the section at in (already peeked) into raw (raw_len bytes). */
+int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len);
+
+/* LEB128 varints. */
+size_t gz_varint_put(uint64_t v, uint8_t *out);
+int gz_varint_get(const uint8_t **p, const uint8_t *end, uint64_t *v);
+
+#endif

@@ -1,0 +1,82 @@
+/* gz_codec_run.c - benchmark driver for bench/codec_peers.py (not a test):
+ *   gz_codec_run FILE.raw D0xD1xD2 EB [REPEATS [PREDICTOR 0..3 [CHUNK_LEN]]]
+ * compresses a raw little-endian float32 file with format version 2 on one
+ * thread, REPEATS times (default 3), decompresses, checks every element
+ * against EB (specials bit-exact) and prints one line:
+ *   ratio=R compress_s=MEDIAN decompress_s=MEDIAN violations=V */
+#define _POSIX_C_SOURCE 200809L
+#include "gz_test.h"
+
+#include "codec_check.h"
+#include "gzcoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  size_t bytes = 0, n = 1, size = 0, cap;
+  double tc[15], td[15];
+  int reps = argc > 4 ? atoi(argv[4]) : 3;
+  char *dims = argc > 2 ? argv[2] : NULL, *tok;
+  float *x, *y;
+  uint8_t *s;
+  if (argc < 4 || reps < 1 || reps > 15) {
+    fprintf(stderr, "usage: %s FILE.raw D0xD1xD2 EB [REPEATS<=15 [PREDICTOR [CHUNK]]]\n",
+            argv[0]);
+    return 2;
+  }
+  x = gz_test_read_file(argv[1], &bytes);
+  if (!x) {
+    fprintf(stderr, "%s: cannot read\n", argv[1]);
+    return 1;
+  }
+  for (tok = strtok(dims, "x"); tok && p.ndims < GZ_CODEC_MAXDIMS;
+       tok = strtok(NULL, "x")) {
+    p.dims[p.ndims++] = (size_t)strtoull(tok, NULL, 10);
+    n *= p.dims[p.ndims - 1];
+  }
+  if (n * 4 != bytes) {
+    fprintf(stderr, "%s: %zu bytes, shape says %zu values\n", argv[1], bytes, n);
+    return 1;
+  }
+  p.error_bound = atof(argv[3]);
+  p.predictor = argc > 5 ? (gz_predictor_t)atoi(argv[5]) : GZ_PRED_AUTO;
+  p.threads = 1;
+  p.chunk_len = argc > 6 ? (uint32_t)atoi(argv[6]) : 0;
+  cap = gz_compress_bound(GZ_FLOAT32, n, 0);
+  s = malloc(cap);
+  y = malloc(bytes);
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    if (gz_compress(&p, x, n, s, cap, &size) != GZ_OK)
+      return 1;
+    tc[r] = now() - t0;
+    t0 = now();
+    if (gz_decompress(s, size, y, n) != GZ_OK)
+      return 1;
+    td[r] = now() - t0;
+  }
+  qsort(tc, (size_t)reps, sizeof *tc, cmp);
+  qsort(td, (size_t)reps, sizeof *td, cmp);
+  printf("ratio=%.4f compress_s=%.6f decompress_s=%.6f violations=%zu\n",
+         (double)bytes / (double)size, tc[reps / 2], td[reps / 2],
+         codec_violations(1, x, y, n, p.error_bound));
+  free(x);
+  free(y);
+  free(s);
+  return 0;
+}
