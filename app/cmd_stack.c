@@ -18,8 +18,6 @@
 #include "stack.h"
 #include "stack_internal.h"
 
-#include "gz_device.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,28 +61,6 @@ void gzs_progress(const gzs_opts_t *o, gzs_run_t *r, int force, const char *fmt,
   fflush(stderr);
 }
 
-static void device_note(const gzs_opts_t *o, int rank) {
-  char why[160] = "";
-  int n;
-  if (!o->device_gpu)
-    return;
-  n = gz_device_count(why, sizeof why);
-  if (rank != 0)
-    return;
-  if (!gz_device_built())
-    fprintf(stderr, "gzstack stack: --device gpu: this build has no CUDA device support; "
-                    "running on the CPU\n");
-  else if (n <= 0)
-    fprintf(stderr,
-            "gzstack stack: --device gpu: no device found (%s); running on the CPU\n",
-            why[0] ? why : "no CUDA device");
-  else
-    fprintf(stderr,
-            "gzstack stack: --device gpu: %d device(s) found; the allreduce runs on the "
-            "GPU (reading and accumulation on the CPU)\n",
-            n);
-}
-
 /* Slice / render checks need the shape (known everywhere) and the
  * dimension names (rank 0). */
 static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
@@ -99,6 +75,24 @@ static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
     free(index);
   }
   return gzs_agree(comm, failed, err);
+}
+
+void gzs_run_free(gzs_run_t *r) {
+  free(r->files);
+  if (r->has_meta0)
+    gz_meta_free(&r->meta0);
+  free(r->acc);
+  free(r->counts);
+  free(r->reduced);
+  free(r->result);
+  free(r->out);
+  free(r->exact);
+  free(r->exact_part);
+  free(r->exact_result);
+  for (int i = 0; i < r->nwritten; i++)
+    free(r->written[i]);
+  free(r->written);
+  memset(r, 0, sizeof *r);
 }
 
 int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
@@ -117,7 +111,7 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   r.t.t0 = t_start;
   MPI_Comm_rank(comm, &r.rank);
   MPI_Comm_size(comm, &r.size);
-  device_note(&o, r.rank);
+  gzs_device_note(&o, r.rank);
 
   /* outputs: refuse existing ones (without --force) before any work */
   if (r.rank == 0 && gzs_check_targets(&o, err, sizeof err) != 0)

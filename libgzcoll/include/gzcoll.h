@@ -265,6 +265,23 @@ gz_result_t gz_device_select(MPI_Comm comm, int *device);
  * a device). */
 int gz_is_device_pointer(const void *p);
 
+/* Devices this rank can use: >= 1; 0 when none is found (why, may be NULL,
+ * receives the reason); -1 when this build has no CUDA support. Local. */
+int gz_device_available(char *why, size_t whylen);
+
+/* cfg.device_pool_bytes for allreduce calls of up to count float64 values
+ * on device buffers (a whole call's codes, encodings and scratch). */
+size_t gz_device_pool_bytes(size_t count);
+
+/* Device memory for callers that stage host data on the device, e.g. to
+ * pass device pointers to gz_allreduce. GZ_ERR_UNSUPPORTED without a
+ * device. gz_device_copy copies bytes in either direction (host or device
+ * pointers) and returns when the copy is done. gz_device_free(NULL) is a
+ * no-op. Never call these inside a collective. */
+gz_result_t gz_device_malloc(void **ptr, size_t bytes);
+void gz_device_free(void *ptr);
+gz_result_t gz_device_copy(void *dst, const void *src, size_t bytes);
+
 /* Collective over comm. cfg may be NULL (GZ_CONFIG_INIT). */
 gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *ctx);
 /* Collective; ctx may be NULL. */
