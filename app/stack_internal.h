@@ -37,8 +37,8 @@ typedef struct gzs_opts {
   int ninputs;
   char **patterns; /* -i / input as given, for the settings echo */
   int npatterns;
-  char *var; /* NULL: the only data variable */
-  char *dims_text, *dtype_text, *endian_text;
+  char *var;         /* NULL: the only data variable */
+  char *dims_text;   /* --dims as given */
   gz_raw_opts_t raw; /* raw inputs: snapshot shape (record dim prepended later) */
   int have_raw;
   double e;
