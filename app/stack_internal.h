@@ -19,6 +19,7 @@
 
 #include "gz_io.h"
 #include "gzcoll.h"
+#include "json.h"
 #include "metrics.h"
 #include "stack_bound.h"
 
