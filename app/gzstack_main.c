@@ -54,6 +54,7 @@ int main(int argc, char **argv) {
   int rank = 0, code = 0;
   const char *cmd = argc > 1 ? argv[1] : "--help";
 
+  gz_app_mark_start(); /* the run's time accounting starts here */
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   remove_temps_on_signals();

@@ -84,9 +84,28 @@ typedef struct gzs_file {
   double fill;
 } gzs_file_t;
 
-/* Timers (seconds on this rank). */
+/* Where the time of a run goes (seconds). cmd_stack.c marks the end of each
+ * phase and gives the phase's time to its own part, less what the
+ * sub-timers (read, setup, compress, communicate: measured where they
+ * happen, in any phase) took meanwhile; so on every rank the parts add up
+ * to total, from the start of main to the metrics. The metrics report
+ * rank 0's (the rank that writes; waits for the others show in the phase
+ * they happen in). */
 typedef struct gzs_times {
-  double total, read, compress, communicate, write, reference, t0;
+  double total;
+  double startup;     /* main to the options agreed: MPI_Init, options, globs */
+  double scan;        /* shapes of the inputs */
+  double read;        /* sub-timer: opening and reading files */
+  double accumulate;  /* the rest of reading: sums, counts, masks */
+  double setup;       /* sub-timer: gz_ctx_create (the library's set-up) */
+  double compress;    /* sub-timer: the library's codec time */
+  double communicate; /* sub-timer: data movement and agreements in MPI */
+  double result;      /* the rest of the reduction: bounds, mean, output type */
+  double reference;   /* --verify: exact reference, metrics, statistics */
+  double write;       /* the output file */
+  double render;      /* PNG renders and the statistics plot */
+  double finish;      /* the closing agreements (memory, outcome) */
+  double t0;          /* MPI_Wtime at the start of the command (progress) */
 } gzs_times_t;
 
 /* Everything the pipeline computes. Arrays of npoints values. */

@@ -755,13 +755,21 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_number(&j, "claimed", r->claimed);
   gz_json_end_object(&j);
 
+  /* rank 0's parts (it also writes and renders), adding up to its total */
   gz_json_object(&j, "time");
   gz_json_number(&j, "total", r->t.total);
+  gz_json_number(&j, "startup", r->t.startup);
+  gz_json_number(&j, "scan", r->t.scan);
   gz_json_number(&j, "read", r->t.read);
+  gz_json_number(&j, "accumulate", r->t.accumulate);
+  gz_json_number(&j, "setup", r->t.setup);
   gz_json_number(&j, "compress", r->t.compress);
   gz_json_number(&j, "communicate", r->t.communicate);
-  gz_json_number(&j, "write", r->t.write);
+  gz_json_number(&j, "result", r->t.result);
   gz_json_number(&j, "verify", r->t.reference);
+  gz_json_number(&j, "write", r->t.write);
+  gz_json_number(&j, "render", r->t.render);
+  gz_json_number(&j, "finish", r->t.finish);
   gz_json_end_object(&j);
 
   gz_json_object(&j, "memory");
@@ -912,6 +920,8 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
     if (r->have_stats)
       printf("  error statistics: %s\n", r->stats_line);
   }
-  printf("  time: total %.3f s, read %.3f, compress %.3f, communicate %.3f, write %.3f\n",
-         r->t.total, r->t.read, r->t.compress, r->t.communicate, r->t.write);
+  printf("  time: total %.3f s, read %.3f, compress %.3f, communicate %.3f, write %.3f "
+         "(start-up %.3f, library set-up %.3f, verify %.3f, render %.3f)\n",
+         r->t.total, r->t.read, r->t.compress, r->t.communicate, r->t.write, r->t.startup,
+         r->t.setup, r->t.reference, r->t.render);
 }

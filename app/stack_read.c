@@ -47,10 +47,14 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
     uint64_t b = fi->first + fi->records < mine_hi ? fi->first + fi->records : mine_hi;
     int coll = fi->format == GZ_FMT_HDF5 && all_busy_need(r, f);
     gz_reader_t *rd = NULL;
+    double t_open = MPI_Wtime();
+    int bad;
     if (!coll && (a >= b || failed))
       continue;
-    if (gzs_open_input(o, o->inputs[f], coll ? comm : MPI_COMM_SELF, &rd,
-                       failed ? NULL : err, failed ? 0 : errlen) != 0) {
+    bad = gzs_open_input(o, o->inputs[f], coll ? comm : MPI_COMM_SELF, &rd,
+                         failed ? NULL : err, failed ? 0 : errlen) != 0;
+    r->t.read += MPI_Wtime() - t_open;
+    if (bad) {
       failed = 1;
       continue;
     }

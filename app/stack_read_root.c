@@ -133,6 +133,7 @@ int gzs_read_root(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   gz_result_t grc;
   double range[2] = {0, 0};
   int first_report = 1;
+  double t_setup;
 
   /* slabs: rank 0 holds P of them */
   blen = slab / (size_t)P;
@@ -183,7 +184,10 @@ int gzs_read_root(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   cfg.error_bound = r->e_scatter > 0 ? r->e_scatter : 1.0;
   cfg.bound_policy = GZ_BOUND_STRICT; /* scatter: one quantization of e_scatter */
   cfg.algo = o->algo == GZ_ALGO_MPI || !(r->e_scatter > 0) ? GZ_ALGO_MPI : GZ_ALGO_AUTO;
-  if ((grc = gz_ctx_create(comm, &cfg, &ctx)) != GZ_OK) {
+  t_setup = MPI_Wtime();
+  grc = gz_ctx_create(comm, &cfg, &ctx);
+  r->t.setup += MPI_Wtime() - t_setup;
+  if (grc != GZ_OK) {
     snprintf(err, errlen, "compressed scatter: %s", gz_strerror(grc));
     failed = 1;
   }
@@ -289,6 +293,8 @@ int gzs_read_root(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                  (unsigned long long)r->nsnap);
   }
   r->have_scatter = 1;
+  r->t.compress += r->sc.seconds_codec; /* the scatter's time, in this phase */
+  r->t.communicate += r->sc.seconds - r->sc.seconds_codec;
   r->lo = s.lo;
   r->hi = s.hi;
 fail:

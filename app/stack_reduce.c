@@ -119,10 +119,6 @@ static void agree_reports(gzs_run_t *r, MPI_Comm comm) {
                            r->mask_bytes};
   r->t.compress += r->ar.seconds_codec;
   r->t.communicate += r->ar.seconds - r->ar.seconds_codec;
-  if (r->have_scatter) {
-    r->t.compress += r->sc.seconds_codec;
-    r->t.communicate += r->sc.seconds - r->sc.seconds_codec;
-  }
   r->algo_name = gz_algo_name(r->ar.algo);
   snprintf(r->algo_reason, sizeof r->algo_reason, "%s", r->ar.reason);
   r->compressed = r->ar.compressed;
@@ -177,6 +173,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   gz_ctx_t ctx = NULL;
   gz_result_t grc;
   int rc = -1;
+  double t_setup;
 
   if (gzs_agree_counts(r, comm) != 0)
     return -1;
@@ -192,7 +189,10 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
    * outside the calls */
   if (o->device_gpu)
     cfg.device_pool_bytes = gzs_device_open(&dev, slab < M ? slab : M, comm);
-  if ((grc = gz_ctx_create(comm, &cfg, &ctx)) != GZ_OK) {
+  t_setup = MPI_Wtime();
+  grc = gz_ctx_create(comm, &cfg, &ctx);
+  r->t.setup += MPI_Wtime() - t_setup;
+  if (grc != GZ_OK) {
     snprintf(err, errlen, "compressed allreduce: %s", gz_strerror(grc));
     if (r->rank == 0)
       fprintf(stderr, "gzstack stack: %s\n", err);
