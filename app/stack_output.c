@@ -918,7 +918,9 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
       printf(", SSIM %.6f", r->ssim);
     printf(": %s\n", r->within ? "within the bound" : "BOUND VIOLATED");
     if (r->have_stats)
-      printf("  error statistics: %s\n", r->stats_line);
+      printf("  error model (a finding on how the errors spread; the bound is checked "
+             "above):\n    %s\n",
+             r->stats_line);
   }
   printf("  time: total %.3f s, read %.3f, compress %.3f, communicate %.3f, write %.3f "
          "(start-up %.3f, library set-up %.3f, verify %.3f, render %.3f)\n",
