@@ -504,10 +504,18 @@ static double signed_clip(const picture_t *p) {
   return clip;
 }
 
-static int render_pic(const char *path, const picture_t *p, const gz_render_opts_t *ro,
-                      int force, gz_render_layout_t *layout, char *err, size_t errlen) {
-  return gz_render_field_ex(path, p->v, p->m, p->rows, p->cols, ro, force, layout, err,
-                            errlen);
+/* Render k of the run (0 result, 1 exact, 2 error) to path and note it. */
+static int render_pic(gzs_run_t *r, int k, const char *path, const picture_t *p,
+                      const gz_render_opts_t *ro, int force, gz_render_layout_t *layout,
+                      char *err, size_t errlen) {
+  if (gz_render_field_ex(path, p->v, p->m, p->rows, p->cols, ro, force, layout, err,
+                         errlen) != 0)
+    return -1;
+  add_written(r, path);
+  r->png_w[k] = layout->width;
+  r->png_h[k] = layout->height;
+  r->nrenders = k + 1;
+  return 0;
 }
 
 static int stats_plot(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
@@ -610,18 +618,14 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
   }
   snprintf(title, sizeof title, "%s of %llu snapshots: %s", gzs_op_name(o->op),
            (unsigned long long)r->nsnap, what);
-  if (render_pic(o->png, &pic, &ro, o->force, &lay, err, errlen) != 0)
+  if (render_pic(r, 0, o->png, &pic, &ro, o->force, &lay, err, errlen) != 0)
     goto done;
-  add_written(r, o->png);
   r->view_rows = rows;
   r->view_cols = cols;
   r->bin_rows = pic.kr;
   r->bin_cols = pic.kc;
   r->render_scale = lay.scale;
   snprintf(r->view_desc, sizeof r->view_desc, "%s", desc);
-  r->png_w[0] = lay.width;
-  r->png_h[0] = lay.height;
-  r->nrenders = 1;
 
   if (o->verify && r->exact_result) {
     gz_render_opts_t re = ro;
@@ -636,11 +640,8 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
     if (picture_make(&pex, r->exact_result, index, mask, rows, cols, 0) != 0)
       goto oom;
     if (gzs_derived_png(o->png, "_exact", path, sizeof path) != 0 ||
-        render_pic(path, &pex, &re, o->force, &l2, err, errlen) != 0)
+        render_pic(r, 1, path, &pex, &re, o->force, &l2, err, errlen) != 0)
       goto done;
-    add_written(r, path);
-    r->png_w[1] = l2.width;
-    r->png_h[1] = l2.height;
 
     if (!(diff = malloc(sizeof(double) * r->npoints + 1)))
       goto oom;
@@ -656,12 +657,8 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
     snprintf(title, sizeof title, "error (stack - exact), colours at +-bound %.3g: %s%s",
              r->claimed, var, bins[0] ? " (largest |error| per bin)" : "");
     if (gzs_derived_png(o->png, "_error", path, sizeof path) != 0 ||
-        render_pic(path, &per, &re, o->force, &l2, err, errlen) != 0)
+        render_pic(r, 2, path, &per, &re, o->force, &l2, err, errlen) != 0)
       goto done;
-    add_written(r, path);
-    r->png_w[2] = l2.width;
-    r->png_h[2] = l2.height;
-    r->nrenders = 3;
   }
   rc = 0;
   goto done;

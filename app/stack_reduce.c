@@ -148,17 +148,17 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
   } else {
     memcpy(r->out, r->result, sizeof(double) * M);
   }
-  in.op = o->op;
-  in.dtype = r->dtype;
-  in.ar_bound = r->ar_bound;
-  in.sc_bound = r->sc_bound;
-  in.lo = r->lo;
-  in.hi = r->hi;
-  in.c_min = r->c_min;
-  in.c_max = r->c_max;
-  in.nsnap = r->nsnap;
-  in.ranks = r->size;
-  in.result_max = maxabs;
+  in = (gzs_claim_in_t){.op = o->op,
+                        .dtype = r->dtype,
+                        .ar_bound = r->ar_bound,
+                        .sc_bound = r->sc_bound,
+                        .lo = r->lo,
+                        .hi = r->hi,
+                        .c_min = r->c_min,
+                        .c_max = r->c_max,
+                        .nsnap = r->nsnap,
+                        .ranks = r->size,
+                        .result_max = maxabs};
   claim = gzs_bound_claim(&in);
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;

@@ -17,24 +17,6 @@ static int near(double a, double b) {
   return fabs(a - b) <= 1e-15 * fmax(fabs(a), fabs(b));
 }
 
-static gzs_claim_in_t claim_in(gzs_op_t op, gz_dtype_t dtype, double ar, double sc,
-                               double lo, double hi, uint32_t cmin, uint32_t cmax,
-                               uint64_t n, int p, double rmax) {
-  gzs_claim_in_t in;
-  in.op = op;
-  in.dtype = dtype;
-  in.ar_bound = ar;
-  in.sc_bound = sc;
-  in.lo = lo;
-  in.hi = hi;
-  in.c_min = cmin;
-  in.c_max = cmax;
-  in.nsnap = n;
-  in.ranks = p;
-  in.result_max = rmax;
-  return in;
-}
-
 static void hand_budget(void) {
   gzs_split_t s;
   /* abs: e itself; rel: e times the range; an empty or flat range: 0 */
@@ -176,8 +158,8 @@ static void properties(void) {
     int summed = op == GZS_OP_MEAN || op == GZS_OP_SUM;
     /* the library spends its budget in full: P eb per point for a sum */
     double ar = summed ? (double)P * eb_rank : eb_rank;
-    gzs_claim_in_t in =
-        claim_in(op, GZ_FLOAT32, ar, s.e_scatter, -amax, amax, cmin, cmax, N, P, amax);
+    gzs_claim_in_t in = {op,   GZ_FLOAT32, ar, s.e_scatter, -amax, amax,
+                         cmin, cmax,       N,  P,           amax};
     gzs_claim_t c = gzs_bound_claim(&in), c2;
     double slop = summed ? ldexp((double)(N + (uint64_t)P) * (double)N * amax, -52) : 0;
 
