@@ -13,6 +13,13 @@
  * Returns a malloc'ed argv (pointers into argv, NULL-terminated) or NULL. */
 char **gz_split_inputs(int argc, char **argv, int *out_argc);
 
+/* Seconds on a monotonic clock; gz_app_mark_start() at the top of main (before
+ * MPI_Init), so gz_app_start() is when the program started (the run's time
+ * accounting begins there; before the mark, now). */
+double gz_app_clock(void);
+void gz_app_mark_start(void);
+double gz_app_start(void);
+
 /* `--version` text. */
 void gz_app_print_version(FILE *out, const char *program);
 

@@ -1,8 +1,22 @@
 /* args.c - command-line helpers shared by the gzstack commands. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "app.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double app_start = -1;
+
+double gz_app_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void gz_app_mark_start(void) { app_start = gz_app_clock(); }
+
+double gz_app_start(void) { return app_start < 0 ? gz_app_clock() : app_start; }
 
 /* `-i a b c` -> `-i a -i b -i c`: the tokens after an input that are not
  * options are more inputs (the commands take no positional arguments). Returns a new argv

@@ -456,30 +456,46 @@ void gz_compress_print_help(FILE *out) {
       GZ_CHUNK_DEFAULT);
 }
 
-enum { NARGS = 16 };
+/* The command line: one named entry per option; `table` views the same
+ * pointers as the array argtable wants (arg_parse, arg_freetable). */
+typedef union compress_args {
+  struct {
+    struct arg_file *input, *output;
+    struct arg_dbl *eb;
+    struct arg_str *eb_mode, *var, *dims, *dtype, *endian, *format;
+    struct arg_lit *verify, *force, *quiet;
+    struct arg_int *threads, *chunk;
+    struct arg_lit *help;
+    struct arg_end *end;
+  } a;
+  void *table[16];
+} compress_args_t;
+
+#define NARGS ((int)(sizeof(((compress_args_t *)0)->table) / sizeof(void *)))
+_Static_assert(sizeof(((compress_args_t *)0)->a) == sizeof(((compress_args_t *)0)->table),
+               "one table entry per option");
 
 /* Build the argument table (freed by the caller with arg_freetable). */
-static void make_table(void **t) {
-  t[0] = arg_filen("i", "input", "FILE", 1, 4096, "inputs");
-  t[1] = arg_file0("o", "output", "PATH", "output");
-  t[2] = arg_dbl0("e", "error-bound", "E", "bound");
-  t[3] = arg_str0(NULL, "eb-mode", "abs|rel", "bound mode");
-  t[4] = arg_str0(NULL, "var,dataset", "NAME", "variable");
-  t[5] = arg_str0(NULL, "dims", "AxBxC", "raw shape");
-  t[6] = arg_str0(NULL, "dtype", "f32|f64", "raw type");
-  t[7] = arg_str0(NULL, "endian", "little|big", "raw byte order");
-  t[8] = arg_str0(NULL, "format", "nc|h5|raw", "output format");
-  t[9] = arg_lit0(NULL, "verify", "verify");
-  t[10] = arg_lit0(NULL, "force", "overwrite");
-  t[11] = arg_lit0("q", "quiet", "quiet");
-  t[12] = arg_int0(NULL, "threads", "N", "threads");
-  t[13] = arg_int0(NULL, "chunk", "N", "chunk length");
-  t[14] = arg_lit0("h", "help", "help");
-  t[15] = arg_end(20);
+static void make_table(compress_args_t *t) {
+  t->a.input = arg_filen("i", "input", "FILE", 1, 4096, "inputs");
+  t->a.output = arg_file0("o", "output", "PATH", "output");
+  t->a.eb = arg_dbl0("e", "error-bound", "E", "bound");
+  t->a.eb_mode = arg_str0(NULL, "eb-mode", "abs|rel", "bound mode");
+  t->a.var = arg_str0(NULL, "var,dataset", "NAME", "variable");
+  t->a.dims = arg_str0(NULL, "dims", "AxBxC", "raw shape");
+  t->a.dtype = arg_str0(NULL, "dtype", "f32|f64", "raw type");
+  t->a.endian = arg_str0(NULL, "endian", "little|big", "raw byte order");
+  t->a.format = arg_str0(NULL, "format", "nc|h5|raw", "output format");
+  t->a.verify = arg_lit0(NULL, "verify", "verify");
+  t->a.force = arg_lit0(NULL, "force", "overwrite");
+  t->a.quiet = arg_lit0("q", "quiet", "quiet");
+  t->a.threads = arg_int0(NULL, "threads", "N", "threads");
+  t->a.chunk = arg_int0(NULL, "chunk", "N", "chunk length");
+  t->a.help = arg_lit0("h", "help", "help");
+  t->a.end = arg_end(20);
 }
 
-static const char *opt_str(void *a) {
-  struct arg_str *s = a;
+static const char *opt_str(const struct arg_str *s) {
   return s->count ? s->sval[0] : NULL;
 }
 
@@ -489,21 +505,21 @@ static int one_of(const char *v, const char *a, const char *b, const char *c) {
 
 /* Fill o from a parsed table: 1 = help asked, -1 = error (err set), 0 = ok.
  * The strings stay owned by the table. */
-static int read_table(void **t, int nerr, const char *prog, int decompress,
-                      compress_opts_t *o, char *err, size_t errlen) {
-  struct arg_file *in = t[0], *out = t[1];
-  struct arg_dbl *eb = t[2];
-  struct arg_int *threads = t[12], *chunk = t[13];
-  const char *mode = opt_str(t[3]), *dims = opt_str(t[5]), *dtype = opt_str(t[6]);
-  const char *endian = opt_str(t[7]);
+static int read_table(const compress_args_t *t, int nerr, const char *prog,
+                      int decompress, compress_opts_t *o, char *err, size_t errlen) {
+  struct arg_file *in = t->a.input, *out = t->a.output;
+  struct arg_dbl *eb = t->a.eb;
+  struct arg_int *threads = t->a.threads, *chunk = t->a.chunk;
+  const char *mode = opt_str(t->a.eb_mode), *dims = opt_str(t->a.dims);
+  const char *dtype = opt_str(t->a.dtype), *endian = opt_str(t->a.endian);
 
   memset(o, 0, sizeof *o);
-  if (((struct arg_lit *)t[14])->count)
+  if (t->a.help->count)
     return 1;
   if (nerr) {
     FILE *mem = fmemopen(err, errlen, "w");
     if (mem) {
-      arg_print_errors(mem, t[15], prog);
+      arg_print_errors(mem, t->a.end, prog);
       fclose(mem);
     }
     return -1;
@@ -511,11 +527,11 @@ static int read_table(void **t, int nerr, const char *prog, int decompress,
   o->ninputs = in->count;
   o->inputs = in->filename;
   o->output = out->count ? out->filename[0] : NULL;
-  o->var = opt_str(t[4]);
-  o->format = opt_str(t[8]);
-  o->verify = ((struct arg_lit *)t[9])->count;
-  o->force = ((struct arg_lit *)t[10])->count;
-  o->quiet = ((struct arg_lit *)t[11])->count;
+  o->var = opt_str(t->a.var);
+  o->format = opt_str(t->a.format);
+  o->verify = t->a.verify->count;
+  o->force = t->a.force->count;
+  o->quiet = t->a.quiet->count;
   o->threads = threads->count ? threads->ival[0] : 1;
   o->chunk = chunk->count ? (uint32_t)chunk->ival[0] : 0;
   o->eb = eb->count ? eb->dval[0] : 0;
@@ -552,7 +568,7 @@ static int read_table(void **t, int nerr, const char *prog, int decompress,
 }
 
 int gz_cmd_compress(int argc, char **argv, MPI_Comm comm) {
-  void *table[NARGS];
+  compress_args_t args;
   compress_opts_t o;
   char err[ERRLEN] = "";
   int decompress = !strcmp(argv[0], "decompress"), rank, size, rc, failed = 0, any, nargc;
@@ -560,22 +576,22 @@ int gz_cmd_compress(int argc, char **argv, MPI_Comm comm) {
 
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  make_table(table);
-  if (!nargv || arg_nullcheck(table) != 0) {
+  make_table(&args);
+  if (!nargv || arg_nullcheck(args.table) != 0) {
     if (rank == 0)
       fprintf(stderr, "gzstack %s: out of memory\n", argv[0]);
-    arg_freetable(table, NARGS);
+    arg_freetable(args.table, NARGS);
     free(nargv);
     return 1;
   }
-  rc = read_table(table, arg_parse(nargc, nargv, table), argv[0], decompress, &o, err,
-                  sizeof err);
+  rc = read_table(&args, arg_parse(nargc, nargv, args.table), argv[0], decompress, &o,
+                  err, sizeof err);
   if (rc != 0) {
     if (rank == 0 && rc > 0)
       gz_compress_print_help(stdout);
     else if (rank == 0)
       fprintf(stderr, "gzstack %s: %s\n(see gzstack %s --help)\n", argv[0], err, argv[0]);
-    arg_freetable(table, NARGS);
+    arg_freetable(args.table, NARGS);
     free(nargv);
     return rc > 0 ? 0 : 2;
   }
@@ -589,7 +605,7 @@ int gz_cmd_compress(int argc, char **argv, MPI_Comm comm) {
   }
   fflush(stdout);
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
-  arg_freetable(table, NARGS);
+  arg_freetable(args.table, NARGS);
   free(nargv);
   return any ? 1 : 0;
 }

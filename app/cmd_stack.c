@@ -15,10 +15,9 @@
  * bound under --verify); 2 a usage error (unknown option, bad value).
  */
 #define _POSIX_C_SOURCE 200809L /* glob, strtok_r, gmtime_r, isatty, access */
+#include "app.h"
 #include "stack.h"
 #include "stack_internal.h"
-
-#include "gz_device.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,28 +62,6 @@ void gzs_progress(const gzs_opts_t *o, gzs_run_t *r, int force, const char *fmt,
   fflush(stderr);
 }
 
-static void device_note(const gzs_opts_t *o, int rank) {
-  char why[160] = "";
-  int n;
-  if (!o->device_gpu)
-    return;
-  n = gz_device_count(why, sizeof why);
-  if (rank != 0)
-    return;
-  if (!gz_device_built())
-    fprintf(stderr, "gzstack stack: --device gpu: this build has no CUDA device support; "
-                    "running on the CPU\n");
-  else if (n <= 0)
-    fprintf(stderr,
-            "gzstack stack: --device gpu: no device found (%s); running on the CPU\n",
-            why[0] ? why : "no CUDA device");
-  else
-    fprintf(stderr,
-            "gzstack stack: --device gpu: %d device(s) found; the allreduce runs on the "
-            "GPU (reading and accumulation on the CPU)\n",
-            n);
-}
-
 /* Slice / render checks need the shape (known everywhere) and the
  * dimension names (rank 0). */
 static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
@@ -101,12 +78,47 @@ static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
   return gzs_agree(comm, failed, err);
 }
 
+void gzs_run_free(gzs_run_t *r) {
+  free(r->files);
+  if (r->has_meta0)
+    gz_meta_free(&r->meta0);
+  free(r->acc);
+  free(r->counts);
+  free(r->reduced);
+  free(r->result);
+  free(r->out);
+  free(r->exact);
+  free(r->exact_part);
+  free(r->exact_result);
+  for (int i = 0; i < r->nwritten; i++)
+    free(r->written[i]);
+  free(r->written);
+  memset(r, 0, sizeof *r);
+}
+
+/* The phase clock: the time since the last mark goes to *own, less what
+ * the sub-timers took meanwhile (they keep their share). */
+typedef struct phase_clock {
+  double mark, sub;
+} phase_clock_t;
+
+static double sub_timers(const gzs_times_t *t) {
+  return t->read + t->setup + t->compress + t->communicate;
+}
+
+static void phase_end(phase_clock_t *c, gzs_times_t *t, double *own) {
+  double now = gz_app_clock(), sub = sub_timers(t);
+  *own += (now - c->mark) - (sub - c->sub);
+  c->mark = now;
+  c->sub = sub;
+}
+
 int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   gzs_opts_t o;
   gzs_run_t r;
   char err[GZS_ERRLEN] = "";
   int rc, failed = 0, code = 1;
-  double t_start = MPI_Wtime(), t0;
+  phase_clock_t clock = {gz_app_start(), 0};
 
   rc = gzs_options_parse(argc, argv, comm, &o);
   if (rc == 1)
@@ -114,41 +126,38 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   if (rc != 0)
     return 2;
   memset(&r, 0, sizeof r);
-  r.t.t0 = t_start;
+  r.t.t0 = MPI_Wtime();
   MPI_Comm_rank(comm, &r.rank);
   MPI_Comm_size(comm, &r.size);
-  device_note(&o, r.rank);
+  gzs_device_note(&o, r.rank);
 
   /* outputs: refuse existing ones (without --force) before any work */
   if (r.rank == 0 && gzs_check_targets(&o, err, sizeof err) != 0)
     failed = 1;
   if (gzs_agree(comm, failed, err))
     goto done;
+  phase_end(&clock, &r.t, &r.t.startup);
   if (gzs_scan(&o, &r, comm, err, sizeof err) != 0 || check_view(&o, &r, comm))
     goto done;
+  phase_end(&clock, &r.t, &r.t.scan);
   if (gzs_read(&o, &r, comm, err, sizeof err) != 0)
     goto done;
+  phase_end(&clock, &r.t, &r.t.accumulate);
   gzs_progress(&o, &r, 0, "read %llu snapshots, reducing", (unsigned long long)r.nsnap);
   if (gzs_reduce(&o, &r, comm, err, sizeof err) != 0)
     goto done;
+  phase_end(&clock, &r.t, &r.t.result);
   if (o.verify && gzs_reference(&o, &r, comm, err, sizeof err) != 0)
     goto done;
+  phase_end(&clock, &r.t, &r.t.reference);
 
   /* rank 0 writes; all agree on the outcome */
-  t0 = MPI_Wtime();
-  if (r.rank == 0 && (gzs_write_output(&o, &r, err, sizeof err) != 0 ||
-                      gzs_write_pngs(&o, &r, err, sizeof err) != 0))
+  if (r.rank == 0 && gzs_write_output(&o, &r, err, sizeof err) != 0)
     failed = 1;
-  r.t.write = MPI_Wtime() - t0;
-  {
-    /* times: the slowest rank of each phase */
-    double t[4] = {r.t.read, r.t.compress, r.t.communicate, r.t.reference};
-    MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, comm);
-    r.t.read = t[0];
-    r.t.compress = t[1];
-    r.t.communicate = t[2];
-    r.t.reference = t[3];
-  }
+  phase_end(&clock, &r.t, &r.t.write);
+  if (r.rank == 0 && !failed && gzs_write_pngs(&o, &r, err, sizeof err) != 0)
+    failed = 1;
+  phase_end(&clock, &r.t, &r.t.render);
   {
     /* peak resident memory of the largest and smallest rank so far */
     struct rusage ru;
@@ -160,7 +169,8 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
     r.peak_rss_max = rss[0];
     r.peak_rss_min = -rss[1];
   }
-  r.t.total = MPI_Wtime() - t_start;
+  phase_end(&clock, &r.t, &r.t.finish);
+  r.t.total = clock.mark - gz_app_start(); /* the metrics show rank 0's */
   if (!failed && r.rank == 0 && o.metrics &&
       gzs_write_metrics(&o, &r, err, sizeof err) != 0)
     failed = 1;

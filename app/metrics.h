@@ -1,5 +1,4 @@
-/* metrics.h - quality metrics in the SZ3 / Z-checker definitions, and a
- * small JSON writer for the metrics files. */
+/* metrics.h - quality metrics in the SZ3 / Z-checker definitions. */
 #ifndef GZ_METRICS_H
 #define GZ_METRICS_H
 
@@ -30,24 +29,5 @@ void gz_quality_compute(const double *exact, const double *approx,
  * Returns NaN when no window is valid. */
 double gz_ssim_2d(const double *exact, const double *approx, const unsigned char *mask,
                   size_t rows, size_t cols);
-
-/* JSON writer: nested objects with keys, numbers (non-finite as null),
- * strings (escaped) and booleans. Depth is limited to 8. */
-typedef struct gz_json {
-  FILE *f;
-  int depth;
-  int first[8];
-} gz_json_t;
-
-void gz_json_begin(gz_json_t *j, FILE *f);
-void gz_json_object(gz_json_t *j, const char *key); /* key NULL at top level */
-void gz_json_end_object(gz_json_t *j);
-void gz_json_number(gz_json_t *j, const char *key, double v);
-void gz_json_string(gz_json_t *j, const char *key, const char *s);
-void gz_json_bool(gz_json_t *j, const char *key, int v);
-void gz_json_null(gz_json_t *j, const char *key);
-/* An already formatted JSON value (object, array, ...), written as is. */
-void gz_json_raw(gz_json_t *j, const char *key, const char *json);
-void gz_json_finish(gz_json_t *j); /* closes open objects and ends the line */
 
 #endif

@@ -1,18 +1,27 @@
-/* stack_internal.h - what the parts of `gzstack stack` share:
- *   stack_options.c   command line, INI config files, validation, --help
- *   stack_pipeline.c  scanning the inputs, reading (parallel or root +
- *                     compressed scatter), accumulation, compressed
- *                     allreduce, the reference of --verify
- *   stack_output.c    output file, PNG renders, metrics JSON, summary
- *   cmd_stack.c       gz_cmd_stack: the steps in order, the agreement of
- *                     every rank on every failure, progress
+/* stack_internal.h - what the parts of `gzstack stack` share, one stage
+ * a file:
+ *   stack_options.c     command line, INI config files, validation, --help
+ *   stack_scan.c        1. the inputs' shapes, types and record counts
+ *   stack_accumulate.c  2. snapshot values into the double accumulator
+ *   stack_read.c        2. parallel reading (each rank its own snapshots)
+ *   stack_read_root.c   2. root reading + compressed scatter
+ *   stack_counts.c      3. agreed range, missing-value flag, per-point counts
+ *   stack_bound.c       3. the error budget and the claimed bound (pure)
+ *   stack_device.c      3. --device gpu: device choice and staging
+ *   stack_reduce.c      3. the compressed allreduce in slabs, the result
+ *   stack_reference.c   4. the exact reference of --verify
+ *   stack_output.c      output file, PNG renders, metrics JSON, summary
+ *   cmd_stack.c         gz_cmd_stack: the steps in order, the agreement of
+ *                       every rank on every failure, progress, timings
  * Nothing here is used outside app/stack*.c and app/cmd_stack.c. */
 #ifndef GZ_STACK_INTERNAL_H
 #define GZ_STACK_INTERNAL_H
 
 #include "gz_io.h"
 #include "gzcoll.h"
+#include "json.h"
 #include "metrics.h"
+#include "stack_bound.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -20,8 +29,7 @@
 
 #define GZS_ERRLEN 1024
 #define GZS_PATHLEN 4096
-
-typedef enum { GZS_OP_MEAN = 0, GZS_OP_SUM, GZS_OP_MAX, GZS_OP_MIN } gzs_op_t;
+#define GZS_MPI_CHUNK (1 << 28) /* elements per MPI call */
 
 /* Effective options: command line over config file over defaults. Strings
  * are owned copies (freed by gzs_opts_free). */
@@ -30,8 +38,8 @@ typedef struct gzs_opts {
   int ninputs;
   char **patterns; /* -i / input as given, for the settings echo */
   int npatterns;
-  char *var; /* NULL: the only data variable */
-  char *dims_text, *dtype_text, *endian_text;
+  char *var;         /* NULL: the only data variable */
+  char *dims_text;   /* --dims as given */
   gz_raw_opts_t raw; /* raw inputs: snapshot shape (record dim prepended later) */
   int have_raw;
   double e;
@@ -76,9 +84,28 @@ typedef struct gzs_file {
   double fill;
 } gzs_file_t;
 
-/* Timers (seconds on this rank). */
+/* Where the time of a run goes (seconds). cmd_stack.c marks the end of each
+ * phase and gives the phase's time to its own part, less what the
+ * sub-timers (read, setup, compress, communicate: measured where they
+ * happen, in any phase) took meanwhile; so on every rank the parts add up
+ * to total, from the start of main to the metrics. The metrics report
+ * rank 0's (the rank that writes; waits for the others show in the phase
+ * they happen in). */
 typedef struct gzs_times {
-  double total, read, compress, communicate, write, reference, t0;
+  double total;
+  double startup;     /* main to the options agreed: MPI_Init, options, globs */
+  double scan;        /* shapes of the inputs */
+  double read;        /* sub-timer: opening and reading files */
+  double accumulate;  /* the rest of reading: sums, counts, masks */
+  double setup;       /* sub-timer: gz_ctx_create (the library's set-up) */
+  double compress;    /* sub-timer: the library's codec time */
+  double communicate; /* sub-timer: data movement and agreements in MPI */
+  double result;      /* the rest of the reduction: bounds, mean, output type */
+  double reference;   /* --verify: exact reference, metrics, statistics */
+  double write;       /* the output file */
+  double render;      /* PNG renders and the statistics plot */
+  double finish;      /* the closing agreements (memory, outcome) */
+  double t0;          /* MPI_Wtime at the start of the command (progress) */
 } gzs_times_t;
 
 /* Everything the pipeline computes. Arrays of npoints values. */
@@ -160,15 +187,82 @@ void gzs_progress(const gzs_opts_t *o, gzs_run_t *r, int force, const char *fmt,
 #endif
     ;
 
-/* Pipeline steps (stack_pipeline.c); each returns 0 or -1 with err set
- * (local); the caller agrees. */
+/* Pipeline steps; each returns 0 or -1 with err set, already agreed by
+ * every rank. */
 int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t errlen);
 int gzs_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t errlen);
+int gzs_read_root(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+                  size_t errlen);
 int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                size_t errlen);
 int gzs_reference(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                   size_t errlen);
 void gzs_run_free(gzs_run_t *r);
+
+/* ---- shared by the stages ------------------------------------------------ */
+
+/* Open one input (raw inputs: --dims describes one snapshot, the record
+ * count follows from the file size). stack_scan.c */
+int gzs_open_input(const gzs_opts_t *o, const char *path, MPI_Comm comm, gz_reader_t **rd,
+                   char *err, size_t errlen);
+
+/* Values per slab of --slab-mb (at least 1024). stack_accumulate.c */
+size_t gzs_slab_values(const gzs_opts_t *o);
+
+/* A running sum / max / min of snapshots (stack_accumulate.c). */
+typedef struct gzs_acc {
+  gzs_op_t op;
+  double *acc;       /* npoints values (gzs_acc_alloc) */
+  uint32_t **counts; /* per-point counts, allocated at the first missing value */
+  size_t npoints;
+  uint64_t done; /* snapshots fully accumulated before the current one */
+  double lo, hi; /* range of the valid values seen */
+} gzs_acc_t;
+
+/* sum / mean: zeros; max / min: NaN (no sample yet). */
+double *gzs_acc_alloc(gzs_op_t op, size_t n);
+void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
+                  size_t npoints);
+/* x: n values of points [off, off+n) of one snapshot. Missing values are
+ * non-finite, equal to fill (has_fill), or flagged in bits (may be NULL).
+ * -1: out of memory for the counts. */
+int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_fill,
+                   double fill, const unsigned char *bits);
+/* Global snapshot g -> its file, and the record in that file. */
+int gzs_locate(const gzs_run_t *r, uint64_t g, uint64_t *rec);
+/* Part [off, off+n) of record rec as doubles. */
+int gzs_read_part(gz_reader_t *rd, uint64_t rec, size_t off, size_t n, size_t npoints,
+                  double *dst, char *err, size_t errlen);
+
+/* Agree on the value range and the missing-value flag; sum the per-point
+ * counts exactly; set c_min, c_max, masked_points. stack_counts.c */
+int gzs_agree_counts(gzs_run_t *r, MPI_Comm comm);
+
+/* Add one call's report to a running total (first: copy). stack_reduce.c */
+void gzs_report_add(gz_report_t *sum, const gz_report_t *one, int first);
+/* Mean / sum / max / min at each point from the reduced values (NaN where
+ * no sample). stack_reduce.c */
+void gzs_finish_field(const gzs_opts_t *o, const gzs_run_t *r, const double *red,
+                      double *res);
+
+/* --device gpu (stack_device.c). */
+typedef struct gzs_device {
+  double *buf; /* device: a slab's input, then its output */
+  size_t slab; /* values per slab */
+} gzs_device_t;
+/* Rank 0's note on what --device gpu will do. Collective only in that every
+ * rank queries its own devices. */
+void gzs_device_note(const gzs_opts_t *o, int rank);
+/* Collective: choose a device on every rank and stage buffers for slabs of
+ * up to slab values. Returns the device pool the context needs, 0 when
+ * some rank has no device (then the CPU path, d->buf NULL). */
+size_t gzs_device_open(gzs_device_t *d, size_t slab, MPI_Comm comm);
+/* Collective: one slab through the device allreduce (host in, host out);
+ * the outcome is agreed. */
+gz_result_t gzs_device_allreduce(gzs_device_t *d, gz_ctx_t ctx, const double *in,
+                                 double *out, size_t n, gz_op_t op, MPI_Comm comm,
+                                 gz_report_t *rep);
+void gzs_device_close(gzs_device_t *d);
 
 /* Outputs (stack_output.c), rank 0. */
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);

@@ -1,11 +1,15 @@
 /*
  * stack_options.c - options of `gzstack stack`: the command line, INI
- * config files, validation, glob expansion and --help.
+ * config files, validation, glob expansion, --help and the settings echo.
  *
- * Every option has one key, used by the INI file and echoed under
- * "settings" in the metrics JSON (so a run can be repeated from its JSON):
- *   input var dims dtype endian error_bound eb_mode bound op algo read
- *   device output png metrics stats_png verify force quiet slice slab_mb
+ * Every option is declared once, as a row of `options` below: its config
+ * key, command-line names, type, default, help text, where its value goes
+ * in gzs_opts_t and what else checks it. The argtable of the command line,
+ * the INI keys (and their aliases), the --help text, the messages naming an
+ * option and the "settings" object of the metrics JSON (the same keys as
+ * the INI file, so a run can be repeated from its JSON) are all derived
+ * from those rows. docs/contributing.md shows how to add one.
+ *
  * The command line overrides the file; the file overrides the defaults.
  * INI format: `key = value` lines, optionally under [stack]; `#` or `;`
  * start comments; `input` takes several whitespace-separated paths or
@@ -17,7 +21,7 @@
  * Collective: rank 0 reads the config file and expands globs, every rank
  * receives the same text and list, so every rank reaches the same verdict.
  */
-#define _POSIX_C_SOURCE 200809L /* glob, strtok_r, gmtime_r, isatty, access */
+#define _POSIX_C_SOURCE 200809L /* glob, strtok_r */
 #include "app.h"
 #include "stack.h"
 #include "stack_internal.h"
@@ -28,55 +32,209 @@
 #include <glob.h>
 #include <ini.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* ---- keys ---------------------------------------------------------------- */
+/* ---- the options --------------------------------------------------------- */
 
-enum {
-  K_INPUT,
-  K_VAR,
-  K_DIMS,
-  K_DTYPE,
-  K_ENDIAN,
-  K_EB,
-  K_EB_MODE,
-  K_BOUND,
-  K_OP,
-  K_ALGO,
-  K_READ,
-  K_DEVICE,
-  K_OUTPUT,
-  K_PNG,
-  K_METRICS,
-  K_STATS_PNG,
-  K_VERIFY,
-  K_FORCE,
-  K_QUIET,
-  K_SLICE,
-  K_SLAB,
-  NKEYS
+typedef enum {
+  OPT_LIST,   /* char ** + count: -i repeated, whitespace-separated in the file */
+  OPT_STRING, /* char * (owned copy) */
+  OPT_NUMBER, /* double */
+  OPT_BOOL,   /* int 0/1; a flag on the command line */
+  OPT_CHOICE  /* int: the value of the matching choice */
+} opt_kind_t;
+
+typedef struct choice {
+  const char *name; /* NULL ends the list */
+  int value;
+  int alias; /* accepted, but not listed nor echoed */
+} choice_t;
+
+typedef struct opt_row {
+  const char *key;     /* config key = settings key */
+  const char *aliases; /* other config keys, space-separated (may be NULL) */
+  const char *shorts;  /* argtable short options ("i"), may be NULL */
+  const char *longs;   /* argtable long options ("var,dataset") */
+  const char *argname; /* "FILE", "E", ...; NULL for a flag */
+  opt_kind_t kind;
+  const char *def;         /* default as text; NULL: unset */
+  const choice_t *choices; /* OPT_CHOICE */
+  size_t offset;           /* of the value in gzs_opts_t */
+  /* OPT_NUMBER: 1 when the value is acceptable */
+  int (*valid)(double v);
+  /* after the value is stored: further parsing or checks; NULL or the
+   * reason the value is refused (after "OPTION VALUE: ") */
+  const char *(*check)(gzs_opts_t *o, const char *v);
+  const char *bad;      /* reason for a refused number or string */
+  const char *required; /* message when no value at all (NULL: optional) */
+  int group;            /* help section (groups[]) */
+  const char *help;     /* one paragraph; --help wraps it and adds [key] */
+} opt_row_t;
+
+#define AT(field) offsetof(gzs_opts_t, field)
+
+static const choice_t eb_modes[] = {{"abs", GZ_EB_ABS, 0}, {"rel", GZ_EB_REL, 0}, {0}};
+static const choice_t bounds[] = {{"strict", GZ_BOUND_STRICT, 0},
+                                  {"per-message", GZ_BOUND_PER_MESSAGE, 0},
+                                  {"per_message", GZ_BOUND_PER_MESSAGE, 1},
+                                  {0}};
+static const choice_t ops[] = {{"mean", GZS_OP_MEAN, 0},
+                               {"sum", GZS_OP_SUM, 0},
+                               {"max", GZS_OP_MAX, 0},
+                               {"min", GZS_OP_MIN, 0},
+                               {0}};
+static const choice_t algos[] = {{"auto", GZ_ALGO_AUTO, 0},
+                                 {"redoub", GZ_ALGO_REDOUB, 0},
+                                 {"ring", GZ_ALGO_RING, 0},
+                                 {"mpi", GZ_ALGO_MPI, 0},
+                                 {0}};
+static const choice_t reads[] = {{"parallel", 0, 0}, {"root", 1, 0}, {0}};
+static const choice_t devices[] = {{"cpu", 0, 0}, {"gpu", 1, 0}, {0}};
+static const choice_t dtypes[] = {{"f32", GZ_FLOAT32, 0},
+                                  {"f64", GZ_FLOAT64, 0},
+                                  {"float32", GZ_FLOAT32, 1},
+                                  {"float64", GZ_FLOAT64, 1},
+                                  {0}};
+static const choice_t endians[] = {{"little", 0, 0}, {"big", 1, 0}, {0}};
+
+static int bound_ok(double v) { return isfinite(v) && v >= 0; }
+static int slab_ok(double v) { return v > 0 && v <= 1e9; }
+static const char *check_var(gzs_opts_t *o, const char *v);
+static const char *check_dims(gzs_opts_t *o, const char *v);
+static const char *check_output(gzs_opts_t *o, const char *v);
+static const char *check_png(gzs_opts_t *o, const char *v);
+static const char *check_stats_png(gzs_opts_t *o, const char *v);
+static const char *check_slice(gzs_opts_t *o, const char *v);
+
+static const char *const groups[] = {
+    "Input (config-file key in brackets):", "Stacking and bound:", "Output:"};
+
+/* Config-file / settings order. */
+static const opt_row_t options[] = {
+    {"input", "inputs", "i", "input", "FILE|GLOB...", OPT_LIST, NULL, NULL, AT(patterns),
+     NULL, NULL, NULL, "no input: give -i FILE... (or input = in the config file)", 0,
+     "netCDF, HDF5 or raw files; each holds one or more snapshots along its first "
+     "(time, record, shot) dimension"},
+    {"var", "dataset", NULL, "var,dataset", "NAME", OPT_STRING, NULL, NULL, AT(var), NULL,
+     check_var, NULL, NULL, 0,
+     "netCDF variable or HDF5 dataset path (--dataset); default: the only data "
+     "variable"},
+    {"dims", NULL, NULL, "dims", "AxB[xC]", OPT_STRING, NULL, NULL, AT(dims_text), NULL,
+     check_dims, NULL, NULL, 0,
+     "raw: shape of ONE snapshot; the snapshot count of a file follows from its size"},
+    {"dtype", NULL, NULL, "dtype", "f32|f64", OPT_CHOICE, "f32", dtypes, AT(raw.dtype),
+     NULL, NULL, NULL, NULL, 0, "raw: element type (default f32)"},
+    {"endian", NULL, NULL, "endian", "little|big", OPT_CHOICE, "little", endians,
+     AT(raw.big_endian), NULL, NULL, NULL, NULL, 0, "raw: byte order (default little)"},
+    {"error_bound", "e error eb", "e", "error-bound", "E", OPT_NUMBER, NULL, NULL, AT(e),
+     bound_ok, NULL, "the error bound must be a finite number >= 0",
+     "-e/--error-bound is required (or error_bound = in the config)", 1,
+     "error bound of the result (required); 0 = exact (plain MPI)"},
+    {"eb_mode", NULL, NULL, "eb-mode", "abs|rel", OPT_CHOICE, "abs", eb_modes,
+     AT(eb_mode), NULL, NULL, NULL, NULL, 1,
+     "rel: E times the value range of the valid inputs (default abs)"},
+    {"bound", NULL, NULL, "bound", "strict|per-message", OPT_CHOICE, "strict", bounds,
+     AT(bound), NULL, NULL, NULL, NULL, 1,
+     "strict: the written result is within E of the exact stack (plus the float32 "
+     "rounding of the output); per-message: E bounds each quantization and the implied "
+     "bound is reported (default strict)"},
+    {"op", NULL, NULL, "op", "mean|sum|max|min", OPT_CHOICE, "mean", ops, AT(op), NULL,
+     NULL, NULL, NULL, 1,
+     "reduction (default mean); missing values (_FillValue, missing_value, NaN, Inf) "
+     "are skipped and the mean divides by the per-point count"},
+    {"algo", NULL, NULL, "algo", "auto|redoub|ring|mpi", OPT_CHOICE, "auto", algos,
+     AT(algo), NULL, NULL, NULL, NULL, 1,
+     "allreduce algorithm (default auto; mpi = the uncompressed MPI_Allreduce)"},
+    {"read", NULL, NULL, "read", "parallel|root", OPT_CHOICE, "parallel", reads,
+     AT(read_root), NULL, NULL, NULL, NULL, 0,
+     "parallel: every rank reads its own snapshots (MPI-IO hyperslabs for HDF5); root: "
+     "rank 0 reads and sends them with the compressed scatter (default parallel)"},
+    {"device", NULL, NULL, "device", "cpu|gpu", OPT_CHOICE, "cpu", devices,
+     AT(device_gpu), NULL, NULL, NULL, NULL, 1,
+     "gpu: the allreduce runs on each rank's GPU (by node-local rank); without one, the "
+     "CPU with a note (default cpu)"},
+    {"output", NULL, "o", "output", "FILE", OPT_STRING, NULL, NULL, AT(output), NULL,
+     check_output, NULL, "-o/--output is required (.nc, .h5 or .raw)", 2,
+     ".nc, .h5 or .raw: the stacked field with its dimensions, coordinates, units and "
+     "provenance; points without data are NaN (_FillValue NaN)"},
+    {"png", NULL, NULL, "png", "FILE.png", OPT_STRING, NULL, NULL, AT(png), NULL,
+     check_png, NULL, NULL, 2,
+     "render of the result; with --verify also FILE_exact.png and FILE_error.png (error "
+     "map symmetric at +-bound)"},
+    {"metrics", NULL, NULL, "metrics", "FILE.json", OPT_STRING, NULL, NULL, AT(metrics),
+     NULL, NULL, NULL, NULL, 2,
+     "metrics, timings, error statistics and the effective settings"},
+    {"stats_png", NULL, NULL, "stats-png", "FILE.png", OPT_STRING, NULL, NULL,
+     AT(stats_png), NULL, check_stats_png, NULL, NULL, 2,
+     "histogram of the allreduce errors with the fitted, paper and quantizer densities "
+     "(implies --verify)"},
+    {"verify", NULL, NULL, "verify", NULL, OPT_BOOL, "false", NULL, AT(verify), NULL,
+     NULL, NULL, NULL, 2,
+     "also compute the exact stack with plain MPI and report max/mean error, PSNR, "
+     "NRMSE, SSIM, the bound and whether it held (exit 1 if not)"},
+    {"force", NULL, NULL, "force", NULL, OPT_BOOL, "false", NULL, AT(force), NULL, NULL,
+     NULL, NULL, 2, "replace existing output files"},
+    {"quiet", NULL, "q", "quiet", NULL, OPT_BOOL, "false", NULL, AT(quiet), NULL, NULL,
+     NULL, NULL, 2, "no progress, notes or summary"},
+    {"slice", NULL, NULL, "slice", "AXIS=INDEX", OPT_STRING, NULL, NULL, AT(slice_text),
+     NULL, check_slice, NULL, NULL, 2,
+     "3-D fields: the slice rendered (AXIS a number or a dimension name; default the "
+     "middle of axis 0)"},
+    {"slab_mb", NULL, NULL, "slab-mb", "MB", OPT_NUMBER, "256", NULL, AT(slab_mb),
+     slab_ok, NULL, "the slab size must be a positive number of MiB", NULL, 0,
+     "read and reduce in slabs of at most MB MiB of doubles (default 256)"},
 };
 
-/* Config key, the option that sets it (for messages), the default. */
-static const struct {
-  const char *key, *option, *def;
-} keys[NKEYS] = {
-    {"input", "-i/--input", NULL},    {"var", "--var", NULL},
-    {"dims", "--dims", NULL},         {"dtype", "--dtype", "f32"},
-    {"endian", "--endian", "little"}, {"error_bound", "-e/--error-bound", NULL},
-    {"eb_mode", "--eb-mode", "abs"},  {"bound", "--bound", "strict"},
-    {"op", "--op", "mean"},           {"algo", "--algo", "auto"},
-    {"read", "--read", "parallel"},   {"device", "--device", "cpu"},
-    {"output", "-o/--output", NULL},  {"png", "--png", NULL},
-    {"metrics", "--metrics", NULL},   {"stats_png", "--stats-png", NULL},
-    {"verify", "--verify", "false"},  {"force", "--force", "false"},
-    {"quiet", "--quiet", "false"},    {"slice", "--slice", NULL},
-    {"slab_mb", "--slab-mb", "256"},
-};
+#define NKEYS ((int)(sizeof options / sizeof options[0]))
 
+static void *field(gzs_opts_t *o, const opt_row_t *row) {
+  return (char *)o + row->offset;
+}
+static const void *cfield(const gzs_opts_t *o, const opt_row_t *row) {
+  return (const char *)o + row->offset;
+}
+
+/* Choice values live in enum or int fields of the same size. */
+_Static_assert(sizeof(gz_eb_mode_t) == sizeof(int) &&
+                   sizeof(gz_bound_policy_t) == sizeof(int) &&
+                   sizeof(gzs_op_t) == sizeof(int) && sizeof(gz_algo_t) == sizeof(int) &&
+                   sizeof(gz_dtype_t) == sizeof(int),
+               "choice fields are int-sized");
+
+/* "abs or rel", "mean, sum, max or min" (aliases left out). */
+static void choice_list(const choice_t *c, char *buf, size_t len) {
+  int n = 0, k = 0;
+  while (c[n].name)
+    n++;
+  while (n > 0 && c[n - 1].alias)
+    n--;
+  buf[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    if (c[i].alias)
+      continue;
+    snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+             k == 0       ? ""
+             : i == n - 1 ? " or "
+                          : ", ",
+             c[i].name);
+    k++;
+  }
+}
+
+static const char *choice_name(const choice_t *c, int value) {
+  for (; c->name; c++)
+    if (c->value == value && !c->alias)
+      return c->name;
+  return "unknown";
+}
+
+const char *gzs_op_name(gzs_op_t op) { return choice_name(ops, (int)op); }
+
+/* The row of a config key (or alias, `-` read as `_`, any case), or -1. */
 static int key_index(const char *name) {
   char k[64];
   size_t n = strlen(name);
@@ -84,95 +242,62 @@ static int key_index(const char *name) {
     return -1;
   for (size_t i = 0; i <= n; i++)
     k[i] = name[i] == '-' ? '_' : (char)tolower((unsigned char)name[i]);
-  if (!strcmp(k, "e") || !strcmp(k, "error") || !strcmp(k, "eb"))
-    return K_EB;
-  if (!strcmp(k, "dataset"))
-    return K_VAR;
-  if (!strcmp(k, "inputs"))
-    return K_INPUT;
-  for (int i = 0; i < NKEYS; i++)
-    if (!strcmp(k, keys[i].key))
+  for (int i = 0; i < NKEYS; i++) {
+    const char *a = options[i].aliases;
+    if (!strcmp(k, options[i].key))
       return i;
+    while (a && *a) {
+      size_t l = strcspn(a, " ");
+      if (l == n && !strncmp(a, k, l))
+        return i;
+      a += l + (a[l] == ' ');
+    }
+  }
   return -1;
-}
-
-const char *gzs_op_name(gzs_op_t op) {
-  static const char *names[] = {"mean", "sum", "max", "min"};
-  return (unsigned)op < 4 ? names[op] : "unknown";
 }
 
 /* ---- help ---------------------------------------------------------------- */
 
+/* "  SYNOPSIS" then the paragraph wrapped to 78 columns, from column 28. */
+static void print_option(FILE *out, const char *synopsis, const char *help,
+                         const char *key) {
+  const int indent = 28, width = 78;
+  char text[1024];
+  const char *p = text;
+  int col;
+  snprintf(text, sizeof text, key ? "%s [%s]" : "%s", help, key);
+  col = fprintf(out, "  %s", synopsis);
+  if (col > indent - 2) {
+    fprintf(out, "\n");
+    col = 0;
+  }
+  while (*p) {
+    size_t w = strcspn(p, " ");
+    if (col > indent && col + 1 + (int)w > width) {
+      fprintf(out, "\n");
+      col = 0;
+    }
+    if (col < indent)
+      col += fprintf(out, "%*s", indent - col, "");
+    else
+      col += fprintf(out, " ");
+    col += fprintf(out, "%.*s", (int)w, p);
+    p += w;
+    while (*p == ' ')
+      p++;
+  }
+  fprintf(out, "\n");
+}
+
+static void synopsis_of(const opt_row_t *row, char *buf, size_t len) {
+  size_t l = strcspn(row->longs, ",");
+  snprintf(buf, len, "%s%s%s--%.*s%s%s", row->shorts ? "-" : "",
+           row->shorts ? row->shorts : "", row->shorts ? ", " : "", (int)l, row->longs,
+           row->argname ? " " : "", row->argname ? row->argname : "");
+}
+
 void gz_stack_print_help(FILE *out) {
-  static const char *text[] = {
-      "gzstack stack - stack snapshots (mean, sum, max, min) across MPI ranks with",
-      "an error-bounded compressed allreduce",
-      "",
-      "  mpirun -np N gzstack [stack] -i INPUT... -e E -o OUT [options]",
-      "",
-      "Input (config-file key in brackets):",
-      "  -i, --input FILE|GLOB...  netCDF, HDF5 or raw files; each holds one or more",
-      "                            snapshots along its first (time, record, shot)",
-      "                            dimension [input]",
-      "  --var NAME                netCDF variable or HDF5 dataset path (--dataset);",
-      "                            default: the only data variable [var]",
-      "  --dims AxB[xC]            raw: shape of ONE snapshot; the snapshot count",
-      "                            of a file follows from its size [dims]",
-      "  --dtype f32|f64           raw: element type (default f32) [dtype]",
-      "  --endian little|big       raw: byte order (default little) [endian]",
-      "  --read parallel|root      parallel: every rank reads its own snapshots",
-      "                            (MPI-IO hyperslabs for HDF5); root: rank 0 reads",
-      "                            and sends them with the compressed scatter",
-      "                            (default parallel) [read]",
-      "  --slab-mb MB              read and reduce in slabs of at most MB MiB of",
-      "                            doubles (default 256) [slab_mb]",
-      "Stacking and bound:",
-      "  -e, --error-bound E       error bound of the result (required); 0 = exact",
-      "                            (plain MPI) [error_bound]",
-      "  --eb-mode abs|rel         rel: E times the value range of the valid inputs",
-      "                            (default abs) [eb_mode]",
-      "  --bound strict|per-message",
-      "                            strict: the written result is within E of the",
-      "                            exact stack (plus the float32 rounding of the",
-      "                            output); per-message: E bounds each quantization",
-      "                            and the implied bound is reported (default",
-      "                            strict) [bound]",
-      "  --op mean|sum|max|min     reduction (default mean); missing values",
-      "                            (_FillValue, missing_value, NaN, Inf) are skipped",
-      "                            and the mean divides by the per-point count [op]",
-      "  --algo auto|redoub|ring|mpi",
-      "                            allreduce algorithm (default auto; mpi = the",
-      "                            uncompressed MPI_Allreduce) [algo]",
-      "  --device cpu|gpu          gpu: the allreduce runs on each rank's GPU (by",
-      "                            node-local rank); without one, the CPU with a",
-      "                            note (default cpu) [device]",
-      "Output:",
-      "  -o, --output FILE         .nc, .h5 or .raw: the stacked field with its",
-      "                            dimensions, coordinates, units and provenance;",
-      "                            points without data are NaN (_FillValue NaN)",
-      "                            [output]",
-      "  --png FILE.png            render of the result; with --verify also",
-      "                            FILE_exact.png and FILE_error.png (error map",
-      "                            symmetric at +-bound) [png]",
-      "  --slice AXIS=INDEX        3-D fields: the slice rendered (AXIS a number or",
-      "                            a dimension name; default the middle of axis 0)",
-      "                            [slice]",
-      "  --verify                  also compute the exact stack with plain MPI and",
-      "                            report max/mean error, PSNR, NRMSE, SSIM, the",
-      "                            bound and whether it held (exit 1 if not) [verify]",
-      "  --metrics FILE.json       metrics, timings, error statistics and the",
-      "                            effective settings [metrics]",
-      "  --stats-png FILE.png      histogram of the allreduce errors with the fitted,",
-      "                            paper and quantizer densities (implies --verify)",
-      "                            [stats_png]",
-      "  --force                   replace existing output files [force]",
-      "  -q, --quiet               no progress, notes or summary [quiet]",
-      "  --config FILE.ini         options from an INI file (`key = value`, keys in",
-      "                            brackets above, ${VAR:-default} expands); the",
-      "                            command line overrides it",
-      "  -h, --help                this text",
-      "",
-      "Examples:",
+  static const char *examples[] = {
       "  mpirun -np 4 gzstack -i TREFHT.nc --var TREFHT -e 1e-3 -o mean.nc --verify",
       "  mpirun -np 3 gzstack -i sst.mnmean.nc --var sst -e 1e-4 --eb-mode rel \\",
       "      -o sst_mean.h5 --png sst.png --metrics sst.json --verify",
@@ -182,8 +307,28 @@ void gz_stack_print_help(FILE *out) {
       "      --png tmax.png --slice bottom_top=0",
       "  mpirun -np 4 gzstack --config configs/ersst_mean.ini --force",
       "  mpirun -np 4 gzstack -i 'run/snap_*.h5' --var /wavefield -e 1e-4 -o stack.nc"};
-  for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
-    fprintf(out, "%s\n", text[i]);
+  char syn[128];
+  fprintf(out,
+          "gzstack stack - stack snapshots (mean, sum, max, min) across MPI ranks with\n"
+          "an error-bounded compressed allreduce\n\n"
+          "  mpirun -np N gzstack [stack] -i INPUT... -e E -o OUT [options]\n\n");
+  for (int g = 0; g < (int)(sizeof groups / sizeof groups[0]); g++) {
+    fprintf(out, "%s\n", groups[g]);
+    for (int k = 0; k < NKEYS; k++) {
+      if (options[k].group != g)
+        continue;
+      synopsis_of(&options[k], syn, sizeof syn);
+      print_option(out, syn, options[k].help, options[k].key);
+    }
+  }
+  print_option(out, "--config FILE.ini",
+               "options from an INI file (`key = value`, keys in brackets above, "
+               "${VAR:-default} expands); the command line overrides it",
+               NULL);
+  print_option(out, "-h, --help", "this text", NULL);
+  fprintf(out, "\nExamples:\n");
+  for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++)
+    fprintf(out, "%s\n", examples[i]);
 }
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -283,19 +428,19 @@ static int on_ini_entry(void *user, const char *section, const char *name,
     return 0;
   }
   if ((k = key_index(name)) < 0) {
-    snprintf(
-        st->err, sizeof st->err,
-        "config %s: unknown key '%s' (keys: input var dims dtype endian error_bound "
-        "eb_mode bound op algo read device output png metrics stats_png verify force "
-        "quiet slice slab_mb)",
-        st->path, name);
+    char keys[512] = "";
+    for (int i = 0; i < NKEYS; i++)
+      snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", i ? " " : "",
+               options[i].key);
+    snprintf(st->err, sizeof st->err, "config %s: unknown key '%s' (keys: %s)", st->path,
+             name, keys);
     return 0;
   }
   {
-    /* `input` may continue on indented lines (inih calls again with the
-     * same name): append; other keys: the last one wins */
+    /* a list (input) may continue on indented lines (inih calls again with
+     * the same name): append; other keys: the last one wins */
     char *v = expand_env(value), *old = st->val[k];
-    if (v && k == K_INPUT && old) {
+    if (v && options[k].kind == OPT_LIST && old) {
       char *both = malloc(strlen(old) + strlen(v) + 2);
       if (both)
         sprintf(both, "%s %s", old, v);
@@ -310,6 +455,17 @@ static int on_ini_entry(void *user, const char *section, const char *name,
     return 0;
   }
   return 1;
+}
+
+/* Parse text into st; 0, or -1 with st->err set. */
+static int parse_config(const char *text, const char *path, ini_state_t *st) {
+  int line;
+  st->path = path;
+  line = ini_parse_string(text, on_ini_entry, st);
+  if (line != 0 && !st->err[0])
+    snprintf(st->err, sizeof st->err, "config %s: line %d: expected `key = value`", path,
+             line);
+  return st->err[0] ? -1 : 0;
 }
 
 /* Rank 0 reads path; every rank gets the text (NULL on failure, err set). */
@@ -356,63 +512,6 @@ static char *read_config_text(const char *path, MPI_Comm comm, int rank, char *e
   MPI_Bcast(text, (int)len, MPI_CHAR, 0, comm);
   text[len] = '\0';
   return text;
-}
-
-/* ---- command line -------------------------------------------------------- */
-
-enum {
-  A_INPUT,
-  A_VAR,
-  A_DIMS,
-  A_DTYPE,
-  A_ENDIAN,
-  A_EB,
-  A_EB_MODE,
-  A_BOUND,
-  A_OP,
-  A_ALGO,
-  A_READ,
-  A_DEVICE,
-  A_OUTPUT,
-  A_PNG,
-  A_METRICS,
-  A_STATS_PNG,
-  A_VERIFY,
-  A_FORCE,
-  A_QUIET,
-  A_SLICE,
-  A_SLAB,
-  A_CONFIG,
-  A_HELP,
-  A_END,
-  NARGS
-};
-
-static void make_table(void **t) {
-  t[A_INPUT] = arg_strn("i", "input", "FILE", 0, 100000, "inputs");
-  t[A_VAR] = arg_str0(NULL, "var,dataset", "NAME", "variable");
-  t[A_DIMS] = arg_str0(NULL, "dims", "AxB", "raw snapshot shape");
-  t[A_DTYPE] = arg_str0(NULL, "dtype", "f32|f64", "raw type");
-  t[A_ENDIAN] = arg_str0(NULL, "endian", "little|big", "raw byte order");
-  t[A_EB] = arg_str0("e", "error-bound", "E", "error bound");
-  t[A_EB_MODE] = arg_str0(NULL, "eb-mode", "abs|rel", "bound mode");
-  t[A_BOUND] = arg_str0(NULL, "bound", "strict|per-message", "bound policy");
-  t[A_OP] = arg_str0(NULL, "op", "mean|sum|max|min", "reduction");
-  t[A_ALGO] = arg_str0(NULL, "algo", "NAME", "algorithm");
-  t[A_READ] = arg_str0(NULL, "read", "parallel|root", "reading");
-  t[A_DEVICE] = arg_str0(NULL, "device", "cpu|gpu", "device");
-  t[A_OUTPUT] = arg_str0("o", "output", "FILE", "output");
-  t[A_PNG] = arg_str0(NULL, "png", "FILE", "render");
-  t[A_METRICS] = arg_str0(NULL, "metrics", "FILE", "metrics");
-  t[A_STATS_PNG] = arg_str0(NULL, "stats-png", "FILE", "stats plot");
-  t[A_VERIFY] = arg_lit0(NULL, "verify", "verify");
-  t[A_FORCE] = arg_lit0(NULL, "force", "force");
-  t[A_QUIET] = arg_lit0("q", "quiet", "quiet");
-  t[A_SLICE] = arg_str0(NULL, "slice", "AXIS=INDEX", "slice");
-  t[A_SLAB] = arg_str0(NULL, "slab-mb", "MB", "slab size");
-  t[A_CONFIG] = arg_str0(NULL, "config", "FILE", "config file");
-  t[A_HELP] = arg_lit0("h", "help", "help");
-  t[A_END] = arg_end(20);
 }
 
 static char *join_command_line(int argc, char **argv) {
@@ -524,188 +623,148 @@ static int bcast_inputs(gzs_opts_t *o, MPI_Comm comm, int rank) {
   return 0;
 }
 
-/* ---- validation ---------------------------------------------------------- */
+/* ---- values into the options --------------------------------------------- */
 
-/* "--op foo" or "config x.ini: op = foo". */
-static void where(char *buf, size_t len, int k, int from_cli, const char *cfg,
-                  const char *value) {
-  if (from_cli)
-    snprintf(buf, len, "%s %s",
-             strchr(keys[k].option, '/') ? strchr(keys[k].option, '/') + 1
-                                         : keys[k].option,
-             value);
-  else
-    snprintf(buf, len, "config %s: %s = %s", cfg, keys[k].key, value);
+static const char *check_var(gzs_opts_t *o, const char *v) {
+  if (!*v) { /* `var =` in a file: the only data variable */
+    free(o->var);
+    o->var = NULL;
+  }
+  return NULL;
 }
 
-static int apply_values(gzs_opts_t *o, char *const *val, const int *cli, const char *cfg,
-                        char *err, size_t errlen) {
-  char w[600];
-  const char *v;
+static const char *check_dims(gzs_opts_t *o, const char *v) {
+  if (gz_parse_dims(v, &o->raw) != 0 || o->raw.ndims >= GZ_IO_MAXDIMS)
+    return "expected the positive sizes of one snapshot, like 96x2048";
+  o->have_raw = 1;
+  return NULL;
+}
 
-#define WHERE(k) (where(w, sizeof w, k, cli[k], cfg, val[k]), w)
-#define CHOICE(k, ...)                                                                   \
-  do {                                                                                   \
-    snprintf(err, errlen, "%s: use %s", WHERE(k), __VA_ARGS__);                          \
-    return -1;                                                                           \
-  } while (0)
+static const char *check_output(gzs_opts_t *o, const char *v) {
+  (void)o;
+  if (gz_io_format_from_path(v) == GZ_FMT_UNKNOWN)
+    return "the output format follows the extension: use .nc, .h5 or .raw";
+  return NULL;
+}
 
-  /* inputs: whitespace-separated in the file, one per -i on the line */
-  if ((v = val[K_INPUT]) != NULL && !cli[K_INPUT]) {
-    char *copy = dup_str(v), *save = NULL;
-    for (char *tok = copy ? strtok_r(copy, " \t\r\n", &save) : NULL; tok;
-         tok = strtok_r(NULL, " \t\r\n", &save))
-      if (push_str(&o->patterns, &o->npatterns, tok) != 0)
-        break;
-    free(copy);
+static int is_png(const char *v) {
+  return strlen(v) >= 5 && !strcasecmp(v + strlen(v) - 4, ".png");
+}
+
+static const char *check_png(gzs_opts_t *o, const char *v) {
+  (void)o;
+  return is_png(v) ? NULL : "the render must be a .png file";
+}
+
+static const char *check_stats_png(gzs_opts_t *o, const char *v) {
+  (void)o;
+  return is_png(v) ? NULL : "the plot must be a .png file";
+}
+
+static const char *check_slice(gzs_opts_t *o, const char *v) {
+  const char *eq = strchr(v, '=');
+  char *end;
+  if (!eq || eq == v)
+    return "expected AXIS=INDEX, like 0=7 or bottom_top=0";
+  errno = 0;
+  o->slice_index = strtol(eq + 1, &end, 10);
+  if (errno || end == eq + 1 || *end || o->slice_index < 0)
+    return "the index must be a non-negative integer";
+  o->have_slice = 1;
+  /* the axis is resolved against the shape after the scan */
+  o->slice_axis = -1;
+  if (isdigit((unsigned char)v[0])) {
+    long a = strtol(v, &end, 10);
+    if (end == eq && a >= 0 && a < GZ_IO_MAXDIMS)
+      o->slice_axis = (int)a;
   }
-  if (o->npatterns == 0) {
-    snprintf(err, errlen, "no input: give -i FILE... (or input = in the config file)");
-    return -1;
-  }
-  o->var = val[K_VAR] && *val[K_VAR] ? dup_str(val[K_VAR]) : NULL;
+  return NULL;
+}
 
-  v = val[K_EB];
+/* "--op foo" or "config x.ini: op = foo". */
+static void where(char *buf, size_t len, const opt_row_t *row, int from_cli,
+                  const char *cfg, const char *value) {
+  if (from_cli)
+    snprintf(buf, len, "--%.*s %s", (int)strcspn(row->longs, ","), row->longs, value);
+  else
+    snprintf(buf, len, "config %s: %s = %s", cfg, row->key, value);
+}
+
+/* One row's value v (may be NULL: unset) into o; 0, or -1 with err set. */
+static int apply_one(gzs_opts_t *o, const opt_row_t *row, const char *v, int cli,
+                     const char *cfg, char *err, size_t errlen) {
+  char w[600], list[128];
+  const char *why = NULL;
+  void *at = field(o, row);
   if (!v) {
-    snprintf(err, errlen,
-             "-e/--error-bound is required (or error_bound = in the config)");
-    return -1;
-  }
-  if (parse_number(v, &o->e) != 0 || !isfinite(o->e) || o->e < 0) {
-    snprintf(err, errlen, "%s: the error bound must be a finite number >= 0",
-             WHERE(K_EB));
-    return -1;
-  }
-  v = val[K_EB_MODE];
-  if (!strcmp(v, "abs"))
-    o->eb_mode = GZ_EB_ABS;
-  else if (!strcmp(v, "rel"))
-    o->eb_mode = GZ_EB_REL;
-  else
-    CHOICE(K_EB_MODE, "abs or rel");
-  v = val[K_BOUND];
-  if (!strcmp(v, "strict"))
-    o->bound = GZ_BOUND_STRICT;
-  else if (!strcmp(v, "per-message") || !strcmp(v, "per_message"))
-    o->bound = GZ_BOUND_PER_MESSAGE;
-  else
-    CHOICE(K_BOUND, "strict or per-message");
-  v = val[K_OP];
-  if (!strcmp(v, "mean"))
-    o->op = GZS_OP_MEAN;
-  else if (!strcmp(v, "sum"))
-    o->op = GZS_OP_SUM;
-  else if (!strcmp(v, "max"))
-    o->op = GZS_OP_MAX;
-  else if (!strcmp(v, "min"))
-    o->op = GZS_OP_MIN;
-  else
-    CHOICE(K_OP, "mean, sum, max or min");
-  v = val[K_ALGO];
-  if (!strcmp(v, "auto") || !strcmp(v, "redoub") || !strcmp(v, "ring") ||
-      !strcmp(v, "mpi"))
-    gz_algo_parse(v, &o->algo);
-  else
-    CHOICE(K_ALGO, "auto, redoub, ring or mpi");
-  v = val[K_READ];
-  if (!strcmp(v, "parallel") || !strcmp(v, "root"))
-    o->read_root = !strcmp(v, "root");
-  else
-    CHOICE(K_READ, "parallel or root");
-  v = val[K_DEVICE];
-  if (!strcmp(v, "cpu") || !strcmp(v, "gpu"))
-    o->device_gpu = !strcmp(v, "gpu");
-  else
-    CHOICE(K_DEVICE, "cpu or gpu");
-
-  /* raw shape */
-  o->dtype_text = dup_str(val[K_DTYPE]);
-  o->endian_text = dup_str(val[K_ENDIAN]);
-  if (!strcmp(val[K_DTYPE], "f32") || !strcmp(val[K_DTYPE], "float32"))
-    o->raw.dtype = GZ_FLOAT32;
-  else if (!strcmp(val[K_DTYPE], "f64") || !strcmp(val[K_DTYPE], "float64"))
-    o->raw.dtype = GZ_FLOAT64;
-  else
-    CHOICE(K_DTYPE, "f32 or f64");
-  if (!strcmp(val[K_ENDIAN], "little") || !strcmp(val[K_ENDIAN], "big"))
-    o->raw.big_endian = !strcmp(val[K_ENDIAN], "big");
-  else
-    CHOICE(K_ENDIAN, "little or big");
-  if ((v = val[K_DIMS]) != NULL) {
-    if (gz_parse_dims(v, &o->raw) != 0 || o->raw.ndims >= GZ_IO_MAXDIMS) {
-      snprintf(err, errlen,
-               "%s: expected the positive sizes of one snapshot, like 96x2048",
-               WHERE(K_DIMS));
+    if (row->required) {
+      snprintf(err, errlen, "%s", row->required);
       return -1;
     }
-    o->have_raw = 1;
-    o->dims_text = dup_str(v);
+    return 0;
   }
-
-  if (!(o->output = val[K_OUTPUT] ? dup_str(val[K_OUTPUT]) : NULL)) {
-    snprintf(err, errlen, "-o/--output is required (.nc, .h5 or .raw)");
-    return -1;
-  }
-  if (gz_io_format_from_path(o->output) == GZ_FMT_UNKNOWN) {
-    snprintf(err, errlen,
-             "%s: the output format follows the extension: use .nc, .h5 or .raw",
-             WHERE(K_OUTPUT));
-    return -1;
-  }
-  o->png = val[K_PNG] ? dup_str(val[K_PNG]) : NULL;
-  o->metrics = val[K_METRICS] ? dup_str(val[K_METRICS]) : NULL;
-  o->stats_png = val[K_STATS_PNG] ? dup_str(val[K_STATS_PNG]) : NULL;
-  if (o->png && (strlen(o->png) < 5 || strcasecmp(o->png + strlen(o->png) - 4, ".png"))) {
-    snprintf(err, errlen, "%s: the render must be a .png file", WHERE(K_PNG));
-    return -1;
-  }
-  if (o->stats_png && (strlen(o->stats_png) < 5 ||
-                       strcasecmp(o->stats_png + strlen(o->stats_png) - 4, ".png"))) {
-    snprintf(err, errlen, "%s: the plot must be a .png file", WHERE(K_STATS_PNG));
-    return -1;
-  }
-  if (parse_bool(val[K_VERIFY], &o->verify) != 0)
-    CHOICE(K_VERIFY, "true or false");
-  if (parse_bool(val[K_FORCE], &o->force) != 0)
-    CHOICE(K_FORCE, "true or false");
-  if (parse_bool(val[K_QUIET], &o->quiet) != 0)
-    CHOICE(K_QUIET, "true or false");
-  if (o->stats_png)
-    o->verify = 1;
-
-  if ((v = val[K_SLICE]) != NULL) {
-    const char *eq = strchr(v, '=');
-    char *end;
-    if (!eq || eq == v) {
-      snprintf(err, errlen, "%s: expected AXIS=INDEX, like 0=7 or bottom_top=0",
-               WHERE(K_SLICE));
+  switch (row->kind) {
+  case OPT_LIST:
+    if (!cli) { /* the file's whitespace-separated list (-i values came as they are) */
+      char *copy = dup_str(v), *save = NULL;
+      for (char *tok = copy ? strtok_r(copy, " \t\r\n", &save) : NULL; tok;
+           tok = strtok_r(NULL, " \t\r\n", &save))
+        if (push_str(&o->patterns, &o->npatterns, tok) != 0)
+          break;
+      free(copy);
+    }
+    if (o->npatterns == 0 && row->required) {
+      snprintf(err, errlen, "%s", row->required);
       return -1;
     }
-    errno = 0;
-    o->slice_index = strtol(eq + 1, &end, 10);
-    if (errno || end == eq + 1 || *end || o->slice_index < 0) {
-      snprintf(err, errlen, "%s: the index must be a non-negative integer",
-               WHERE(K_SLICE));
-      return -1;
+    return 0;
+  case OPT_STRING:
+    if (!(*(char **)at = dup_str(v)))
+      why = "out of memory";
+    break;
+  case OPT_NUMBER:
+    if (parse_number(v, (double *)at) != 0 || !row->valid(*(double *)at))
+      why = row->bad;
+    break;
+  case OPT_BOOL:
+    if (parse_bool(v, (int *)at) != 0)
+      why = "use true or false";
+    break;
+  case OPT_CHOICE: {
+    const choice_t *c = row->choices;
+    while (c->name && strcmp(c->name, v))
+      c++;
+    if (c->name) {
+      memcpy(at, &c->value, sizeof(int));
+    } else {
+      choice_list(row->choices, list, sizeof list);
+      snprintf(w, sizeof w, "use %s", list);
+      why = w;
     }
-    o->have_slice = 1;
-    /* the axis is resolved against the shape after the scan */
-    o->slice_axis = -1;
-    if (isdigit((unsigned char)v[0])) {
-      long a = strtol(v, &end, 10);
-      if (end == eq && a >= 0 && a < GZ_IO_MAXDIMS)
-        o->slice_axis = (int)a;
-    }
+    break;
   }
-  if (parse_number(val[K_SLAB], &o->slab_mb) != 0 || !(o->slab_mb > 0) ||
-      o->slab_mb > 1e9) {
-    snprintf(err, errlen, "%s: the slab size must be a positive number of MiB",
-             WHERE(K_SLAB));
+  }
+  if (!why && row->check)
+    why = row->check(o, v);
+  if (why) {
+    char place[600];
+    where(place, sizeof place, row, cli, cfg, v);
+    snprintf(err, errlen, "%s: %s", place, why);
     return -1;
   }
   return 0;
-#undef WHERE
-#undef CHOICE
+}
+
+/* val[k]: the effective text of row k (NULL: unset); cli[k]: it came from
+ * the command line (for messages). */
+static int apply_values(gzs_opts_t *o, char *const *val, const int *cli, const char *cfg,
+                        char *err, size_t errlen) {
+  for (int k = 0; k < NKEYS; k++)
+    if (apply_one(o, &options[k], val[k], cli[k], cfg, err, errlen) != 0)
+      return -1;
+  if (o->stats_png)
+    o->verify = 1;
+  return 0;
 }
 
 /* The config-file half of gzs_options_parse() on text in memory: no command
@@ -717,20 +776,13 @@ int gzs_options_from_config_text(const char *text, const char *path, gzs_opts_t 
   int cli[NKEYS], rc = -1;
   memset(o, 0, sizeof *o);
   memset(&st, 0, sizeof st);
-  st.path = path;
-  {
-    int line = ini_parse_string(text, on_ini_entry, &st);
-    if (line != 0 && !st.err[0])
-      snprintf(st.err, sizeof st.err, "config %s: line %d: expected `key = value`", path,
-               line);
-  }
-  if (st.err[0]) {
+  if (parse_config(text, path, &st) != 0) {
     snprintf(err, errlen, "%s", st.err);
     goto done;
   }
   for (int k = 0; k < NKEYS; k++) {
     cli[k] = 0;
-    val[k] = st.val[k] ? st.val[k] : (char *)keys[k].def;
+    val[k] = st.val[k] ? st.val[k] : (char *)options[k].def;
   }
   rc = apply_values(o, val, cli, path, err, errlen);
 done:
@@ -739,6 +791,26 @@ done:
   if (rc != 0)
     gzs_opts_free(o);
   return rc;
+}
+
+/* ---- command line -------------------------------------------------------- */
+
+/* The argtable: one entry a row, then --config, --help and the end. */
+enum { A_CONFIG = NKEYS, A_HELP, A_END, NARGS };
+
+static void make_table(void **t) {
+  for (int k = 0; k < NKEYS; k++) {
+    const opt_row_t *row = &options[k];
+    if (row->kind == OPT_LIST)
+      t[k] = arg_strn(row->shorts, row->longs, row->argname, 0, 100000, row->key);
+    else if (row->kind == OPT_BOOL)
+      t[k] = arg_lit0(row->shorts, row->longs, row->key);
+    else
+      t[k] = arg_str0(row->shorts, row->longs, row->argname, row->key);
+  }
+  t[A_CONFIG] = arg_str0(NULL, "config", "FILE", "config file");
+  t[A_HELP] = arg_lit0("h", "help", "help");
+  t[A_END] = arg_end(20);
 }
 
 int gzs_options_parse(int argc, char **argv, MPI_Comm comm, gzs_opts_t *o) {
@@ -776,29 +848,23 @@ int gzs_options_parse(int argc, char **argv, MPI_Comm comm, gzs_opts_t *o) {
   }
   o->command_line = join_command_line(argc, argv);
 
-  /* command-line values as strings */
-  {
-    static const int map[NKEYS] = {
-        A_INPUT,   A_VAR,       A_DIMS,   A_DTYPE, A_ENDIAN, A_EB,     A_EB_MODE,
-        A_BOUND,   A_OP,        A_ALGO,   A_READ,  A_DEVICE, A_OUTPUT, A_PNG,
-        A_METRICS, A_STATS_PNG, A_VERIFY, A_FORCE, A_QUIET,  A_SLICE,  A_SLAB};
-    for (int k = 0; k < NKEYS; k++) {
-      void *a = t[map[k]];
-      cli[k] = 0;
-      if (k == K_VERIFY || k == K_FORCE || k == K_QUIET) {
-        if (((struct arg_lit *)a)->count) {
-          cli[k] = 1;
-          cli_val[k] = "true";
-        }
-      } else if (((struct arg_str *)a)->count) {
+  /* command-line values as text */
+  for (int k = 0; k < NKEYS; k++) {
+    cli[k] = 0;
+    if (options[k].kind == OPT_BOOL) {
+      if (((struct arg_lit *)t[k])->count) {
         cli[k] = 1;
-        cli_val[k] = (char *)((struct arg_str *)a)->sval[0];
+        cli_val[k] = "true";
       }
+    } else if (((struct arg_str *)t[k])->count) {
+      struct arg_str *a = t[k];
+      cli[k] = 1;
+      cli_val[k] = (char *)a->sval[0];
+      if (options[k].kind == OPT_LIST)
+        for (int i = 0; i < a->count; i++)
+          if (push_str(&o->patterns, &o->npatterns, a->sval[i]) != 0)
+            goto done;
     }
-    for (int i = 0; i < ((struct arg_str *)t[A_INPUT])->count; i++)
-      if (push_str(&o->patterns, &o->npatterns,
-                   ((struct arg_str *)t[A_INPUT])->sval[i]) != 0)
-        goto done;
   }
 
   /* config file */
@@ -811,27 +877,19 @@ int gzs_options_parse(int argc, char **argv, MPI_Comm comm, gzs_opts_t *o) {
         fprintf(stderr, "gzstack stack: %s\n", err);
       goto done;
     }
-    st.path = cfg_path;
-    {
-      int line = ini_parse_string(text, on_ini_entry, &st);
-      if (line != 0 && !st.err[0])
-        snprintf(st.err, sizeof st.err, "config %s: line %d: expected `key = value`",
-                 cfg_path, line);
-    }
-    if (st.err[0]) {
+    if (parse_config(text, cfg_path, &st) != 0) {
       if (rank == 0)
         fprintf(stderr, "gzstack stack: %s\n", st.err);
       goto done;
     }
   }
   for (int k = 0; k < NKEYS; k++)
-    val[k] = cli[k] ? cli_val[k] : st.val[k] ? st.val[k] : (char *)keys[k].def;
+    val[k] = cli[k] ? cli_val[k] : st.val[k] ? st.val[k] : (char *)options[k].def;
   if (apply_values(o, val, cli, cfg_path ? cfg_path : "", err, sizeof err) != 0) {
     if (rank == 0)
       fprintf(stderr, "gzstack stack: %s\n(see gzstack stack --help)\n", err);
     goto done;
   }
-  o->slice_text = val[K_SLICE] ? dup_str(val[K_SLICE]) : NULL;
 
   /* globs on rank 0, the list to everyone */
   {
@@ -865,8 +923,6 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->patterns);
   free(o->var);
   free(o->dims_text);
-  free(o->dtype_text);
-  free(o->endian_text);
   free(o->output);
   free(o->png);
   free(o->metrics);
@@ -877,41 +933,46 @@ void gzs_opts_free(gzs_opts_t *o) {
   memset(o, 0, sizeof *o);
 }
 
+/* The settings object: every row under its config key, then the file. */
 void gzs_opts_json(const gzs_opts_t *o, gz_json_t *j) {
-  size_t len = 1;
-  char *inputs, *p;
-  for (int i = 0; i < o->ninputs; i++)
-    len += strlen(o->inputs[i]) + 1;
-  inputs = malloc(len);
-  if (inputs) {
-    p = inputs;
-    *p = '\0';
-    for (int i = 0; i < o->ninputs; i++)
-      p += sprintf(p, "%s%s", i ? " " : "", o->inputs[i]);
-  }
   gz_json_object(j, "settings");
-  gz_json_string(j, "input", inputs ? inputs : "");
-  gz_json_string(j, "var", o->var ? o->var : "");
-  gz_json_string(j, "dims", o->dims_text ? o->dims_text : "");
-  gz_json_string(j, "dtype", o->dtype_text ? o->dtype_text : "f32");
-  gz_json_string(j, "endian", o->endian_text ? o->endian_text : "little");
-  gz_json_number(j, "error_bound", o->e);
-  gz_json_string(j, "eb_mode", o->eb_mode == GZ_EB_REL ? "rel" : "abs");
-  gz_json_string(j, "bound", o->bound == GZ_BOUND_STRICT ? "strict" : "per-message");
-  gz_json_string(j, "op", gzs_op_name(o->op));
-  gz_json_string(j, "algo", gz_algo_name(o->algo));
-  gz_json_string(j, "read", o->read_root ? "root" : "parallel");
-  gz_json_string(j, "device", o->device_gpu ? "gpu" : "cpu");
-  gz_json_string(j, "output", o->output);
-  gz_json_string(j, "png", o->png ? o->png : "");
-  gz_json_string(j, "metrics", o->metrics ? o->metrics : "");
-  gz_json_string(j, "stats_png", o->stats_png ? o->stats_png : "");
-  gz_json_bool(j, "verify", o->verify);
-  gz_json_bool(j, "force", o->force);
-  gz_json_bool(j, "quiet", o->quiet);
-  gz_json_string(j, "slice", o->slice_text ? o->slice_text : "");
-  gz_json_number(j, "slab_mb", o->slab_mb);
+  for (int k = 0; k < NKEYS; k++) {
+    const opt_row_t *row = &options[k];
+    const void *at = cfield(o, row);
+    switch (row->kind) {
+    case OPT_LIST: {
+      size_t len = 1;
+      char *inputs, *p;
+      for (int i = 0; i < o->ninputs; i++)
+        len += strlen(o->inputs[i]) + 1;
+      inputs = malloc(len);
+      if (inputs) {
+        p = inputs;
+        *p = '\0';
+        for (int i = 0; i < o->ninputs; i++)
+          p += sprintf(p, "%s%s", i ? " " : "", o->inputs[i]);
+      }
+      gz_json_string(j, row->key, inputs ? inputs : "");
+      free(inputs);
+      break;
+    }
+    case OPT_STRING:
+      gz_json_string(j, row->key, *(char *const *)at ? *(char *const *)at : "");
+      break;
+    case OPT_NUMBER:
+      gz_json_number(j, row->key, *(const double *)at);
+      break;
+    case OPT_BOOL:
+      gz_json_bool(j, row->key, *(const int *)at);
+      break;
+    case OPT_CHOICE: {
+      int v;
+      memcpy(&v, at, sizeof v);
+      gz_json_string(j, row->key, choice_name(row->choices, v));
+      break;
+    }
+    }
+  }
   gz_json_string(j, "config", o->config ? o->config : "");
   gz_json_end_object(j);
-  free(inputs);
 }

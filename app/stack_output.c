@@ -504,10 +504,18 @@ static double signed_clip(const picture_t *p) {
   return clip;
 }
 
-static int render_pic(const char *path, const picture_t *p, const gz_render_opts_t *ro,
-                      int force, gz_render_layout_t *layout, char *err, size_t errlen) {
-  return gz_render_field_ex(path, p->v, p->m, p->rows, p->cols, ro, force, layout, err,
-                            errlen);
+/* Render k of the run (0 result, 1 exact, 2 error) to path and note it. */
+static int render_pic(gzs_run_t *r, int k, const char *path, const picture_t *p,
+                      const gz_render_opts_t *ro, int force, gz_render_layout_t *layout,
+                      char *err, size_t errlen) {
+  if (gz_render_field_ex(path, p->v, p->m, p->rows, p->cols, ro, force, layout, err,
+                         errlen) != 0)
+    return -1;
+  add_written(r, path);
+  r->png_w[k] = layout->width;
+  r->png_h[k] = layout->height;
+  r->nrenders = k + 1;
+  return 0;
 }
 
 static int stats_plot(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
@@ -610,18 +618,14 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
   }
   snprintf(title, sizeof title, "%s of %llu snapshots: %s", gzs_op_name(o->op),
            (unsigned long long)r->nsnap, what);
-  if (render_pic(o->png, &pic, &ro, o->force, &lay, err, errlen) != 0)
+  if (render_pic(r, 0, o->png, &pic, &ro, o->force, &lay, err, errlen) != 0)
     goto done;
-  add_written(r, o->png);
   r->view_rows = rows;
   r->view_cols = cols;
   r->bin_rows = pic.kr;
   r->bin_cols = pic.kc;
   r->render_scale = lay.scale;
   snprintf(r->view_desc, sizeof r->view_desc, "%s", desc);
-  r->png_w[0] = lay.width;
-  r->png_h[0] = lay.height;
-  r->nrenders = 1;
 
   if (o->verify && r->exact_result) {
     gz_render_opts_t re = ro;
@@ -636,11 +640,8 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
     if (picture_make(&pex, r->exact_result, index, mask, rows, cols, 0) != 0)
       goto oom;
     if (gzs_derived_png(o->png, "_exact", path, sizeof path) != 0 ||
-        render_pic(path, &pex, &re, o->force, &l2, err, errlen) != 0)
+        render_pic(r, 1, path, &pex, &re, o->force, &l2, err, errlen) != 0)
       goto done;
-    add_written(r, path);
-    r->png_w[1] = l2.width;
-    r->png_h[1] = l2.height;
 
     if (!(diff = malloc(sizeof(double) * r->npoints + 1)))
       goto oom;
@@ -656,12 +657,8 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
     snprintf(title, sizeof title, "error (stack - exact), colours at +-bound %.3g: %s%s",
              r->claimed, var, bins[0] ? " (largest |error| per bin)" : "");
     if (gzs_derived_png(o->png, "_error", path, sizeof path) != 0 ||
-        render_pic(path, &per, &re, o->force, &l2, err, errlen) != 0)
+        render_pic(r, 2, path, &per, &re, o->force, &l2, err, errlen) != 0)
       goto done;
-    add_written(r, path);
-    r->png_w[2] = l2.width;
-    r->png_h[2] = l2.height;
-    r->nrenders = 3;
   }
   rc = 0;
   goto done;
@@ -755,13 +752,21 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_number(&j, "claimed", r->claimed);
   gz_json_end_object(&j);
 
+  /* rank 0's parts (it also writes and renders), adding up to its total */
   gz_json_object(&j, "time");
   gz_json_number(&j, "total", r->t.total);
+  gz_json_number(&j, "startup", r->t.startup);
+  gz_json_number(&j, "scan", r->t.scan);
   gz_json_number(&j, "read", r->t.read);
+  gz_json_number(&j, "accumulate", r->t.accumulate);
+  gz_json_number(&j, "setup", r->t.setup);
   gz_json_number(&j, "compress", r->t.compress);
   gz_json_number(&j, "communicate", r->t.communicate);
-  gz_json_number(&j, "write", r->t.write);
+  gz_json_number(&j, "result", r->t.result);
   gz_json_number(&j, "verify", r->t.reference);
+  gz_json_number(&j, "write", r->t.write);
+  gz_json_number(&j, "render", r->t.render);
+  gz_json_number(&j, "finish", r->t.finish);
   gz_json_end_object(&j);
 
   gz_json_object(&j, "memory");
@@ -910,8 +915,12 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
       printf(", SSIM %.6f", r->ssim);
     printf(": %s\n", r->within ? "within the bound" : "BOUND VIOLATED");
     if (r->have_stats)
-      printf("  error statistics: %s\n", r->stats_line);
+      printf("  error model (a finding on how the errors spread; the bound is checked "
+             "above):\n    %s\n",
+             r->stats_line);
   }
-  printf("  time: total %.3f s, read %.3f, compress %.3f, communicate %.3f, write %.3f\n",
-         r->t.total, r->t.read, r->t.compress, r->t.communicate, r->t.write);
+  printf("  time: total %.3f s, read %.3f, compress %.3f, communicate %.3f, write %.3f "
+         "(start-up %.3f, library set-up %.3f, verify %.3f, render %.3f)\n",
+         r->t.total, r->t.read, r->t.compress, r->t.communicate, r->t.write, r->t.startup,
+         r->t.setup, r->t.reference, r->t.render);
 }

@@ -3,19 +3,18 @@
 #include "app.h"
 
 #include "build_info.h"
-#include "gz_device.h"
 #include "gzcoll.h"
 
 #include <stdio.h>
 
 void gz_app_print_version(FILE *out, const char *program) {
   char why[128] = "";
-  int devices = gz_device_count(why, sizeof why);
+  int devices = gz_device_available(why, sizeof why); /* -1: no CUDA in this build */
   fprintf(out, "%s %s (git %s, %s build)\n", program, GZ_VERSION, GZ_GIT_REVISION,
           GZ_BUILD_TYPE);
   fprintf(out, "  libgzcoll %s, backends: CPU%s\n", gz_version(),
-          gz_device_built() ? ", CUDA" : "");
-  if (gz_device_built())
+          devices >= 0 ? ", CUDA" : "");
+  if (devices >= 0)
     fprintf(out, "  CUDA devices at run time: %d%s%s\n", devices, devices ? "" : " - ",
             devices ? "" : why);
   fprintf(out, "  HDF5 %s (parallel: %s), netCDF %s\n", GZ_BUILD_HDF5_VERSION,

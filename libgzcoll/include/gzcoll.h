@@ -300,6 +300,23 @@ gz_result_t gz_device_select(MPI_Comm comm, int *device);
  * a device). */
 int gz_is_device_pointer(const void *p);
 
+/* Devices this rank can use: >= 1; 0 when none is found (why, may be NULL,
+ * receives the reason); -1 when this build has no CUDA support. Local. */
+int gz_device_available(char *why, size_t whylen);
+
+/* cfg.device_pool_bytes for allreduce calls of up to count float64 values
+ * on device buffers (a whole call's codes, encodings and scratch). */
+size_t gz_device_pool_bytes(size_t count);
+
+/* Device memory for callers that stage host data on the device, e.g. to
+ * pass device pointers to gz_allreduce. GZ_ERR_UNSUPPORTED without a
+ * device. gz_device_copy copies bytes in either direction (host or device
+ * pointers) and returns when the copy is done. gz_device_free(NULL) is a
+ * no-op. Never call these inside a collective. */
+gz_result_t gz_device_malloc(void **ptr, size_t bytes);
+void gz_device_free(void *ptr);
+gz_result_t gz_device_copy(void *dst, const void *src, size_t bytes);
+
 /* Collective over comm. cfg may be NULL (GZ_CONFIG_INIT). */
 gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *ctx);
 /* Collective; ctx may be NULL. */
@@ -471,10 +488,12 @@ gz_result_t gz_error_stats(const gz_error_stats_params_t *params, const double *
                            const double *approx, const unsigned char *mask, size_t n,
                            gz_error_stats_t *stats);
 
-/* One-line human verdict into buf (caller owns, len bytes, always
- * NUL-terminated when len > 0), e.g. "sum of 4: errors fit N(1.2e-06,
- * (5.8e-04)^2) (KS p = 0.41); paper interval covers 74.9 % (claims 95.44 %):
- * undercovers; quantizer model covers 95.6 % (predicts 95.7 %): holds".
+/* One line of findings about the error model into buf (caller owns, len
+ * bytes, always NUL-terminated when len > 0), e.g. "sum of 4: errors close
+ * to N(1.2e-06, (5.8e-04)^2) (KS p = 0.41, kurtosis -1.2); match the
+ * quantizer's law (KS p = 0.3); published +-2 sqrt(n) sigma interval holds
+ * 74.9 % (assumes 95.44 %: model too optimistic); quantizer model holds
+ * 95.6 % (predicts 95.7 %: as predicted)".
  * GZ_ERR_CAPACITY when truncated (512 bytes always suffice). */
 gz_result_t gz_error_stats_summary(const gz_error_stats_t *stats, char *buf, size_t len);
 

@@ -4,7 +4,7 @@
  * implies, the agreement after quantizing and the end of a data-movement
  * call, block layout, byte transfers of any size, MPI datatypes.
  *
- * The arithmetic of the bounds (see ../shared/DESIGN-NOTES.md):
+ * The arithmetic of the bounds (derived in docs/design.md):
  *   q = rint(x * (1 / 2eb)) differs from x / 2eb by at most 1/2 plus the
  *   rounding of the product, so |x - 2eb q| <= eb + 2^-51 (|x| + eb).
  *   A SUM of P codes is exact in int64; its reconstruction fl(2eb Q) adds

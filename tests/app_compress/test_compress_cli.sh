@@ -5,26 +5,10 @@ GZ=$1 CHECK=$2 MPIRUN=$3
 DATA=${GZ_DATA_DIR:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() { # expect DESCRIPTION COMMAND... : the command must succeed
-  local what=$1; shift
-  if "$@" >"$TMP/out" 2>&1; then ok; else ko "$what"; cat "$TMP/out"; fi
-}
-expect_error() { # expect_error DESCRIPTION PATTERN COMMAND...: non-zero exit, message matches
-  local what=$1 pattern=$2; shift 2
-  if "$@" >"$TMP/out" 2>&1; then ko "$what: exit 0"; cat "$TMP/out"; return; fi
-  if grep -qE -- "$pattern" "$TMP/out"; then ok; else ko "$what: no '$pattern' in:"; cat "$TMP/out"; fi
-}
+# shellcheck source=../app_lib.sh
+source "$(dirname "$0")/../app_lib.sh"
 
-if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
-  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
-fi
-TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
-SST=$DATA/climate_ersst_v5/sst.mnmean.nc
-SODA=$DATA/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw
-WRF=$DATA/weather_wrf_katrina/wrf_ci_test_file.nc
+app_need_data
 
 # netCDF-3 climate series, absolute bound, back to netCDF: every element checked
 expect "compress TREFHT" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-2 -o "$TMP/t.gzc" --verify
@@ -68,5 +52,4 @@ expect_error "not an archive" "not a gzstack archive" "$GZ" decompress -i "$TMP/
 [ ! -e "$TMP/x.nc" ] && ok || ko "no output after a failed decompress"
 ls "$TMP" | grep -q "tmp-" && ko "temporary files left behind" || ok
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+app_finish

@@ -364,6 +364,13 @@ int main(int argc, char **argv) {
                                    "time.compress",
                                    "time.communicate",
                                    "time.write",
+                                   "time.startup",
+                                   "time.scan",
+                                   "time.accumulate",
+                                   "time.setup",
+                                   "time.result",
+                                   "time.render",
+                                   "time.finish",
                                    "verify.max_abs_error",
                                    "verify.mean_error",
                                    "verify.psnr",
@@ -500,11 +507,28 @@ int main(int argc, char **argv) {
       GZ_CHECK(isnan(ratio), "ratio should be null when nothing was sent");
   }
   {
-    static const char *tk[] = {"time.total", "time.read", "time.compress",
-                               "time.communicate", "time.write"};
-    for (size_t k = 0; k < 5; k++)
-      GZ_CHECK(jnum(&j, tk[k]) >= 0 && jnum(&j, tk[k]) <= jnum(&j, "time.total") + 1e-3,
-               "%s = %g (total %g)", tk[k], jnum(&j, tk[k]), jnum(&j, "time.total"));
+    /* the whole run is accounted for: every part of time.* is >= 0, no
+     * larger than the total, and the parts add up to the total within 5 %
+     * (a consistency check, not a speed limit) */
+    static const char *tk[] = {"startup", "scan",     "read",        "accumulate",
+                               "setup",   "compress", "communicate", "result",
+                               "verify",  "write",    "render",      "finish"};
+    double total = jnum(&j, "time.total"), sum = 0;
+    char key[64];
+    size_t parts = 0;
+    GZ_CHECK(total > 0, "time.total = %g", total);
+    for (size_t k = 0; k < sizeof tk / sizeof tk[0]; k++) {
+      snprintf(key, sizeof key, "time.%s", tk[k]);
+      GZ_CHECK(jnum(&j, key) >= 0 && jnum(&j, key) <= total + 1e-3, "%s = %g (total %g)",
+               key, jnum(&j, key), total);
+      sum += jnum(&j, key);
+    }
+    for (size_t i = 0; i < j.n; i++) /* no part left out of the list above */
+      parts += !strncmp(j.kv[i].key, "time.", 5) && strcmp(j.kv[i].key, "time.total");
+    GZ_CHECK(parts == sizeof tk / sizeof tk[0], "%zu parts of time, %zu checked", parts,
+             sizeof tk / sizeof tk[0]);
+    GZ_CHECK(fabs(sum - total) <= 0.05 * total, "time parts add up to %g, total %g", sum,
+             total);
   }
   GZ_CHECK(!strcmp(jstr(&j, "settings.output"), a.out), "settings.output %s",
            jstr(&j, "settings.output"));

@@ -8,33 +8,11 @@ GZ=$1 CHECK=$2 MPIRUN=$3 GEN=$4 CONFIGS=$5
 DATA=${GZ_DATA_DIR:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# shellcheck source=../app_lib.sh
+source "$(dirname "$0")/../app_lib.sh"
 run() { "$MPIRUN" --oversubscribe -np "$@"; }
-expect() { # expect DESCRIPTION COMMAND... : the command must succeed
-  local what=$1; shift
-  if "$@" >"$TMP/out" 2>&1; then ok; else ko "$what"; cat "$TMP/out"; fi
-}
-expect_error() { # expect_error DESCRIPTION PATTERN COMMAND...: non-zero exit, message matches
-  local what=$1 pattern=$2; shift 2
-  if "$@" >"$TMP/out" 2>&1; then ko "$what: exit 0"; cat "$TMP/out"; return; fi
-  if grep -qE -- "$pattern" "$TMP/out"; then ok; else ko "$what: no '$pattern' in:"; cat "$TMP/out"; fi
-  if grep -q "MPI_ABORT\|Abort\|Segmentation" "$TMP/out"; then ko "$what: aborted"; fi
-}
-no_output() { # no_output DESCRIPTION FILE...: none of the files exist
-  local what=$1; shift
-  for f in "$@"; do [ -e "$f" ] && { ko "$what: $f left behind"; return; }; done
-  ok
-}
 
-if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
-  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
-fi
-TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
-SST=$DATA/climate_ersst_v5/sst.mnmean.nc
-SODA=$DATA/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw
-WRF=$DATA/weather_wrf_katrina/wrf_ci_test_file.nc
+app_need_data
 T=$TMP
 
 # --- CCSM3 TREFHT mean at 1, 3 and 4 ranks (netCDF-3, 110 snapshots) ------
@@ -162,5 +140,4 @@ expect_error "output directory" "cannot write into" run 3 "$GZ" -i "$TREFHT" -e 
 no_output "after the errors" "$X" "$XJ" "$XP" "$T/x_exact.png" "$T/x_error.png" "$T/x.txt"
 ls "$T" | grep -q "tmp-" && ko "temporary files left behind" || ok
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+app_finish

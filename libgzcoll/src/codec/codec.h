@@ -7,8 +7,9 @@
 
 #include "gz_block.h"
 
-/* Largest |code| a stream quantizes (reconstruction exact in double). */
-#define GZ_CODE_MAX_STREAM 4503599627370496.0 /* 2^52 */
+/* Largest |code| a stream quantizes: the kernels' per-code limit (2^50),
+ * which the quantizer applies anyway (gz_quant_make). */
+#define GZ_CODE_MAX_STREAM GZ_CODE_LIMIT
 
 uint32_t gz_crc32(const void *data, size_t size);
 

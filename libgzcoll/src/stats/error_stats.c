@@ -489,6 +489,15 @@ static unsigned strongest_lag(const gz_error_stats_t *st) {
   return best;
 }
 
+/* A coverage verdict in words for the summary line. */
+static const char *coverage_words(gz_stats_verdict_t v, const char *holds,
+                                  const char *under, const char *over) {
+  return v == GZ_STATS_HOLDS         ? holds
+         : v == GZ_STATS_UNDERCOVERS ? under
+         : v == GZ_STATS_OVERCOVERS  ? over
+                                     : "n/a";
+}
+
 gz_result_t gz_error_stats_summary(const gz_error_stats_t *stats, char *buf, size_t len) {
   if (!stats || !buf || len == 0)
     return GZ_ERR_ARG;
@@ -501,22 +510,31 @@ gz_result_t gz_error_stats_summary(const gz_error_stats_t *stats, char *buf, siz
                (unsigned long long)st->masked, (unsigned long long)st->nonfinite);
     return out_finish(&o, NULL);
   }
+  /* Worded as findings about the error model (the bound is checked
+   * elsewhere): what the errors look like, and which model predicts them. */
   if (st->flags & GZ_STATS_FLAG_DEGENERATE)
     out_printf(&o, ": all %llu errors equal %.3g", (unsigned long long)st->count,
                st->mean);
+  else if (st->flags & GZ_STATS_FLAG_NOT_NORMAL)
+    out_printf(
+        &o,
+        ": errors not normal (KS p = %.2g, kurtosis %+.3g; nearest N(%.2g, (%.2g)^2))",
+        st->ks_normal_p, st->kurtosis, st->fit_mu, st->fit_sigma);
   else
-    out_printf(&o, ": errors %s N(%.2g, (%.2g)^2) (KS p = %.2g, kurtosis %+.3g)",
-               (st->flags & GZ_STATS_FLAG_NOT_NORMAL) ? "do not fit" : "fit", st->fit_mu,
-               st->fit_sigma, st->ks_normal_p, st->kurtosis);
-  out_printf(&o, "; quantizer law %s (KS p = %.2g)",
-             (st->flags & GZ_STATS_FLAG_NOT_PREDICTED) ? "rejected" : "fits",
+    out_printf(&o, ": errors close to N(%.2g, (%.2g)^2) (KS p = %.2g, kurtosis %+.3g)",
+               st->fit_mu, st->fit_sigma, st->ks_normal_p, st->kurtosis);
+  out_printf(&o, "; %s the quantizer's law (KS p = %.2g)",
+             (st->flags & GZ_STATS_FLAG_NOT_PREDICTED) ? "differ from" : "match",
              st->ks_pred_p);
-  out_printf(&o, "; paper interval covers %.1f %% (claims %.2f %%): %s",
+  out_printf(&o,
+             "; published +-2 sqrt(n) sigma interval holds %.1f %% (assumes %.2f %%: %s)",
              100.0 * st->paper.coverage, 100.0 * st->paper.predicted_coverage,
-             gz_stats_verdict_name(st->paper.verdict));
-  out_printf(&o, "; quantizer model covers %.1f %% (predicts %.1f %%): %s",
+             coverage_words(st->paper.verdict, "as assumed", "model too optimistic",
+                            "model too cautious"));
+  out_printf(&o, "; quantizer model holds %.1f %% (predicts %.1f %%: %s)",
              100.0 * st->quantizer.coverage, 100.0 * st->quantizer.predicted_coverage,
-             gz_stats_verdict_name(st->quantizer.verdict));
+             coverage_words(st->quantizer.verdict, "as predicted", "fewer than predicted",
+                            "more than predicted"));
   if (st->flags & GZ_STATS_FLAG_BIASED)
     out_printf(&o, "; biased (mean %.2g = %.3g sigma_Q)", st->mean,
                st->mean / st->quantizer.sigma);

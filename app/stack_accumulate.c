@@ -1,0 +1,110 @@
+/*
+ * stack_accumulate.c - step 2 of `gzstack stack`, the arithmetic part:
+ * snapshot values (read one snapshot, or one slab of it: --slab-mb, at a
+ * time) go into a double accumulator (sum, or max/min) and, as soon as
+ * some value is missing, into per-point uint32 counts of the valid
+ * samples. Missing: NaN, +-Inf, or equal to the file's _FillValue /
+ * missing_value. Also where a global snapshot lives, and reading a part of
+ * one.
+ */
+#include "stack_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+size_t gzs_slab_values(const gzs_opts_t *o) {
+  double v = o->slab_mb * 1048576.0 / 8.0;
+  return v < 1024 ? 1024 : v > 1e15 ? (size_t)1e15 : (size_t)v;
+}
+
+void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
+                  size_t npoints) {
+  s->op = op;
+  s->acc = acc;
+  s->counts = counts;
+  s->npoints = npoints;
+  s->done = 0;
+  s->lo = INFINITY;
+  s->hi = -INFINITY;
+}
+
+/* The first missing value, at point p of the current snapshot: counts start
+ * at the snapshots already done, plus the current one before p. */
+static int start_counts(gzs_acc_t *s, size_t p) {
+  uint32_t *c = malloc(sizeof(uint32_t) * s->npoints + 1);
+  if (!c)
+    return -1;
+  for (size_t i = 0; i < s->npoints; i++)
+    c[i] = (uint32_t)s->done + (i < p);
+  *s->counts = c;
+  return 0;
+}
+
+int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_fill,
+                   double fill, const unsigned char *bits) {
+  double *acc = s->acc + off, lo = s->lo, hi = s->hi;
+  for (size_t i = 0; i < n; i++) {
+    double v = x[i];
+    int valid = isfinite(v) && !(has_fill && v == fill) &&
+                !(bits && (bits[i >> 3] >> (i & 7) & 1));
+    if (!valid) {
+      if (!*s->counts && start_counts(s, off + i) != 0)
+        return -1;
+      continue;
+    }
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    switch (s->op) {
+    case GZS_OP_MEAN:
+    case GZS_OP_SUM:
+      acc[i] += v;
+      break;
+    case GZS_OP_MAX:
+      if (!(acc[i] >= v))
+        acc[i] = v;
+      break;
+    case GZS_OP_MIN:
+      if (!(acc[i] <= v))
+        acc[i] = v;
+      break;
+    }
+    if (*s->counts)
+      (*s->counts)[off + i]++;
+  }
+  s->lo = lo;
+  s->hi = hi;
+  return 0;
+}
+
+double *gzs_acc_alloc(gzs_op_t op, size_t n) {
+  double *a = op == GZS_OP_MEAN || op == GZS_OP_SUM ? calloc(n + 1, sizeof(double))
+                                                    : malloc((n + 1) * sizeof(double));
+  if (a && !(op == GZS_OP_MEAN || op == GZS_OP_SUM))
+    for (size_t i = 0; i < n; i++)
+      a[i] = NAN; /* no sample yet */
+  return a;
+}
+
+int gzs_locate(const gzs_run_t *r, uint64_t g, uint64_t *rec) {
+  int lo = 0, hi = r->nfiles - 1;
+  while (lo < hi) { /* last file with first <= g and records > 0 */
+    int mid = (lo + hi + 1) / 2;
+    if (r->files[mid].first <= g)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  while (lo > 0 && r->files[lo].records == 0)
+    lo--;
+  while (lo < r->nfiles - 1 && g >= r->files[lo].first + r->files[lo].records)
+    lo++;
+  *rec = g - r->files[lo].first;
+  return lo;
+}
+
+int gzs_read_part(gz_reader_t *rd, uint64_t rec, size_t off, size_t n, size_t npoints,
+                  double *dst, char *err, size_t errlen) {
+  if (off == 0 && n == npoints)
+    return gz_reader_read(rd, (size_t)rec, 1, GZ_FLOAT64, dst, err, errlen);
+  return gz_reader_read_part(rd, (size_t)rec, off, n, GZ_FLOAT64, dst, err, errlen);
+}

@@ -1,0 +1,70 @@
+/*
+ * stack_bound.c - the error budget and the claimed bound of `gzstack
+ * stack` (stack_bound.h). Pure arithmetic: the pipeline (stack_reduce.c,
+ * stack_read_root.c) feeds it the agreed ranges, counts and library
+ * reports; tests/app_stack/test_stack_bound.c checks it against
+ * hand-derived cases.
+ */
+#include "stack_bound.h"
+
+#include <math.h>
+
+double gzs_bound_abs(double e, gz_eb_mode_t mode, double lo, double hi) {
+  if (mode != GZ_EB_REL)
+    return e;
+  return hi > lo ? e * (hi - lo) : 0.0;
+}
+
+gzs_split_t gzs_bound_split(gzs_op_t op, gz_bound_policy_t policy, int root_read,
+                            double e_abs, uint64_t nsnap) {
+  gzs_split_t s = {0.0, e_abs};
+  if (!root_read)
+    return s;
+  if (policy == GZ_BOUND_PER_MESSAGE) {
+    s.e_scatter = e_abs;
+  } else {
+    s.e_scatter = op == GZS_OP_SUM ? e_abs / 2 / (double)nsnap : e_abs / 2;
+    s.e_allreduce = e_abs / 2;
+  }
+  return s;
+}
+
+double gzs_bound_allreduce(gzs_op_t op, gz_bound_policy_t policy, double e_allreduce,
+                           uint32_t c_min) {
+  double eb = e_allreduce;
+  if (op == GZS_OP_MEAN && policy == GZ_BOUND_STRICT)
+    eb = e_allreduce * (double)c_min;
+  return eb > 0 && isfinite(eb) ? eb : 0.0;
+}
+
+double gzs_bound_rank_eb(gzs_op_t op, gz_bound_policy_t policy, double error_bound,
+                         int ranks) {
+  int summed = op == GZS_OP_MEAN || op == GZS_OP_SUM;
+  if (policy == GZ_BOUND_STRICT && summed && ranks > 0)
+    return error_bound / (double)ranks;
+  return error_bound;
+}
+
+gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in) {
+  gzs_claim_t c = {0.0, 0.0, 0.0};
+  double amax = fmax(fabs(in->lo), fabs(in->hi));
+  double cmin = in->c_min ? (double)in->c_min : 1.0;
+  double n = (double)in->nsnap, np = (double)(in->nsnap + (uint64_t)in->ranks);
+  if (!isfinite(amax))
+    amax = 0;
+  switch (in->op) {
+  case GZS_OP_MEAN:
+    c.stage = in->ar_bound / cmin + in->sc_bound + ldexp(np * amax, -52);
+    break;
+  case GZS_OP_SUM:
+    c.stage = in->ar_bound + (double)in->c_max * in->sc_bound + ldexp(np * n * amax, -52);
+    break;
+  default:
+    c.stage = in->ar_bound + in->sc_bound;
+    break;
+  }
+  if (in->dtype == GZ_FLOAT32 && in->result_max > 0)
+    c.f32 = ldexp(1.0, ilogb(in->result_max + c.stage) - 24);
+  c.claimed = c.stage + c.f32;
+  return c;
+}

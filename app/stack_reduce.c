@@ -1,0 +1,210 @@
+/*
+ * stack_reduce.c - step 3 of `gzstack stack`: the partial sums (or maxima,
+ * minima) of every rank go through gz_allreduce (double) in slabs of
+ * --slab-mb; the result field follows, in the output's type, with the bound
+ * it is claimed to hold. The stages:
+ *   counts   the agreed range, missing-value flag, counts (stack_counts.c)
+ *   budget   what the allreduce is asked for (stack_bound.c, pure); -e 0 or
+ *            a zero range: the plain MPI allreduce (exact up to double
+ *            rounding)
+ *   empty    points without a local sample take the global minimum (max) /
+ *            maximum (min) of the valid values, which cannot win
+ *   slabs    the allreduce, on the CPU or staged on the GPU (stack_device.c)
+ *   agree    the largest result bounds and the summed byte counts
+ *   result   mean / sum / max / min per point, then the output type
+ *   claim    stage bound + float32 rounding (stack_bound.c, pure)
+ */
+#include "stack_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gzs_report_add(gz_report_t *sum, const gz_report_t *one, int first) {
+  if (first) {
+    *sum = *one;
+    return;
+  }
+  sum->compressed |= one->compressed;
+  if (one->quant_bound > sum->quant_bound)
+    sum->quant_bound = one->quant_bound;
+  if (one->result_bound > sum->result_bound)
+    sum->result_bound = one->result_bound;
+  sum->bytes_raw += one->bytes_raw;
+  sum->bytes_sent += one->bytes_sent;
+  sum->seconds += one->seconds;
+  sum->seconds_codec += one->seconds_codec;
+}
+
+void gzs_finish_field(const gzs_opts_t *o, const gzs_run_t *r, const double *red,
+                      double *res) {
+  for (size_t i = 0; i < r->npoints; i++) {
+    uint32_t c = r->counts ? r->counts[i] : (uint32_t)r->nsnap;
+    if (c == 0)
+      res[i] = NAN;
+    else if (o->op == GZS_OP_MEAN)
+      res[i] = red[i] / (double)c;
+    else
+      res[i] = red[i];
+  }
+}
+
+static gz_op_t gz_op_of(gzs_op_t op) {
+  return op == GZS_OP_MAX ? GZ_OP_MAX : op == GZS_OP_MIN ? GZ_OP_MIN : GZ_OP_SUM;
+}
+
+/* The budget: e_abs (parallel reading; root reading set it while reading)
+ * and the allreduce's configuration. */
+static void plan_allreduce(const gzs_opts_t *o, gzs_run_t *r, gz_config_t *cfg) {
+  if (!r->have_scatter) {
+    gzs_split_t split;
+    r->e_abs = gzs_bound_abs(o->e, o->eb_mode, r->lo, r->hi);
+    split = gzs_bound_split(o->op, o->bound, 0, r->e_abs, r->nsnap);
+    r->e_allreduce = split.e_allreduce;
+  }
+  cfg->bound_policy = o->bound;
+  cfg->algo = o->algo;
+  cfg->eb_mode = GZ_EB_ABS;
+  cfg->error_bound = gzs_bound_allreduce(o->op, o->bound, r->e_allreduce, r->c_min);
+  if (cfg->error_bound == 0) {
+    cfg->error_bound = 1.0; /* unused: the plain MPI allreduce is exact */
+    cfg->algo = GZ_ALGO_MPI;
+  }
+}
+
+/* Points without a local sample cannot win a max / min. */
+static void fill_empty_points(const gzs_opts_t *o, gzs_run_t *r) {
+  double sentinel;
+  if (o->op != GZS_OP_MAX && o->op != GZS_OP_MIN)
+    return;
+  sentinel = o->op == GZS_OP_MAX ? r->lo : r->hi;
+  if (!isfinite(sentinel))
+    sentinel = 0.0;
+  for (size_t i = 0; i < r->npoints; i++)
+    if (isnan(r->acc[i]))
+      r->acc[i] = sentinel;
+}
+
+/* Every slab through the allreduce; the failure is agreed by the library. */
+static int reduce_slabs(const gzs_opts_t *o, gzs_run_t *r, gz_ctx_t ctx,
+                        gzs_device_t *dev, size_t slab, MPI_Comm comm, char *err,
+                        size_t errlen) {
+  size_t M = r->npoints;
+  for (size_t off = 0; off < M; off += slab) {
+    size_t n = M - off < slab ? M - off : slab;
+    gz_report_t rep;
+    gz_result_t grc = dev->buf
+                          ? gzs_device_allreduce(dev, ctx, r->acc + off, r->reduced + off,
+                                                 n, gz_op_of(o->op), comm, &rep)
+                          : gz_allreduce(ctx, r->acc + off, r->reduced + off, n,
+                                         GZ_FLOAT64, gz_op_of(o->op), &rep);
+    if (grc != GZ_OK) {
+      snprintf(err, errlen, "compressed allreduce failed: %s", gz_strerror(grc));
+      if (r->rank == 0)
+        fprintf(stderr, "gzstack stack: %s\n", err);
+      return -1;
+    }
+    gzs_report_add(&r->ar, &rep, off == 0);
+    gzs_progress(o, r, 0, "stacking: %zu/%zu values reduced", off + n, M);
+  }
+  return 0;
+}
+
+/* What ran, its times, and the agreed bounds and byte counts. */
+static void agree_reports(gzs_run_t *r, MPI_Comm comm) {
+  double b[2] = {r->ar.result_bound, r->have_scatter ? r->sc.result_bound : 0.0};
+  uint64_t bytes[2] = {r->ar.bytes_raw + (r->have_scatter ? r->sc.bytes_raw : 0),
+                       r->ar.bytes_sent + (r->have_scatter ? r->sc.bytes_sent : 0) +
+                           r->mask_bytes};
+  r->t.compress += r->ar.seconds_codec;
+  r->t.communicate += r->ar.seconds - r->ar.seconds_codec;
+  r->algo_name = gz_algo_name(r->ar.algo);
+  snprintf(r->algo_reason, sizeof r->algo_reason, "%s", r->ar.reason);
+  r->compressed = r->ar.compressed;
+  r->quant_bound = r->ar.quant_bound;
+  MPI_Allreduce(MPI_IN_PLACE, b, 2, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, bytes, 2, MPI_UINT64_T, MPI_SUM, comm);
+  r->ar_bound = b[0];
+  r->sc_bound = b[1];
+  r->bytes_raw = bytes[0];
+  r->bytes_sent = bytes[1];
+}
+
+/* The field, its output-type copy, and the bound claimed for it. */
+static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
+  size_t M = r->npoints;
+  gzs_claim_in_t in;
+  gzs_claim_t claim;
+  double maxabs = 0;
+  gzs_finish_field(o, r, r->reduced, r->result);
+  for (size_t i = 0; i < M; i++)
+    if (isfinite(r->result[i]) && fabs(r->result[i]) > maxabs)
+      maxabs = fabs(r->result[i]);
+  if (r->dtype == GZ_FLOAT32) {
+    float *f = r->out;
+    for (size_t i = 0; i < M; i++)
+      f[i] = (float)r->result[i];
+  } else {
+    memcpy(r->out, r->result, sizeof(double) * M);
+  }
+  in = (gzs_claim_in_t){.op = o->op,
+                        .dtype = r->dtype,
+                        .ar_bound = r->ar_bound,
+                        .sc_bound = r->sc_bound,
+                        .lo = r->lo,
+                        .hi = r->hi,
+                        .c_min = r->c_min,
+                        .c_max = r->c_max,
+                        .nsnap = r->nsnap,
+                        .ranks = r->size,
+                        .result_max = maxabs};
+  claim = gzs_bound_claim(&in);
+  r->stage_bound = claim.stage;
+  r->f32_term = claim.f32;
+  r->claimed = claim.claimed;
+}
+
+int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+               size_t errlen) {
+  size_t M = r->npoints, slab = gzs_slab_values(o);
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gzs_device_t dev = {NULL, 0};
+  gz_ctx_t ctx = NULL;
+  gz_result_t grc;
+  int rc = -1;
+  double t_setup;
+
+  if (gzs_agree_counts(r, comm) != 0)
+    return -1;
+  plan_allreduce(o, r, &cfg);
+  fill_empty_points(o, r);
+  r->reduced = malloc(sizeof(double) * M + 1);
+  r->result = malloc(sizeof(double) * M + 1);
+  r->out = malloc(gz_dtype_size(r->dtype) * M + 1);
+  if (gzs_agree(comm, !r->reduced || !r->result || !r->out,
+                "out of memory for the result"))
+    return -1;
+  /* the slab buffers and the context's device pool are allocated here,
+   * outside the calls */
+  if (o->device_gpu)
+    cfg.device_pool_bytes = gzs_device_open(&dev, slab < M ? slab : M, comm);
+  t_setup = MPI_Wtime();
+  grc = gz_ctx_create(comm, &cfg, &ctx);
+  r->t.setup += MPI_Wtime() - t_setup;
+  if (grc != GZ_OK) {
+    snprintf(err, errlen, "compressed allreduce: %s", gz_strerror(grc));
+    if (r->rank == 0)
+      fprintf(stderr, "gzstack stack: %s\n", err);
+    goto fail;
+  }
+  if (reduce_slabs(o, r, ctx, &dev, slab, comm, err, errlen) != 0)
+    goto fail;
+  agree_reports(r, comm);
+  finish_result(o, r);
+  rc = 0;
+fail:
+  gz_ctx_destroy(ctx);
+  gzs_device_close(&dev);
+  return rc;
+}

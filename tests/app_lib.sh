@@ -1,0 +1,35 @@
+# app_lib.sh - what the end-to-end scripts of tests/app_* share. Source it
+# after setting TMP (a scratch folder): pass/fail counters, the checks
+# below, and app_finish for the closing "N passed, N failed" line and the
+# exit status.
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect() { # expect DESCRIPTION COMMAND... : the command must succeed
+  local what=$1; shift
+  if "$@" >"$TMP/out" 2>&1; then ok; else ko "$what"; cat "$TMP/out"; fi
+}
+expect_error() { # expect_error DESCRIPTION PATTERN COMMAND...: non-zero exit, message matches, no abort
+  local what=$1 pattern=$2; shift 2
+  if "$@" >"$TMP/out" 2>&1; then ko "$what: exit 0"; cat "$TMP/out"; return; fi
+  if grep -qE -- "$pattern" "$TMP/out"; then ok; else ko "$what: no '$pattern' in:"; cat "$TMP/out"; fi
+  if grep -q "MPI_ABORT\|Abort\|Segmentation" "$TMP/out"; then ko "$what: aborted"; fi
+}
+no_output() { # no_output DESCRIPTION FILE...: none of the files exist
+  local what=$1; shift
+  for f in "$@"; do [ -e "$f" ] && { ko "$what: $f left behind"; return; }; done
+  ok
+}
+app_finish() {
+  echo "$pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}
+app_need_data() { # the real datasets (GZ_DATA_DIR), or skip the whole script
+  if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
+    echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
+  fi
+  TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
+  SST=$DATA/climate_ersst_v5/sst.mnmean.nc
+  SODA=$DATA/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw
+  WRF=$DATA/weather_wrf_katrina/wrf_ci_test_file.nc
+}

@@ -1,0 +1,196 @@
+/*
+ * test_stack_bound.c - the error budget and the claimed bound of `gzstack
+ * stack` (app/stack_bound.c) on their own: no MPI, no file. Hand-derived
+ * cases first (each worked out in the comment above it), then properties
+ * over seeded random parameters: the budget given to the library, spent in
+ * full, never adds up to more than e; the float32 term covers the rounding
+ * of any value up to the result; the claim grows with what it is made of.
+ */
+#include "gz_test.h"
+#include "stack_bound.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Equal up to a relative 1e-15 (the hand values are typed in decimal). */
+static int near(double a, double b) {
+  return fabs(a - b) <= 1e-15 * fmax(fabs(a), fabs(b));
+}
+
+static void hand_budget(void) {
+  gzs_split_t s;
+  /* abs: e itself; rel: e times the range; an empty or flat range: 0 */
+  GZ_CHECK(gzs_bound_abs(1e-3, GZ_EB_ABS, -5, 5) == 1e-3, "abs keeps e");
+  GZ_CHECK(near(gzs_bound_abs(1e-4, GZ_EB_REL, -1.8, 34.1), 1e-4 * 35.9),
+           "rel: e x range");
+  GZ_CHECK(gzs_bound_abs(1e-4, GZ_EB_REL, 7, 7) == 0, "rel: one value, 0");
+  GZ_CHECK(gzs_bound_abs(1e-4, GZ_EB_REL, INFINITY, -INFINITY) == 0, "rel: no value, 0");
+
+  /* parallel reading: everything to the allreduce, no scatter */
+  s = gzs_bound_split(GZS_OP_MEAN, GZ_BOUND_STRICT, 0, 1e-3, 110);
+  GZ_CHECK(s.e_scatter == 0 && s.e_allreduce == 1e-3, "parallel: e to the allreduce");
+  /* root reading, strict mean: half each (a mean of values each within
+   * e/2 is within e/2) */
+  s = gzs_bound_split(GZS_OP_MEAN, GZ_BOUND_STRICT, 1, 1e-3, 110);
+  GZ_CHECK(s.e_scatter == 5e-4 && s.e_allreduce == 5e-4, "root mean: e/2 + e/2");
+  /* root reading, strict sum of N = 110: 110 scattered values add up at a
+   * point, so each gets e / 2 / 110 = 4.5454...e-6 */
+  s = gzs_bound_split(GZS_OP_SUM, GZ_BOUND_STRICT, 1, 1e-3, 110);
+  GZ_CHECK(near(s.e_scatter, 1e-3 / 220) && s.e_allreduce == 5e-4,
+           "root sum: e/2N = %.17g and e/2", s.e_scatter);
+  /* root reading, max: one value survives, e/2 each */
+  s = gzs_bound_split(GZS_OP_MAX, GZ_BOUND_STRICT, 1, 1e-2, 110);
+  GZ_CHECK(s.e_scatter == 5e-3 && s.e_allreduce == 5e-3, "root max: e/2 + e/2");
+  /* per-message: e for every quantization, the implied bound is reported */
+  s = gzs_bound_split(GZS_OP_SUM, GZ_BOUND_PER_MESSAGE, 1, 1e-3, 110);
+  GZ_CHECK(s.e_scatter == 1e-3 && s.e_allreduce == 1e-3, "per-message: e each");
+
+  /* the allreduce of the sums of a mean over S = 120 snapshots: the sum may
+   * be off by e S, the mean by e */
+  GZ_CHECK(near(gzs_bound_allreduce(GZS_OP_MEAN, GZ_BOUND_STRICT, 1e-3, 120), 0.12),
+           "mean of 120: error_bound 0.12");
+  /* with missing values the smallest positive count c_min = 100 rules */
+  GZ_CHECK(near(gzs_bound_allreduce(GZS_OP_MEAN, GZ_BOUND_STRICT, 1e-3, 100), 0.1),
+           "mean, c_min 100: error_bound 0.1");
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_MEAN, GZ_BOUND_PER_MESSAGE, 1e-3, 120) == 1e-3,
+           "per-message mean: e per quantization");
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_SUM, GZ_BOUND_STRICT, 1e-3, 120) == 1e-3,
+           "sum: e (the library divides by P)");
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_MIN, GZ_BOUND_STRICT, 1e-3, 120) == 1e-3, "min: e");
+  /* nothing to compress against: the plain MPI allreduce */
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_MEAN, GZ_BOUND_STRICT, 0, 120) == 0, "-e 0: MPI");
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_MEAN, GZ_BOUND_STRICT, 1e-3, 0) == 0,
+           "no point with data: MPI");
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_SUM, GZ_BOUND_STRICT, INFINITY, 1) == 0,
+           "infinite bound: MPI");
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_SUM, GZ_BOUND_STRICT, NAN, 1) == 0,
+           "NaN bound: MPI");
+
+  /* the per-rank step of a mean of S = 120 snapshots on P = 4 ranks with
+   * e = 1e-3: error_bound e S = 0.12, each rank's partial sum quantized
+   * with eb = 0.12 / 4 = 0.03, i.e. codes of step 2 eb = 0.06 = 2 e S / P */
+  {
+    double eb = gzs_bound_rank_eb(GZS_OP_MEAN, GZ_BOUND_STRICT, 0.12, 4);
+    GZ_CHECK(near(eb, 0.03) && near(2 * eb, 2 * 1e-3 * 120 / 4),
+             "mean of 120 on 4 ranks: eb 0.03, step 0.06 (eb %.17g)", eb);
+  }
+  GZ_CHECK(gzs_bound_rank_eb(GZS_OP_SUM, GZ_BOUND_STRICT, 1e-3, 8) == 1e-3 / 8,
+           "strict sum on 8 ranks: e / 8");
+  GZ_CHECK(gzs_bound_rank_eb(GZS_OP_MAX, GZ_BOUND_STRICT, 1e-3, 8) == 1e-3,
+           "max: one quantization, eb = e whatever P");
+  GZ_CHECK(gzs_bound_rank_eb(GZS_OP_SUM, GZ_BOUND_PER_MESSAGE, 1e-3, 8) == 1e-3,
+           "per-message: eb = e");
+}
+
+static void hand_claim(void) {
+  gzs_claim_t c;
+  /* mean of N = 120 snapshots on P = 4 ranks, values in [200, 300],
+   * float64 output: the library's sum bound P eb = 0.12 over c_min = 120,
+   * plus the double rounding 2^-52 (N + P) amax = 124 * 300 * 2^-52 */
+  c = gzs_bound_claim(&(gzs_claim_in_t){GZS_OP_MEAN, GZ_FLOAT64, 0.12, 0, 200, 300, 120,
+                                        120, 120, 4, 280});
+  GZ_CHECK(near(c.stage, 0.001 + 37200.0 / 4503599627370496.0), "mean f64: stage %.17g",
+           c.stage);
+  GZ_CHECK(c.f32 == 0 && c.claimed == c.stage, "f64: no float32 term");
+
+  /* the same in float32: half an ulp at 280.001 (2^8 <= x < 2^9) is
+   * 2^(8 - 24) = 2^-16 = 1.52587890625e-05 */
+  c = gzs_bound_claim(&(gzs_claim_in_t){GZS_OP_MEAN, GZ_FLOAT32, 0.12, 0, 200, 300, 120,
+                                        120, 120, 4, 280});
+  GZ_CHECK(c.f32 == 1.52587890625e-05, "f32 term 2^-16 (got %.17g)", c.f32);
+  GZ_CHECK(c.claimed == c.stage + c.f32, "claimed = stage + f32");
+
+  /* a real run before this module existed (TREFHT, 110 snapshots on 3
+   * ranks, values 212.278..302.987 K, the MPI allreduce reporting
+   * 7.50896954397574e-12): gzstack's metrics said stage 7.670528517484991e-12,
+   * claimed 1.525879673302852e-05 */
+  c = gzs_bound_claim(&(gzs_claim_in_t){GZS_OP_MEAN, GZ_FLOAT32, 7.50896954397574e-12, 0,
+                                        212.27809143066406, 302.98724365234375, 110, 110,
+                                        110, 3, 302.9});
+  GZ_CHECK(c.stage == 7.670528517484991e-12 && c.claimed == 1.525879673302852e-05,
+           "TREFHT run: stage %.17g, claimed %.17g", c.stage, c.claimed);
+
+  /* sum of N = 110 on P = 4, values in [-310, 0]: the library's 0.01 plus
+   * 2^-52 (N + P) N amax = 114 * 110 * 310 * 2^-52 */
+  c = gzs_bound_claim(
+      &(gzs_claim_in_t){GZS_OP_SUM, GZ_FLOAT64, 0.01, 0, -310, 0, 110, 110, 110, 4, 3e4});
+  GZ_CHECK(near(c.stage, 0.01 + 114.0 * 110 * 310 / 4503599627370496.0), "sum: stage");
+
+  /* root reading, sum: c_max scattered values at a point each within
+   * e / 2N = 1e-3 / 220, so with c_max = N the scatter adds e/2 */
+  c = gzs_bound_claim(&(gzs_claim_in_t){GZS_OP_SUM, GZ_FLOAT64, 5e-4, 1e-3 / 220, 0, 0,
+                                        110, 110, 110, 2, 0});
+  GZ_CHECK(near(c.stage, 1e-3), "root sum: e/2 + N e/2N = e (%.17g)", c.stage);
+
+  /* root reading, mean: the scatter's e/2 adds once, the allreduce's
+   * c_min e/2 is divided by c_min */
+  c = gzs_bound_claim(&(gzs_claim_in_t){GZS_OP_MEAN, GZ_FLOAT64, 55 * 5e-4, 5e-4, 0, 0,
+                                        55, 110, 110, 3, 0});
+  GZ_CHECK(near(c.stage, 1e-3), "root mean: e/2 + e/2 (%.17g)", c.stage);
+
+  /* max / min: one quantization each stage, no summation rounding */
+  c = gzs_bound_claim(
+      &(gzs_claim_in_t){GZS_OP_MAX, GZ_FLOAT64, 0.01, 0.005, -1e6, 1e6, 3, 3, 3, 3, 1e6});
+  GZ_CHECK(c.stage == 0.015, "max: ar + sc exactly");
+
+  /* every point masked (c_min 0): divide by 1, and no float32 term for an
+   * all-NaN result */
+  c = gzs_bound_claim(&(gzs_claim_in_t){GZS_OP_MEAN, GZ_FLOAT32, 0, 0, INFINITY,
+                                        -INFINITY, 0, 0, 5, 2, 0});
+  GZ_CHECK(c.stage == 0 && c.f32 == 0 && c.claimed == 0, "no data: claim 0");
+}
+
+/* Properties over seeded random parameters. */
+static void properties(void) {
+  gz_rng_t rng;
+  int bad_budget = 0, bad_f32 = 0, bad_mono = 0, bad_split = 0;
+  gz_rng_seed(&rng, 16);
+  for (int t = 0; t < 20000; t++) {
+    gzs_op_t op = (gzs_op_t)(gz_rng_next(&rng) % 4);
+    int P = 1 + (int)(gz_rng_next(&rng) % 512), root = (int)(gz_rng_next(&rng) & 1);
+    uint64_t N = (uint64_t)P + gz_rng_next(&rng) % 5000;
+    uint32_t cmax = (uint32_t)N, cmin = 1 + (uint32_t)(gz_rng_next(&rng) % N);
+    double e = ldexp(1.0 + gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 30));
+    double amax = ldexp(gz_rng_uniform(&rng), (int)(gz_rng_next(&rng) % 40) - 10);
+    gzs_split_t s = gzs_bound_split(op, GZ_BOUND_STRICT, root, e, N);
+    double eb_lib = gzs_bound_allreduce(op, GZ_BOUND_STRICT, s.e_allreduce, cmin);
+    double eb_rank = gzs_bound_rank_eb(op, GZ_BOUND_STRICT, eb_lib, P);
+    int summed = op == GZS_OP_MEAN || op == GZS_OP_SUM;
+    /* the library spends its budget in full: P eb per point for a sum */
+    double ar = summed ? (double)P * eb_rank : eb_rank;
+    gzs_claim_in_t in = {op,   GZ_FLOAT32, ar, s.e_scatter, -amax, amax,
+                         cmin, cmax,       N,  P,           amax};
+    gzs_claim_t c = gzs_bound_claim(&in), c2;
+    double slop = summed ? ldexp((double)(N + (uint64_t)P) * (double)N * amax, -52) : 0;
+
+    /* strict: the stages together stay within e (plus the double rounding) */
+    if (!(c.stage <= e * (1 + 1e-12) + slop))
+      bad_budget++;
+    if (root && !(s.e_allreduce + (op == GZS_OP_SUM ? (double)N : 1.0) * s.e_scatter <=
+                  e * (1 + 1e-15)))
+      bad_split++;
+    /* float32: any value up to the result (plus the stage bound) rounds
+     * within the f32 term */
+    {
+      double x = (amax + c.stage) * gz_rng_uniform(&rng);
+      if (amax > 0 && !(fabs((double)(float)x - x) <= c.f32))
+        bad_f32++;
+    }
+    /* more error in a stage never claims less */
+    in.ar_bound = ar * 2 + 1e-300;
+    c2 = gzs_bound_claim(&in);
+    if (!(c2.claimed >= c.claimed) || !(c.claimed >= c.stage))
+      bad_mono++;
+  }
+  GZ_CHECK(bad_budget == 0, "strict budgets within e: %d violations", bad_budget);
+  GZ_CHECK(bad_split == 0, "root split within e: %d violations", bad_split);
+  GZ_CHECK(bad_f32 == 0, "float32 term covers the output rounding: %d misses", bad_f32);
+  GZ_CHECK(bad_mono == 0, "claim monotone in the stage bounds: %d", bad_mono);
+}
+
+int main(void) {
+  hand_budget();
+  hand_claim();
+  properties();
+  return gz_test_finish();
+}
