@@ -466,6 +466,8 @@ static void report_add(gz_report_t *sum, const gz_report_t *one, int first) {
   sum->bytes_sent += one->bytes_sent;
   sum->seconds += one->seconds;
   sum->seconds_codec += one->seconds_codec;
+  sum->predicted_seconds += one->predicted_seconds;
+  sum->measured_seconds += one->measured_seconds;
 }
 
 /* Bounds of the two stages with --read root (see the header comment). */

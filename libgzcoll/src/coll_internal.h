@@ -83,24 +83,24 @@ enum {
 
 /* What the context knows of one (collective, size class, algorithm). */
 typedef struct gz_seen {
-  uint32_t n;      /* calls measured */
-  uint64_t last;   /* class call number of the latest measurement */
-  double seconds;  /* latest measured (agreed) time */
+  uint32_t n;       /* calls measured */
+  uint64_t last;    /* class call number of the latest measurement */
+  double seconds;   /* latest measured (agreed) time */
   double predicted; /* the model's time for it, before that call */
 } gz_seen_t;
 
 /* Bookkeeping of one call (set by gz_select, read by the agreements). */
 typedef struct gz_call {
-  int timed;          /* this call feeds the model (P > 1, collective) */
+  int timed; /* this call feeds the model (P > 1, collective) */
   gz_coll_t coll;
-  gz_algo_t algo;     /* the choice of gz_select */
-  int explore;        /* 1: auto runs the path not chosen, to measure it */
-  double count;       /* elements per rank as the model counts them */
+  gz_algo_t algo; /* the choice of gz_select */
+  int explore;    /* 1: auto runs the path not chosen, to measure it */
+  double count;   /* elements per rank as the model counts them */
   size_t esz;
-  double predicted;   /* the model's time of the choice */
+  double predicted;       /* the model's time of the choice */
   double t0, t_in, t_out; /* entry, first agreement entered / left */
-  double measured;    /* agreed at the final agreement (compressed paths) */
-  int final_seen;     /* the final agreement ran and measured */
+  double measured;        /* agreed at the final agreement (compressed paths) */
+  int final_seen;         /* the final agreement ran and measured */
 } gz_call_t;
 
 /* A measured call not yet agreed (the MPI path: its time rides with the
@@ -143,9 +143,10 @@ struct gz_ctx {
    * agreement (min over ranks) */
   double sample_ratio, sample_eps;
   /* measured model (model.c) */
-  int pinned;                               /* GZ_PIN_* */
-  double bw[GZ_COLL_COUNT][GZ_ALGO_COUNT];  /* effective B/s per path; 0 = link */
-  double probe_seconds;                     /* what the probe at create took */
+  int pinned;                  /* GZ_PIN_* */
+  double bw[GZ_COLL_COUNT][2]; /* effective B/s of the MPI [0] and the
+                                  compressed [1] paths; 0 = link_bps */
+  double probe_seconds;        /* what the probe at create took */
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint64_t next_explore[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint32_t explore_gap[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
@@ -271,7 +272,6 @@ typedef struct gz_choice {
   int forced;                 /* 1 when forced by config or environment */
   int by_model;               /* 1 when the cost model chose */
   double cost[GZ_ALGO_COUNT]; /* seconds; < 0 when not applicable */
-  gz_algo_t runner_up;        /* the model's second choice (AUTO: none) */
   char reason[96];
 } gz_choice_t;
 
@@ -311,8 +311,7 @@ void gz_model_pack(gz_ctx_t ctx, double *v);
 void gz_model_unpack(gz_ctx_t ctx, const double *v);
 /* At the end of a call on this rank (gz_run_report): the report's predicted
  * and measured time; an MPI-path call becomes the pending sample. */
-void gz_model_end_call(gz_ctx_t ctx, gz_algo_t algo, int compressed,
-                       gz_report_t *report);
+void gz_model_end_call(gz_ctx_t ctx, gz_algo_t algo, int compressed, gz_report_t *report);
 /* The final agreement's two doubles (this call's time before / after the
  * first agreement, MAX over ranks); unpack learns when ok (no rank failed). */
 void gz_model_final_pack(gz_ctx_t ctx, double *v);

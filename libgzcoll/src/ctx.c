@@ -317,7 +317,8 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
       const char *name;
       int pin;
       size_t off;
-    } pins[] = {{"GZCOLL_LINK_BPS", GZ_PIN_LINK | GZ_PIN_LINK_ENV, offsetof(struct gz_ctx, link_bps)},
+    } pins[] = {{"GZCOLL_LINK_BPS", GZ_PIN_LINK | GZ_PIN_LINK_ENV,
+                 offsetof(struct gz_ctx, link_bps)},
                 {"GZCOLL_ALPHA", GZ_PIN_ALPHA, offsetof(struct gz_ctx, alpha)},
                 {"GZCOLL_CODEC_EPS", GZ_PIN_CODEC, offsetof(struct gz_ctx, codec_eps)},
                 {"GZCOLL_RATIO", GZ_PIN_RATIO, offsetof(struct gz_ctx, ratio)}};

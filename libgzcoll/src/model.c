@@ -41,12 +41,12 @@
 
 #define GZ_PROBE_ENOUGH 3e-3 /* seconds: one size that long is enough */
 #define GZ_PROBE_MAX ((size_t)2 << 20)
-#define GZ_BW_MIN 1e5
+#define GZ_BW_MIN 1e3
 #define GZ_BW_MAX 1e13
 
 /* The bandwidth at which the model of (coll, algo) takes T seconds. */
-static double invert_bw(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo,
-                        double count, size_t esz, double T) {
+static double invert_bw(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
+                        size_t esz, double T) {
   double lo = log(GZ_BW_MIN), hi = log(GZ_BW_MAX);
   if (gz_model_time(m, coll, algo, count, esz, GZ_BW_MAX) >= T)
     return GZ_BW_MAX; /* faster than the other terms allow: not the wire */
@@ -99,7 +99,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   /* latency: small allreduces, 8-byte ring steps */
   t = MPI_Wtime();
   for (int i = 0; i < 5 && rc == GZ_OK; i++)
-    if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+    if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+        MPI_SUCCESS)
       rc = GZ_ERR_MPI;
   v[0] = (MPI_Wtime() - t) / 5;
   v[1] = HUGE_VAL;
@@ -114,8 +115,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     t = MPI_Wtime();
     rc = ring_xfer(ctx, sbuf, rbuf, sizes[k]);
     step[0] = MPI_Wtime() - t;
-    if (rc != GZ_OK ||
-        MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
+    if (rc != GZ_OK || MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX,
+                                     ctx->comm) != MPI_SUCCESS) {
       rc = GZ_ERR_MPI;
       break;
     }
@@ -143,7 +144,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     gz_model_t m;
     ctx->link_bps = (double)reached / (v[2] - (v[1] < v[2] / 2 ? v[1] : 0));
     gz_model_of_ctx(ctx, &m);
-    ctx->bw[GZ_COLL_ALLREDUCE][GZ_ALGO_MPI] =
+    ctx->bw[GZ_COLL_ALLREDUCE][0] =
         invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(reached / 4), 4, v[3]);
   }
   ctx->probe_seconds = MPI_Wtime() - t_start;
@@ -174,13 +175,15 @@ void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
   gz_model_of_ctx(ctx, &m);
   sample = invert_bw(&m, coll, algo, count, esz, seconds);
   cur = gz_path_bw(ctx, coll, algo);
-  ctx->bw[coll][algo] = exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
+  ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1] =
+      exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
 }
 
 /* v: valid, -valid, key, -key, bytes, -bytes, pre, post, predicted, unused */
 void gz_model_pack(gz_ctx_t ctx, double *v) {
   const gz_pending_t *p = &ctx->pend;
-  double key = p->valid ? ((double)p->coll * 16 + (double)p->algo) * 16 + (double)p->esz : 0;
+  double key =
+      p->valid ? ((double)p->coll * 16 + (double)p->algo) * 16 + (double)p->esz : 0;
   double bytes = p->valid ? p->count * (double)p->esz : 0;
   v[0] = p->valid;
   v[1] = -(double)p->valid;

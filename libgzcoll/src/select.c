@@ -184,7 +184,7 @@ void gz_model_of_ctx(gz_ctx_t ctx, gz_model_t *m) {
 }
 
 double gz_path_bw(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo) {
-  double bw = ctx->bw[coll][algo];
+  double bw = ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1];
   return bw > 0 ? bw : ctx->link_bps;
 }
 
@@ -212,8 +212,8 @@ gz_result_t gz_model_predict(const gz_model_t *model_in, const char *collective,
   size_t esz = gz_dtype_size(dtype);
   if (!model_in || !collective || !seconds || !esz || model_in->version < 1 ||
       model_in->ranks < 1 || !(model_in->alpha >= 0) || !(model_in->link_bps > 0) ||
-      !(model_in->codec_eps > 0) || !(model_in->ratio > 0) ||
-      !(model_in->mpi_bps >= 0) || !(model_in->comp_bps >= 0))
+      !(model_in->codec_eps > 0) || !(model_in->ratio > 0) || !(model_in->mpi_bps >= 0) ||
+      !(model_in->comp_bps >= 0))
     return GZ_ERR_ARG;
   m = *model_in;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -224,12 +224,14 @@ gz_result_t gz_model_predict(const gz_model_t *model_in, const char *collective,
   seconds[GZ_ALGO_AUTO] = -1;
   for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
     double bw = a == GZ_ALGO_MPI ? m.mpi_bps : m.comp_bps;
-    seconds[a] = !gz_algo_applies(coll, (gz_algo_t)a) ||
-                         (coll == GZ_COLL_P2P && a != GZ_ALGO_MPI && a != GZ_ALGO_PAIRWISE)
-                     ? -1
-                     : gz_model_time(&m, coll, (gz_algo_t)a, (double)count, esz,
-                                     bw > 0 ? bw : m.link_bps);
-    if (seconds[a] >= 0 && (seconds[GZ_ALGO_AUTO] < 0 || seconds[a] < seconds[GZ_ALGO_AUTO]))
+    seconds[a] =
+        !gz_algo_applies(coll, (gz_algo_t)a) ||
+                (coll == GZ_COLL_P2P && a != GZ_ALGO_MPI && a != GZ_ALGO_PAIRWISE)
+            ? -1
+            : gz_model_time(&m, coll, (gz_algo_t)a, (double)count, esz,
+                            bw > 0 ? bw : m.link_bps);
+    if (seconds[a] >= 0 &&
+        (seconds[GZ_ALGO_AUTO] < 0 || seconds[a] < seconds[GZ_ALGO_AUTO]))
       seconds[GZ_ALGO_AUTO] = seconds[a];
   }
   return GZ_OK;
@@ -256,18 +258,18 @@ static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_
 }
 
 static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
-                         gz_choice_t *ch) {
+                          gz_choice_t *ch) {
   size_t esz = gz_dtype_size(dtype) ? gz_dtype_size(dtype) : 4;
   gz_algo_t best = GZ_ALGO_MPI, second = GZ_ALGO_AUTO;
   double bytes = (double)count * (double)esz;
   memset(ch, 0, sizeof *ch);
-  ch->runner_up = GZ_ALGO_AUTO;
   for (int a = 0; a < GZ_ALGO_COUNT; a++)
     ch->cost[a] = gz_ctx_model_time(ctx, coll, (gz_algo_t)a, count, esz);
   if (coll == GZ_COLL_P2P) { /* one compressed variant: price it once */
     for (int a = GZ_ALGO_REDOUB; a < GZ_ALGO_COUNT; a++)
       ch->cost[a] = -1;
-    ch->cost[GZ_ALGO_PAIRWISE] = gz_ctx_model_time(ctx, coll, GZ_ALGO_PAIRWISE, count, esz);
+    ch->cost[GZ_ALGO_PAIRWISE] =
+        gz_ctx_model_time(ctx, coll, GZ_ALGO_PAIRWISE, count, esz);
   }
   if (ctx->force_bad[coll]) {
     ch->algo = ctx->cfg.algo;
@@ -309,12 +311,13 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
            coll == GZ_COLL_P2P && second != GZ_ALGO_MPI ? "compressed"
                                                         : gz_algo_name(second),
            ch->cost[second] * 1e3);
-  ch->runner_up = second;
   return GZ_OK;
 }
 
-/* Exploration: run the runner-up instead of the choice, to measure it, when
- * the choice itself was measured in this size class, the runner-up was not
+/* Exploration: run the best algorithm of the other path (MPI when a
+ * compressed algorithm is chosen, and the reverse) instead of the choice, to
+ * measure it, when the choice itself was measured in this size class, that
+ * algorithm was not
  * measured for explore_gap calls of the class (first GZ_EXPLORE_FIRST, then
  * doubling while the choice is confirmed) and it is predicted at most
  * GZ_EXPLORE_RATIO times slower. Every input is agreed: the same on every
@@ -322,7 +325,11 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
 static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
                     gz_choice_t *ch) {
   int c = gz_size_class((double)count * (double)esz);
-  gz_algo_t y = ch->runner_up;
+  gz_algo_t y = GZ_ALGO_AUTO;
+  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) /* the best of the other path */
+    if ((a == GZ_ALGO_MPI) != (ch->algo == GZ_ALGO_MPI) && ch->cost[a] >= 0 &&
+        (y == GZ_ALGO_AUTO || ch->cost[a] < ch->cost[y]))
+      y = (gz_algo_t)a;
   const gz_seen_t *sx = &ctx->seen[coll][c][ch->algo];
   uint64_t now = ++ctx->class_calls[coll][c];
   if (!ch->by_model || y == GZ_ALGO_AUTO || (ctx->pinned & GZ_PIN_NOLEARN) ||
@@ -331,6 +338,8 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
     return;
   if (ctx->seen[coll][c][y].n > 0 && now - ctx->seen[coll][c][y].last < GZ_EXPLORE_FIRST)
     return;
+  if (coll == GZ_COLL_P2P)
+    return;
   if (ctx->explore_gap[coll][c] == 0)
     ctx->explore_gap[coll][c] = GZ_EXPLORE_FIRST;
   ctx->next_explore[coll][c] = now + ctx->explore_gap[coll][c];
@@ -338,9 +347,9 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
     ctx->explore_gap[coll][c] *= 2;
   ctx->explored++;
   ctx->cur.explore = 1;
-  snprintf(ch->reason, sizeof ch->reason, "auto: measuring %s (model %.3g ms; %s %.3g ms)",
-           gz_algo_name(y), ch->cost[y] * 1e3, gz_algo_name(ch->algo),
-           ch->cost[ch->algo] * 1e3);
+  snprintf(ch->reason, sizeof ch->reason,
+           "auto: measuring %s (model %.3g ms; %s %.3g ms)", gz_algo_name(y),
+           ch->cost[y] * 1e3, gz_algo_name(ch->algo), ch->cost[ch->algo] * 1e3);
   ch->algo = y;
 }
 
