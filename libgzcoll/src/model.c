@@ -7,7 +7,7 @@
  * Probe (P > 1, unless GZCOLL_LINK_BPS / cfg.link_bytes_per_s and
  * GZCOLL_ALPHA pin both): after a warm-up exchange (connections are set up
  * lazily by some transports), every rank measures
- *   - 5 small allreduces (8 bytes): g = time / 5, alpha = g / ceil(log2 P);
+ *   - 5 small allreduces (8 bytes): g = the fastest, alpha = g / ceil(log2 P);
  *   - 3 ring-neighbour sendrecvs of 8 bytes (the fixed cost of one step);
  *   - ring-neighbour sendrecvs (send to rank + 1, receive from rank - 1, the
  *     pattern of the ring algorithms) of 64 KiB, then 512 KiB, then 2 MiB,
@@ -24,7 +24,8 @@
  * yields an agreed time T (the slowest rank's work before the first
  * agreement plus the slowest rank's time after it). The model's formula of
  * the algorithm that ran is inverted for the bandwidth of that path:
- * bw_sample such that model(bw_sample) = T (bisection in log space). The
+ * bw_sample such that model(bw_sample) = T (bisection in log space, kept
+ * within [1e-4, 4] x link_bps). The
  * path's bandwidth moves geometrically towards it: log bw += w (log
  * bw_sample - log bw), w = GZ_LEARN_WEIGHT, so a first guess wrong by 10x is
  * within 1.5x after two calls and 1.2x after three. Codec speed and ratio
@@ -97,12 +98,15 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   if (rc == GZ_OK)
     rc = ring_xfer(ctx, sbuf, rbuf, 8);
   /* latency: small allreduces, 8-byte ring steps */
-  t = MPI_Wtime();
-  for (int i = 0; i < 5 && rc == GZ_OK; i++)
+  v[0] = HUGE_VAL; /* the fastest of 5: a busy host's preemption is no latency */
+  for (int i = 0; i < 5 && rc == GZ_OK; i++) {
+    t = MPI_Wtime();
     if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
         MPI_SUCCESS)
       rc = GZ_ERR_MPI;
-  v[0] = (MPI_Wtime() - t) / 5;
+    t = MPI_Wtime() - t;
+    v[0] = t < v[0] ? t : v[0];
+  }
   v[1] = HUGE_VAL;
   for (int i = 0; i < 3 && rc == GZ_OK; i++) {
     t = MPI_Wtime();
@@ -174,6 +178,10 @@ void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
     return;
   gz_model_of_ctx(ctx, &m);
   sample = invert_bw(&m, coll, algo, count, esz, seconds);
+  /* a path cannot beat the link by much (compressed bytes are counted by the
+   * ratio already): a sample beyond 4x says the codec terms were
+   * overestimated, not that the wire got faster */
+  sample = fmin(fmax(sample, ctx->link_bps * 1e-4), ctx->link_bps * 4);
   cur = gz_path_bw(ctx, coll, algo);
   ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1] =
       exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
