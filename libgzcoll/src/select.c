@@ -320,7 +320,9 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
  * algorithm was not
  * measured for explore_gap calls of the class (first GZ_EXPLORE_FIRST, then
  * doubling while the choice is confirmed) and it is predicted at most
- * GZ_EXPLORE_RATIO times slower. Every input is agreed: the same on every
+ * GZ_EXPLORE_RATIO times slower - or the other path was never measured for
+ * this collective at all (once: a wrong prior, e.g. a probe disturbed by a
+ * busy host, must not hide a path forever). Every input is agreed: the same on every
  * rank. */
 static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
                     gz_choice_t *ch) {
@@ -332,9 +334,14 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
       y = (gz_algo_t)a;
   const gz_seen_t *sx = &ctx->seen[coll][c][ch->algo];
   uint64_t now = ++ctx->class_calls[coll][c];
+  int never = 1; /* the other path was never measured for this collective */
+  for (int k = 0; k < GZ_MODEL_CLASSES; k++)
+    for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
+      if ((a == GZ_ALGO_MPI) == (y == GZ_ALGO_MPI) && ctx->seen[coll][k][a].n > 0)
+        never = 0;
   if (!ch->by_model || y == GZ_ALGO_AUTO || (ctx->pinned & GZ_PIN_NOLEARN) ||
       coll == GZ_COLL_P2P || sx->n == 0 || now < ctx->next_explore[coll][c] ||
-      ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[ch->algo])
+      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[ch->algo]))
     return;
   if (ctx->seen[coll][c][y].n > 0 && now - ctx->seen[coll][c][y].last < GZ_EXPLORE_FIRST)
     return;
