@@ -12,7 +12,8 @@
  *   - ring-neighbour sendrecvs (send to rank + 1, receive from rank - 1, the
  *     pattern of the ring algorithms), the fastest of 3, of 64 KiB, then
  *     512 KiB, then 2 MiB,
- *     stopping after the first size that took more than GZ_PROBE_ENOUGH
+ *     stopping after the first size from 512 KiB on (or 64 KiB when it took
+ *     over 10 x GZ_PROBE_ENOUGH) that took more than GZ_PROBE_ENOUGH
  *     (agreed after each size, so every rank stops at the same size);
  *   - one MPI_Allreduce of the largest size reached.
  * The slowest rank's times (one MPI_MAX) give link_bps = s / (t_s - t_8)
@@ -25,8 +26,8 @@
  * yields an agreed time T (the slowest rank's work before the first
  * agreement plus the slowest rank's time after it). The model's formula of
  * the algorithm that ran is inverted for the bandwidth of that path:
- * bw_sample such that model(bw_sample) = T (bisection in log space, at most
- * 4 x link_bps). The
+ * bw_sample such that model(bw_sample) = T (bisection in log space; one
+ * sample is taken within 1/100 and 100 times the current value). The
  * path's bandwidth moves geometrically towards it: log bw += w (log
  * bw_sample - log bw), w = GZ_LEARN_WEIGHT, so a first guess wrong by 10x is
  * within 1.5x after two calls and 1.2x after three. Codec speed and ratio
@@ -131,7 +132,9 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     }
     reached = sizes[k];
     v[2] = step[0];
-    if (step[0] > GZ_PROBE_ENOUGH)
+    /* 512 KiB at least: on a busy host the fixed cost of a step can reach
+     * milliseconds, which 64 KiB cannot amortize */
+    if (step[0] > GZ_PROBE_ENOUGH && (k > 0 || step[0] > 10 * GZ_PROBE_ENOUGH))
       break;
   }
   if (reached && rc == GZ_OK) {
@@ -151,7 +154,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     ctx->alpha = v[0] / ceil(log2((double)ctx->size));
   if (reached && v[2] > v[1]) {
     gz_model_t m;
-    ctx->link_bps = (double)reached / (v[2] - (v[1] < v[2] / 2 ? v[1] : 0));
+    ctx->link_bps = (double)reached / (v[2] - v[1]);
     gz_model_of_ctx(ctx, &m);
     ctx->bw[GZ_COLL_ALLREDUCE][0] =
         invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(reached / 4), 4, v[3]);
@@ -183,11 +186,11 @@ void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
     return;
   gz_model_of_ctx(ctx, &m);
   sample = invert_bw(&m, coll, algo, count, esz, seconds);
-  /* a path cannot beat the link by much (compressed bytes are counted by the
-   * ratio already): a sample beyond 4x says the codec terms were
-   * overestimated, not that the wire got faster */
-  sample = fmin(sample, ctx->link_bps * 4);
   cur = gz_path_bw(ctx, coll, algo);
+  /* one sample moves the path by at most 100^w (16x): a time that the codec
+   * terms alone exceed (codec speed underestimated) sends the inversion to
+   * its upper end, which is no news about the wire */
+  sample = fmin(fmax(sample, cur / 100), cur * 100);
   ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1] =
       exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
 }
