@@ -393,7 +393,12 @@ static gz_algo_t compressed_algo(const gz_choice_t *ch, gz_coll_t coll) {
 static const char *link_source(gz_ctx_t ctx) {
   if (ctx->pinned & GZ_PIN_LINK)
     return ctx->pinned & GZ_PIN_LINK_ENV ? "GZCOLL_LINK_BPS" : "config";
-  return ctx->probe_seconds > 0 ? "measured" : "default";
+  if (ctx->probe_seconds > 0) {
+    snprintf(ctx->probe_note, sizeof ctx->probe_note, "measured in %.3g ms",
+             ctx->probe_seconds * 1e3);
+    return ctx->probe_note;
+  }
+  return "default";
 }
 
 gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
