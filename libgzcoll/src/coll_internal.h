@@ -147,6 +147,7 @@ struct gz_ctx {
   double bw[GZ_COLL_COUNT][2]; /* effective B/s of the MPI [0] and the
                                   compressed [1] paths; 0 = link_bps */
   double probe_seconds;        /* what the probe at create took */
+  char probe_note[32];         /* for gz_explain */
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint64_t next_explore[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint32_t explore_gap[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
