@@ -16,7 +16,9 @@
  *     over 10 x GZ_PROBE_ENOUGH) that took more than GZ_PROBE_ENOUGH
  *     (agreed after each size, so every rank stops at the same size);
  *   - one MPI_Allreduce of the largest size reached.
- * The slowest rank's times (one MPI_MAX) give link_bps = s / (t_s - t_8)
+ * The slowest rank's times (one MPI_MAX) give link_bps = the slope between
+ * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
+ * clearly above t1)
  * and the effective bandwidth of MPI's allreduce (the model's formula
  * inverted). Cost: about 8 small allreduces plus 3 x at most ~3 ms of
  * transfers per size beyond the first (tens of ms on a 1 Gbit link, a few ms on
@@ -83,7 +85,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   const size_t sizes[3] = {(size_t)64 << 10, (size_t)512 << 10, GZ_PROBE_MAX};
   unsigned char *sbuf = NULL, *rbuf = NULL;
   double t_start = MPI_Wtime(), t, v[5] = {0, 0, 0, 0, 0}, step[2];
-  size_t reached = 0;
+  size_t reached = 0, prev = 0;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), fail = 0;
   gz_result_t rc = GZ_OK;
   if (ctx->size < 2 || ((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA)))
@@ -130,6 +132,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
       rc = GZ_ERR_MPI;
       break;
     }
+    prev = reached;
+    v[4] = v[2];
     reached = sizes[k];
     v[2] = step[0];
     /* 512 KiB at least: on a busy host the fixed cost of a step can reach
@@ -154,7 +158,12 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     ctx->alpha = v[0] / ceil(log2((double)ctx->size));
   if (reached && v[2] > v[1]) {
     gz_model_t m;
-    ctx->link_bps = (double)reached / (v[2] - v[1]);
+    /* the slope between the last two sizes: the fixed costs of a step
+     * (rendezvous handshakes, scheduling on a busy host) cancel */
+    if (prev && v[2] > 1.2 * v[4])
+      ctx->link_bps = (double)(reached - prev) / (v[2] - v[4]);
+    else
+      ctx->link_bps = (double)reached / (v[2] - v[1]);
     gz_model_of_ctx(ctx, &m);
     ctx->bw[GZ_COLL_ALLREDUCE][0] =
         invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(reached / 4), 4, v[3]);
