@@ -15,7 +15,7 @@
  *     stopping after the first size from 512 KiB on (or 64 KiB when it took
  *     over 10 x GZ_PROBE_ENOUGH) that took more than GZ_PROBE_ENOUGH
  *     (agreed after each size, so every rank stops at the same size);
- *   - one MPI_Allreduce of the largest size reached.
+ *   - one MPI_Allreduce of the largest size reached, at most 256 KiB.
  * The slowest rank's times (one MPI_MAX) give link_bps = the slope between
  * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
  * clearly above t1)
@@ -46,6 +46,7 @@
 
 #define GZ_PROBE_ENOUGH 3e-3 /* seconds: one size that long is enough */
 #define GZ_PROBE_MAX ((size_t)2 << 20)
+#define GZ_PROBE_AR ((size_t)256 << 10)
 #define GZ_BW_MIN 1e3
 #define GZ_BW_MAX 1e13
 
@@ -85,7 +86,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   const size_t sizes[3] = {(size_t)64 << 10, (size_t)512 << 10, GZ_PROBE_MAX};
   unsigned char *sbuf = NULL, *rbuf = NULL;
   double t_start = MPI_Wtime(), t, v[5] = {0, 0, 0, 0, 0}, step[2];
-  size_t reached = 0, prev = 0;
+  size_t reached = 0, prev = 0, ar_bytes;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), fail = 0;
   gz_result_t rc = GZ_OK;
   if (ctx->size < 2 || ((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA)))
@@ -141,9 +142,12 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     if (step[0] > GZ_PROBE_ENOUGH && (k > 0 || step[0] > 10 * GZ_PROBE_ENOUGH))
       break;
   }
+  /* the MPI library's allreduce, at most 256 KiB (it can be 10x below the
+   * link: tens of ms at 1 Gbit) */
+  ar_bytes = reached < GZ_PROBE_AR ? reached : GZ_PROBE_AR;
   if (reached && rc == GZ_OK) {
     t = MPI_Wtime();
-    if (MPI_Allreduce(MPI_IN_PLACE, (float *)(void *)sbuf, (int)(reached / 4), MPI_FLOAT,
+    if (MPI_Allreduce(MPI_IN_PLACE, (float *)(void *)sbuf, (int)(ar_bytes / 4), MPI_FLOAT,
                       MPI_MAX, ctx->comm) != MPI_SUCCESS)
       rc = GZ_ERR_MPI;
     v[3] = MPI_Wtime() - t;
@@ -166,7 +170,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
       ctx->link_bps = (double)reached / (v[2] - v[1]);
     gz_model_of_ctx(ctx, &m);
     ctx->bw[GZ_COLL_ALLREDUCE][0] =
-        invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(reached / 4), 4, v[3]);
+        invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(ar_bytes / 4), 4, v[3]);
   }
   ctx->probe_seconds = MPI_Wtime() - t_start;
   if (!(ctx->probe_seconds > 0))
