@@ -7,10 +7,10 @@
  * Probe (P > 1, unless GZCOLL_LINK_BPS / cfg.link_bytes_per_s and
  * GZCOLL_ALPHA pin both): after a warm-up exchange (connections are set up
  * lazily by some transports), every rank measures
- *   - 5 small allreduces (8 bytes): g = the fastest, alpha = g / ceil(log2 P);
- *   - 3 ring-neighbour sendrecvs of 8 bytes (the fixed cost of one step);
+ *   - 3 small allreduces (8 bytes): g = the fastest, alpha = g / ceil(log2 P);
+ *   - 2 ring-neighbour sendrecvs of 8 bytes (the fixed cost of one step);
  *   - ring-neighbour sendrecvs (send to rank + 1, receive from rank - 1, the
- *     pattern of the ring algorithms), the fastest of 3, of 64 KiB, then
+ *     pattern of the ring algorithms), the fastest of 2, of 64 KiB, then
  *     512 KiB, then 2 MiB,
  *     stopping after the first size from 512 KiB on (or 64 KiB when it took
  *     over 10 x GZ_PROBE_ENOUGH) that took more than GZ_PROBE_ENOUGH
@@ -20,7 +20,7 @@
  * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
  * clearly above t1)
  * and the effective bandwidth of MPI's allreduce (the model's formula
- * inverted). Cost: about 8 small allreduces plus 3 x at most ~3 ms of
+ * inverted). Cost: about 6 small allreduces plus 2 x at most ~3 ms of
  * transfers per size beyond the first (tens of ms on a 1 Gbit link, a few ms on
  * shared memory).
  *
@@ -103,8 +103,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   if (rc == GZ_OK)
     rc = ring_xfer(ctx, sbuf, rbuf, 8);
   /* latency: small allreduces, 8-byte ring steps */
-  v[0] = HUGE_VAL; /* the fastest of 5: a busy host's preemption is no latency */
-  for (int i = 0; i < 5 && rc == GZ_OK; i++) {
+  v[0] = HUGE_VAL; /* the fastest of 3: a busy host's preemption is no latency */
+  for (int i = 0; i < 3 && rc == GZ_OK; i++) {
     t = MPI_Wtime();
     if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
         MPI_SUCCESS)
@@ -113,7 +113,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     v[0] = t < v[0] ? t : v[0];
   }
   v[1] = HUGE_VAL;
-  for (int i = 0; i < 3 && rc == GZ_OK; i++) {
+  for (int i = 0; i < 2 && rc == GZ_OK; i++) {
     t = MPI_Wtime();
     rc = ring_xfer(ctx, sbuf, rbuf, 8);
     t = MPI_Wtime() - t;
@@ -121,8 +121,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   }
   /* bandwidth: growing ring steps until one is long enough to time */
   for (int k = 0; k < 3 && want_bw && rc == GZ_OK; k++) {
-    step[0] = HUGE_VAL; /* the fastest of 3 (preemption on a busy host) */
-    for (int r = 0; r < 3 && rc == GZ_OK; r++) {
+    step[0] = HUGE_VAL; /* the fastest of 2 (preemption on a busy host) */
+    for (int r = 0; r < 2 && rc == GZ_OK; r++) {
       t = MPI_Wtime();
       rc = ring_xfer(ctx, sbuf, rbuf, sizes[k]);
       t = MPI_Wtime() - t;
