@@ -15,14 +15,15 @@
  *     stopping after the first size from 512 KiB on (or 64 KiB when it took
  *     over 10 x GZ_PROBE_ENOUGH) that took more than GZ_PROBE_ENOUGH
  *     (agreed after each size, so every rank stops at the same size);
- *   - one MPI_Allreduce of the largest size reached, at most 256 KiB.
+ *   - MPI_Allreduces of a quarter of and the largest size reached, at most
+ *     256 KiB.
  * The slowest rank's times (one MPI_MAX) give link_bps = the slope between
  * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
- * clearly above t1)
- * and the effective bandwidth of MPI's allreduce (the model's formula
- * inverted). Cost: about 6 small allreduces plus 2 x at most ~3 ms of
- * transfers per size beyond the first (tens of ms on a 1 Gbit link, a few ms on
- * shared memory).
+ * clearly above t1), and the MPI allreduce's bandwidth: the slope between
+ * its two sizes (2 (P-1)/P of the bytes move), else its formula inverted.
+ * Cost: about 6 small allreduces plus 2 x at most ~3 ms of transfers per
+ * size beyond the first (tens of ms on a 1 Gbit link, a few ms on shared
+ * memory; more on an oversubscribed host).
  *
  * Learning: every timed call (a collective with P > 1 and learning on)
  * yields an agreed time T (the slowest rank's work before the first
@@ -85,7 +86,7 @@ static gz_result_t ring_xfer(gz_ctx_t ctx, unsigned char *sbuf, unsigned char *r
 gz_result_t gz_model_probe(gz_ctx_t ctx) {
   const size_t sizes[3] = {(size_t)64 << 10, (size_t)512 << 10, GZ_PROBE_MAX};
   unsigned char *sbuf = NULL, *rbuf = NULL;
-  double t_start = MPI_Wtime(), t, v[5] = {0, 0, 0, 0, 0}, step[2];
+  double t_start = MPI_Wtime(), t, v[6] = {0, 0, 0, 0, 0, 0}, step[2];
   size_t reached = 0, prev = 0, ar_bytes;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), fail = 0;
   gz_result_t rc = GZ_OK;
@@ -145,16 +146,16 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   /* the MPI library's allreduce, at most 256 KiB (it can be 10x below the
    * link: tens of ms at 1 Gbit) */
   ar_bytes = reached < GZ_PROBE_AR ? reached : GZ_PROBE_AR;
-  if (reached && rc == GZ_OK) {
+  for (int k = 0; k < 2 && reached && rc == GZ_OK; k++) { /* ar_bytes / 4, ar_bytes */
     t = MPI_Wtime();
-    if (MPI_Allreduce(MPI_IN_PLACE, (float *)(void *)sbuf, (int)(ar_bytes / 4), MPI_FLOAT,
-                      MPI_MAX, ctx->comm) != MPI_SUCCESS)
+    if (MPI_Allreduce(MPI_IN_PLACE, (float *)(void *)sbuf, (int)(ar_bytes / (k ? 4 : 16)),
+                      MPI_FLOAT, MPI_MAX, ctx->comm) != MPI_SUCCESS)
       rc = GZ_ERR_MPI;
-    v[3] = MPI_Wtime() - t;
+    v[k ? 3 : 5] = MPI_Wtime() - t;
   }
   if (rc != GZ_OK)
     goto done; /* an MPI failure: the caller's agreement fails on it */
-  if (MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
+  if (MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
     rc = GZ_ERR_MPI;
     goto done;
   }
@@ -169,8 +170,14 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     else
       ctx->link_bps = (double)reached / (v[2] - v[1]);
     gz_model_of_ctx(ctx, &m);
-    ctx->bw[GZ_COLL_ALLREDUCE][0] =
-        invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(ar_bytes / 4), 4, v[3]);
+    /* the MPI path: the slope between the two allreduces too (moved bytes
+     * 2 (P-1)/P D), else the formula inverted at the larger */
+    if (v[3] > 1.2 * v[5])
+      ctx->bw[GZ_COLL_ALLREDUCE][0] = 2.0 * (ctx->size - 1) / ctx->size *
+                                      (double)(ar_bytes - ar_bytes / 4) / (v[3] - v[5]);
+    else
+      ctx->bw[GZ_COLL_ALLREDUCE][0] =
+          invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(ar_bytes / 4), 4, v[3]);
   }
   ctx->probe_seconds = MPI_Wtime() - t_start;
   if (!(ctx->probe_seconds > 0))

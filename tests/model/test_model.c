@@ -5,7 +5,8 @@
  *    ranks are refused;
  *  - learning: a link that changes speed between calls, simulated by scaling
  *    the measured time of one path (ctx->test_scale): auto flips to the
- *    other path within a few calls (at most 5), identically on every rank, and
+ *    other path within a few calls (at most 7; the MPI path learns one call
+ *    late), identically on every rank, and
  *    exploration of the path not chosen stays rare.
  * No timing assertion: what is asserted holds on a slow or busy host too
  * (the scale factors dwarf any host noise). */
@@ -126,12 +127,12 @@ static void test_learning(void) {
 
   /* phase A: uncompressed data moves 1000x slower (a slow link) */
   ctx->test_scale[0] = 1000;
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < 10; i++) {
     a = one_call(ctx, x, y, ref, slop, n, "slow mpi", i);
     if (a != GZ_ALGO_MPI && flip < 0)
       flip = i;
   }
-  GZ_CHECK(flip >= 0 && flip <= 4, "slow MPI path: auto still on mpi (flip %d)", flip);
+  GZ_CHECK(flip >= 0 && flip <= 6, "slow MPI path: auto still on mpi (flip %d)", flip);
   GZ_CHECK(a != GZ_ALGO_MPI, "slow MPI path: back on mpi at the end");
 
   /* phase B: the MPI path is fast again, the compressed paths 1e5x slower
@@ -140,12 +141,12 @@ static void test_learning(void) {
   ctx->test_scale[0] = 1;
   ctx->test_scale[1] = 1e5;
   flip = -1;
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < 10; i++) {
     a = one_call(ctx, x, y, ref, slop, n, "slow comp", i);
     if (a == GZ_ALGO_MPI && flip < 0)
       flip = i;
   }
-  GZ_CHECK(flip >= 0 && flip <= 4, "slow compressed paths: auto stays compressed (%d)",
+  GZ_CHECK(flip >= 0 && flip <= 6, "slow compressed paths: auto stays compressed (%d)",
            flip);
   GZ_CHECK(a == GZ_ALGO_MPI, "slow compressed paths: not on mpi at the end");
 
