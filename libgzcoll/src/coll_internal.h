@@ -297,6 +297,10 @@ int gz_size_class(double bytes);
 
 /* ---- measured model (model.c) ------------------------------------------- */
 
+/* Elements per second of one codec pass over n smooth float32 values, best
+ * of reps (ctx.c; 2.5e8 if it cannot run). */
+double gz_calibrate(size_t n, int reps);
+
 /* At gz_ctx_create (P > 1, after the configuration agreed): measure alpha,
  * the ring-neighbour bandwidth and the MPI allreduce's, agreed (slowest) on
  * every rank. Collective; the result is the same on every rank. */

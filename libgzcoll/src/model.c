@@ -7,6 +7,9 @@
  * Probe (P > 1, unless GZCOLL_LINK_BPS / cfg.link_bytes_per_s and
  * GZCOLL_ALPHA pin both): after a warm-up exchange (connections are set up
  * lazily by some transports), every rank measures
+ *   - the codec: one pass of each phase over 512 Ki float32 values, all
+ *     ranks at once (beyond the caches, and ranks sharing cores slow each
+ *     other as in a call), slowest rank (replaces the small calibration);
  *   - 3 small allreduces (8 bytes): g = the fastest, alpha = g / ceil(log2 P);
  *   - 2 ring-neighbour sendrecvs of 8 bytes (the fixed cost of one step);
  *   - ring-neighbour sendrecvs (send to rank + 1, receive from rank - 1, the
@@ -48,6 +51,7 @@
 #define GZ_PROBE_ENOUGH 3e-3 /* seconds: one size that long is enough */
 #define GZ_PROBE_MAX ((size_t)2 << 20)
 #define GZ_PROBE_AR ((size_t)256 << 10)
+#define GZ_PROBE_CODEC_N ((size_t)1 << 19) /* 2 MiB of float32, 4 MiB of codes */
 #define GZ_BW_MIN 1e3
 #define GZ_BW_MAX 1e13
 
@@ -86,7 +90,7 @@ static gz_result_t ring_xfer(gz_ctx_t ctx, unsigned char *sbuf, unsigned char *r
 gz_result_t gz_model_probe(gz_ctx_t ctx) {
   const size_t sizes[3] = {(size_t)64 << 10, (size_t)512 << 10, GZ_PROBE_MAX};
   unsigned char *sbuf = NULL, *rbuf = NULL;
-  double t_start = MPI_Wtime(), t, v[6] = {0, 0, 0, 0, 0, 0}, step[2];
+  double t_start = MPI_Wtime(), t, v[7] = {0, 0, 0, 0, 0, 0, 0}, step[2];
   size_t reached = 0, prev = 0, ar_bytes;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), fail = 0;
   gz_result_t rc = GZ_OK;
@@ -103,6 +107,10 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     goto done; /* no memory for the probe somewhere: keep the defaults */
   if (rc == GZ_OK)
     rc = ring_xfer(ctx, sbuf, rbuf, 8);
+  /* the codec at a realistic size, every rank at once (ranks sharing cores
+   * slow each other down, as in a call); the slowest rank */
+  if (!(ctx->pinned & GZ_PIN_CODEC))
+    v[6] = -gz_calibrate(GZ_PROBE_CODEC_N, 1);
   /* latency: small allreduces, 8-byte ring steps */
   v[0] = HUGE_VAL; /* the fastest of 3: a busy host's preemption is no latency */
   for (int i = 0; i < 3 && rc == GZ_OK; i++) {
@@ -155,10 +163,12 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   }
   if (rc != GZ_OK)
     goto done; /* an MPI failure: the caller's agreement fails on it */
-  if (MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
+  if (MPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
     rc = GZ_ERR_MPI;
     goto done;
   }
+  if (!(ctx->pinned & GZ_PIN_CODEC) && v[6] < 0)
+    ctx->codec_eps = -v[6];
   if (!(ctx->pinned & GZ_PIN_ALPHA) && v[0] > 0)
     ctx->alpha = v[0] / ceil(log2((double)ctx->size));
   if (reached && v[2] > v[1]) {
