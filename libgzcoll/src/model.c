@@ -4,9 +4,9 @@
  * agreements. The formulas live in select.c; docs/performance-model.md
  * explains the whole.
  *
- * Probe (P > 1, unless GZCOLL_LINK_BPS / cfg.link_bytes_per_s and
- * GZCOLL_ALPHA pin both): after a warm-up exchange (connections are set up
- * lazily by some transports), every rank measures
+ * Probe (P > 1 and some collective left to auto, unless GZCOLL_LINK_BPS /
+ * cfg.link_bytes_per_s and GZCOLL_ALPHA pin both): after a warm-up exchange (connections
+ * are set up lazily by some transports), every rank measures
  *   - the codec: one pass of each phase over 512 Ki float32 values, all
  *     ranks at once (beyond the caches, and ranks sharing cores slow each
  *     other as in a call), slowest rank (replaces the small calibration);
@@ -33,7 +33,8 @@
  * agreement plus the slowest rank's time after it). The model's formula of
  * the algorithm that ran is inverted for the bandwidth of that path:
  * bw_sample such that model(bw_sample) = T (bisection in log space; one
- * sample is taken within 1/100 and 100 times the current value). The
+ * sample is taken within 1/100 and 100 times the current value, and at
+ * most 10 x link_bps). The
  * path's bandwidth moves geometrically towards it: log bw += w (log
  * bw_sample - log bw), w = GZ_LEARN_WEIGHT, so a first guess wrong by 10x is
  * within 1.5x after two calls and 1.2x after three. Codec speed and ratio
@@ -94,7 +95,11 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   size_t reached = 0, prev = 0, ar_bytes;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), fail = 0;
   gz_result_t rc = GZ_OK;
-  if (ctx->size < 2 || ((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA)))
+  int chooses = 0; /* does auto choose anything on this context? */
+  for (int c = 0; c < GZ_COLL_COUNT; c++)
+    chooses |= ctx->forced[c] == GZ_ALGO_AUTO && !ctx->force_bad[c];
+  if (ctx->size < 2 || !chooses ||
+      ((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA)))
     return GZ_OK;
   sbuf = calloc(1, want_bw ? GZ_PROBE_MAX : 8);
   rbuf = calloc(1, want_bw ? GZ_PROBE_MAX : 8);
@@ -221,6 +226,9 @@ void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
    * terms alone exceed (codec speed underestimated) sends the inversion to
    * its upper end, which is no news about the wire */
   sample = fmin(fmax(sample, cur / 100), cur * 100);
+  /* and never beyond 10 x the link: a path learnt far above it would need
+   * many calls to come back when the wire does slow it down */
+  sample = fmin(sample, 10 * ctx->link_bps);
   ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1] =
       exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
 }
