@@ -717,6 +717,9 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_string(&j, "algorithm", r->algo_name ? r->algo_name : "");
   gz_json_string(&j, "algorithm_reason", r->algo_reason);
   gz_json_bool(&j, "compressed", r->compressed);
+  /* cost model (libgzcoll): predicted and measured seconds of the allreduce */
+  gz_json_number(&j, "allreduce_predicted_s", r->ar.predicted_seconds);
+  gz_json_number(&j, "allreduce_measured_s", r->ar.measured_seconds);
   if (r->have_scatter) {
     gz_json_object(&j, "scatter");
     gz_json_string(&j, "algorithm", gz_algo_name(r->sc.algo));

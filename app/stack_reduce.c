@@ -35,6 +35,8 @@ void gzs_report_add(gz_report_t *sum, const gz_report_t *one, int first) {
   sum->bytes_sent += one->bytes_sent;
   sum->seconds += one->seconds;
   sum->seconds_codec += one->seconds_codec;
+  sum->predicted_seconds += one->predicted_seconds;
+  sum->measured_seconds += one->measured_seconds;
 }
 
 void gzs_finish_field(const gzs_opts_t *o, const gzs_run_t *r, const double *red,

@@ -31,8 +31,9 @@
 #   --hostfile <dir>/hostfile --mca plm_rsh_agent <dir>/agent.sh
 #   --mca plm_rsh_no_tree_spawn 1 --mca routed direct --mca btl tcp,self
 #   --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24
-# and GZCOLL_LINK_BPS = RATE in bytes/s (unless already set in the
-# environment) so that libgzcoll's `auto` cost model knows the link.
+# and passes on the GZCOLL_* variables set in the caller's environment (none
+# by default: libgzcoll's `auto` measures the link at gz_ctx_create, see
+# docs/performance-model.md; GZCOLL_LINK_BPS=... pins it).
 #
 # Honesty note: the hosts share this machine's CPU cores and memory bandwidth.
 # On a 2-core VM, 4 ranks compress on 2 cores, and the kernel's veth/tc work
@@ -175,14 +176,12 @@ EOF
 }
 
 run() {
-  local n rate bps
+  local n v
   n=$(nhosts)
   [ "$n" -ge 1 ] || die "no cluster: run 'cluster.sh up N RATE DELAY' first"
   [ "${1:-}" = "--" ] && shift
-  rate=$(cat "$DIR/rate")
-  bps=$(rate_bps "$rate")
-  export GZCOLL_LINK_BPS=${GZCOLL_LINK_BPS:-$bps}
-  local -a np=()
+  local -a np=() xs=()
+  for v in $(env | sed -n 's/^\(GZCOLL_[A-Z_]*\)=.*/\1/p'); do xs+=(-x "$v"); done
   case " $* " in
   *" -np "* | *" -n "* | *" --np "*) ;;
   *) np=(-np "$n") ;;
@@ -195,7 +194,7 @@ run() {
     --mca plm_rsh_agent "$DIR/agent.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca routed direct --mca btl tcp,self \
     --mca btl_tcp_if_include "$NET.0/24" --mca oob_tcp_if_include "$NET.0/24" \
-    -x GZCOLL_LINK_BPS -x PATH ${LD_LIBRARY_PATH:+-x LD_LIBRARY_PATH} "$@"
+    "${xs[@]}" -x PATH ${LD_LIBRARY_PATH:+-x LD_LIBRARY_PATH} "$@"
 }
 
 status() {

@@ -24,9 +24,9 @@ extern "C" {
 #endif
 
 #define GZCOLL_VERSION_MAJOR 0
-#define GZCOLL_VERSION_MINOR 1
+#define GZCOLL_VERSION_MINOR 2
 #define GZCOLL_VERSION_PATCH 0
-#define GZCOLL_VERSION_STRING "0.1.0"
+#define GZCOLL_VERSION_STRING "0.2.0"
 
 /* ------------------------------------------------------------------------
  * Results: one X-macro list gives both the enum and gz_strerror().
@@ -263,6 +263,16 @@ typedef struct gz_report {
   double seconds;       /* wall time of the call on this rank */
   double seconds_codec; /* of which quantize/encode/decode/reduce */
   char reason[96];      /* why this algorithm / why uncompressed */
+  /* since 0.2 (docs/performance-model.md) */
+  double predicted_seconds; /* the cost model's time for the algorithm that
+                               ran, before the call (same on every rank;
+                               0 for point-to-point and one rank) */
+  double measured_seconds;  /* the call's time as the model learns it: the
+                               slowest rank's work before the first
+                               agreement plus the slowest rank's time after
+                               it (compressed paths: agreed, the same on
+                               every rank; the MPI path: this rank's, agreed
+                               at the next call; 0 when not timed) */
 } gz_report_t;
 
 typedef struct gz_ctx *gz_ctx_t;
@@ -357,6 +367,42 @@ gz_result_t gz_allreduce_mean(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
 /* Print which algorithm auto would choose for a collective and why. */
 gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
                        gz_dtype_t dtype, char *buf, size_t buflen);
+
+/* ------------------------------------------------------------------------
+ * The cost model behind `auto` (docs/performance-model.md). A context
+ * measures its inputs at gz_ctx_create (a short probe of the ring-neighbour
+ * exchange and a small allreduce; not with one rank) and refines them from
+ * the measured time of every call; cfg.link_bytes_per_s and the environment
+ * (GZCOLL_LINK_BPS, GZCOLL_ALPHA, GZCOLL_CODEC_EPS, GZCOLL_RATIO,
+ * GZCOLL_LEARN=0) pin them.
+ * ---------------------------------------------------------------------- */
+typedef struct gz_model {
+  unsigned version; /* GZ_MODEL_VERSION */
+  int ranks;        /* P >= 1 */
+  double alpha;     /* seconds per message (latency) */
+  double link_bps;  /* bytes/s of one link: ring-neighbour exchange */
+  double mpi_bps;   /* effective bytes/s of the MPI library's allreduce
+                       in the model's formula; 0 = link_bps */
+  double comp_bps;  /* effective bytes/s of compressed transfers; 0 = link_bps */
+  double codec_eps; /* elements per second of one codec pass, one rank */
+  double ratio;     /* compression ratio of integer codes vs 4-byte values */
+} gz_model_t;
+
+#define GZ_MODEL_VERSION 1u
+#define GZ_MODEL_INIT                                                                    \
+  { GZ_MODEL_VERSION, 2, 5e-6, 1.25e9, 0.0, 0.0, 2.5e8, 4.0 }
+
+/* The inputs the context's model uses now (agreed: the same on every rank);
+ * mpi_bps and comp_bps are those of allreduce. Local, no communication. */
+gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model);
+
+/* The model's seconds of every algorithm for one call of collective
+ * ("allreduce", "bcast", ... as gz_explain) of count elements per rank:
+ * seconds[a] for gz_algo_t a, < 0 where the algorithm does not apply
+ * (seconds[GZ_ALGO_AUTO] is the cheapest). Pure arithmetic. */
+gz_result_t gz_model_predict(const gz_model_t *model, const char *collective,
+                             size_t count, gz_dtype_t dtype,
+                             double seconds[GZ_ALGO_COUNT]);
 
 /* ------------------------------------------------------------------------
  * Error-propagation statistics (src/stats/).

@@ -125,6 +125,7 @@ void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t a
     ctx->sample_ratio = 4.0 * (double)run->code_elems / (double)run->code_bytes;
   if (compressed && run->passes >= 65536 && run->t_codec > 0)
     ctx->sample_eps = (double)run->passes / run->t_codec;
+  gz_model_end_call(ctx, algo, compressed, report);
   if (!report)
     return;
   report->algo = algo;

@@ -66,6 +66,62 @@ typedef enum gz_coll {
   GZ_COLL_COUNT
 } gz_coll_t;
 
+/* The measured model (model.c, docs/performance-model.md). Size classes
+ * (a factor of 4 in bytes per rank each) for the bookkeeping of which path
+ * was measured when; exploration of the path not chosen at most once per
+ * class and interval (GZ_EXPLORE_FIRST calls, doubling while the choice is
+ * confirmed, up to GZ_EXPLORE_MAX). */
+#define GZ_MODEL_CLASSES 24
+#define GZ_EXPLORE_FIRST 16u
+#define GZ_EXPLORE_MAX 1024u
+#define GZ_EXPLORE_RATIO 4.0 /* never explore a path predicted > 4x slower */
+#define GZ_LEARN_WEIGHT 0.6  /* geometric weight of a new bandwidth sample */
+
+/* Which model inputs are pinned (configuration / environment): not probed,
+ * not learnt. */
+enum {
+  GZ_PIN_LINK = 1,
+  GZ_PIN_ALPHA = 2,
+  GZ_PIN_CODEC = 4,
+  GZ_PIN_RATIO = 8,
+  GZ_PIN_NOLEARN = 16,
+  GZ_PIN_LINK_ENV = 32 /* the link came from GZCOLL_LINK_BPS */
+};
+
+/* What the context knows of one (collective, size class, algorithm). */
+typedef struct gz_seen {
+  uint32_t n;       /* calls measured */
+  uint64_t last;    /* class call number of the latest measurement */
+  double seconds;   /* latest measured (agreed) time */
+  double predicted; /* the model's time for it, before that call */
+} gz_seen_t;
+
+/* Bookkeeping of one call (set by gz_select, read by the agreements). */
+typedef struct gz_call {
+  int timed; /* this call feeds the model (P > 1, collective) */
+  gz_coll_t coll;
+  gz_algo_t algo; /* the choice of gz_select */
+  int explore;    /* 1: auto runs the path not chosen, to measure it */
+  double count;   /* elements per rank as the model counts them */
+  size_t esz;
+  double predicted;       /* the model's time of the choice */
+  double t0, t_in, t_out; /* entry, first agreement entered / left */
+  double measured;        /* agreed at the final agreement (compressed paths) */
+  int final_seen;         /* the final agreement ran and measured */
+} gz_call_t;
+
+/* A measured call not yet agreed (the MPI path: its time rides with the
+ * next call's first agreement). */
+typedef struct gz_pending {
+  int valid;
+  gz_coll_t coll;
+  gz_algo_t algo;
+  double count;
+  size_t esz;
+  double pre, post; /* this rank's seconds before / after the first agreement */
+  double predicted;
+} gz_pending_t;
+
 /* Where a forced algorithm came from. */
 typedef enum { GZ_FORCE_NONE = 0, GZ_FORCE_CONFIG, GZ_FORCE_ENV } gz_force_src_t;
 
@@ -93,6 +149,21 @@ struct gz_ctx {
   /* local samples of the last compressed call, folded in at the next
    * agreement (min over ranks) */
   double sample_ratio, sample_eps;
+  /* measured model (model.c) */
+  int pinned;                  /* GZ_PIN_* */
+  double bw[GZ_COLL_COUNT][2]; /* effective B/s of the MPI [0] and the
+                                  compressed [1] paths; 0 = link_bps */
+  double probe_seconds;        /* what the probe at create took */
+  char probe_note[32];         /* for gz_explain */
+  uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
+  uint64_t next_explore[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
+  uint32_t explore_gap[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
+  gz_seen_t seen[GZ_COLL_COUNT][GZ_MODEL_CLASSES][GZ_ALGO_COUNT];
+  uint64_t explored; /* calls that ran the path not chosen */
+  gz_call_t cur;
+  gz_pending_t pend;
+  double test_scale[2]; /* testing (tests/model): factor on the measured time
+                           of the MPI [0] / compressed [1] paths; 0 = 1 */
   /* device backend (device/, ctx.c): set up once at gz_ctx_create */
   int dev_enabled;  /* cfg.device_pool_bytes > 0 (same on every rank) */
   int dev_ops;      /* GZCOLL_BACKEND=ops: host buffers also take the device
@@ -218,6 +289,45 @@ const char *gz_coll_name(gz_coll_t coll);
  * apply (identical on every rank). */
 gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
                       gz_choice_t *choice);
+
+/* The model's seconds of one algorithm with explicit inputs (bw: bytes/s of
+ * the path's transfers); < 0 when it does not apply. */
+double gz_model_time(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
+                     size_t esz, double bw);
+/* The context's model inputs and the bandwidth of one path. */
+void gz_model_of_ctx(gz_ctx_t ctx, gz_model_t *m);
+double gz_path_bw(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo);
+/* The context's model time of one algorithm; < 0 when it does not apply. */
+double gz_ctx_model_time(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, size_t count,
+                         size_t esz);
+int gz_size_class(double bytes);
+
+/* ---- measured model (model.c) ------------------------------------------- */
+
+/* Elements per second of one codec pass over n smooth float32 values, best
+ * of reps (ctx.c; 2.5e8 if it cannot run). */
+double gz_calibrate(size_t n, int reps);
+
+/* At gz_ctx_create (P > 1, after the configuration agreed): measure alpha,
+ * the ring-neighbour bandwidth and the MPI allreduce's, agreed (slowest) on
+ * every rank. Collective; the result is the same on every rank. */
+gz_result_t gz_model_probe(gz_ctx_t ctx);
+/* Learn from one agreed measured call (identical arguments on every rank). */
+void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
+                    size_t esz, double seconds, double predicted);
+/* Doubles the agreements carry for the model (MAX over ranks). */
+#define GZ_MODEL_AG_N 10
+/* Pack this rank's pending sample (first agreement of a call) / unpack the
+ * agreed one and learn from it. */
+void gz_model_pack(gz_ctx_t ctx, double *v);
+void gz_model_unpack(gz_ctx_t ctx, const double *v);
+/* At the end of a call on this rank (gz_run_report): the report's predicted
+ * and measured time; an MPI-path call becomes the pending sample. */
+void gz_model_end_call(gz_ctx_t ctx, gz_algo_t algo, int compressed, gz_report_t *report);
+/* The final agreement's two doubles (this call's time before / after the
+ * first agreement, MAX over ranks); unpack learns when ok (no rank failed). */
+void gz_model_final_pack(gz_ctx_t ctx, double *v);
+void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok);
 
 /* ---- steps of a compressed call (coll_common.c) ------------------------- */
 

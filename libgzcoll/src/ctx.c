@@ -131,11 +131,13 @@ enum {
   AG_SIG,
   AG_RATIO = AG_SIG + 8,
   AG_EPS,
-  AG_N
+  AG_MODEL,
+  AG_N = AG_MODEL + GZ_MODEL_AG_N
 };
 
 gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a) {
   double v[AG_N];
+  int first;
   v[AG_ERR] = a->err != GZ_OK ? 1.0 : 0.0;
   v[AG_ESC] = a->escape ? 1.0 : 0.0;
   v[AG_ABSMAX] = a->absmax;
@@ -149,11 +151,21 @@ gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a) {
   v[AG_EPS] = ctx->sample_eps > 0 ? -ctx->sample_eps : -HUGE_VAL;
   ctx->sample_ratio = 0;
   ctx->sample_eps = 0;
+  first = ctx->cur.t_in == 0; /* the call's first agreement carries the model */
+  if (first)
+    gz_model_pack(ctx, v + AG_MODEL);
+  else
+    memset(v + AG_MODEL, 0, GZ_MODEL_AG_N * sizeof *v);
+  ctx->cur.t_in = MPI_Wtime();
   if (MPI_Allreduce(MPI_IN_PLACE, v, AG_N, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS)
     return GZ_ERR_MPI;
-  if (v[AG_RATIO] > -HUGE_VAL)
+  if (first) {
+    ctx->cur.t_out = MPI_Wtime();
+    gz_model_unpack(ctx, v + AG_MODEL);
+  }
+  if (v[AG_RATIO] > -HUGE_VAL && !(ctx->pinned & (GZ_PIN_RATIO | GZ_PIN_NOLEARN)))
     ctx->ratio = -v[AG_RATIO];
-  if (v[AG_EPS] > -HUGE_VAL)
+  if (v[AG_EPS] > -HUGE_VAL && !(ctx->pinned & (GZ_PIN_CODEC | GZ_PIN_NOLEARN)))
     ctx->codec_eps = -v[AG_EPS];
   if (v[AG_ERR] > 0)
     return a->err != GZ_OK ? a->err : GZ_ERR_REMOTE;
@@ -168,12 +180,15 @@ gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a) {
 }
 
 gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local) {
-  int flag = local != GZ_OK, any = 0;
+  double v[3];
   if (local == GZ_ERR_MPI)
     return local; /* the communicator itself failed: do not wait on it */
-  if (MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+  v[0] = local != GZ_OK;
+  gz_model_final_pack(ctx, v + 1); /* the call's time so far, slowest rank */
+  if (MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS)
     return GZ_ERR_MPI;
-  if (!any)
+  gz_model_final_unpack(ctx, v + 1, v[0] == 0);
+  if (v[0] == 0)
     return GZ_OK;
   return local != GZ_OK ? local : GZ_ERR_REMOTE;
 }
@@ -292,8 +307,37 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
     return rc;
   ctx->link_bps =
       ctx->cfg.link_bytes_per_s > 0 ? ctx->cfg.link_bytes_per_s : GZ_DEFAULT_LINK_BPS;
-  if ((rc = env_double("GZCOLL_LINK_BPS", &ctx->link_bps)) != GZ_OK)
-    return rc;
+  if (ctx->cfg.link_bytes_per_s > 0)
+    ctx->pinned |= GZ_PIN_LINK;
+  ctx->alpha = GZ_DEFAULT_ALPHA;
+  ctx->ratio = GZ_DEFAULT_RATIO;
+  ctx->codec_eps = 0; /* calibrated unless pinned */
+  {
+    static const struct {
+      const char *name;
+      int pin;
+      size_t off;
+    } pins[] = {{"GZCOLL_LINK_BPS", GZ_PIN_LINK | GZ_PIN_LINK_ENV,
+                 offsetof(struct gz_ctx, link_bps)},
+                {"GZCOLL_ALPHA", GZ_PIN_ALPHA, offsetof(struct gz_ctx, alpha)},
+                {"GZCOLL_CODEC_EPS", GZ_PIN_CODEC, offsetof(struct gz_ctx, codec_eps)},
+                {"GZCOLL_RATIO", GZ_PIN_RATIO, offsetof(struct gz_ctx, ratio)}};
+    for (size_t k = 0; k < sizeof pins / sizeof pins[0]; k++) {
+      double *field = (double *)(void *)((char *)ctx + pins[k].off);
+      const char *e = getenv(pins[k].name);
+      if ((rc = env_double(pins[k].name, field)) != GZ_OK)
+        return rc;
+      if (e && *e)
+        ctx->pinned |= pins[k].pin;
+    }
+    env = getenv("GZCOLL_LEARN");
+    if (env && *env) {
+      if (strcmp(env, "0") && strcmp(env, "1"))
+        return GZ_ERR_ARG;
+      if (!strcmp(env, "0"))
+        ctx->pinned |= GZ_PIN_NOLEARN;
+    }
+  }
   v = GZ_DEFAULT_CHUNK;
   if ((rc = env_double("GZCOLL_CHUNK", &v)) != GZ_OK)
     return rc;
@@ -302,20 +346,22 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
   if ((rc = env_double("GZCOLL_PART_BYTES", &v)) != GZ_OK)
     return rc;
   ctx->part_bytes = v < 1 ? 1 : v > (double)GZ_DEFAULT_PART ? GZ_DEFAULT_PART : (size_t)v;
-  ctx->alpha = GZ_DEFAULT_ALPHA;
-  ctx->ratio = GZ_DEFAULT_RATIO;
   return GZ_OK;
 }
 
 /* FNV-1a over the resolved settings that every rank must share. */
 static uint64_t config_hash(gz_ctx_t ctx) {
   uint64_t h = 1469598103934665603ull;
-  double d[6] = {ctx->cfg.error_bound,
-                 ctx->link_bps,
-                 (double)ctx->chunk_elems,
-                 (double)ctx->part_bytes,
-                 (double)ctx->cfg.device_pool_bytes,
-                 (double)ctx->dev_ops};
+  double d[10] = {ctx->cfg.error_bound,
+                  ctx->link_bps,
+                  (double)ctx->chunk_elems,
+                  (double)ctx->part_bytes,
+                  (double)ctx->cfg.device_pool_bytes,
+                  (double)ctx->dev_ops,
+                  ctx->alpha,
+                  ctx->ratio,
+                  ctx->pinned & GZ_PIN_CODEC ? ctx->codec_eps : 0.0,
+                  (double)ctx->pinned};
   int i[3 + 3 * GZ_COLL_COUNT];
   const unsigned char *p;
   i[0] = (int)ctx->cfg.eb_mode;
@@ -336,30 +382,31 @@ static uint64_t config_hash(gz_ctx_t ctx) {
 }
 
 /* Elements per second of one codec pass (quantize, encode, decode-reduce,
- * dequantize), best of three on a smooth float32 field. */
-static double calibrate(void) {
-  float *x = malloc(GZ_CALIB_N * sizeof *x);
-  int64_t *q = malloc(GZ_CALIB_N * sizeof *q);
-  size_t cap = gz_codes_bound(GZ_CALIB_N), size = 0;
+ * dequantize) over n smooth float32 values, best of reps. */
+double gz_calibrate(size_t n, int reps) {
+  float *x = malloc(n * sizeof *x);
+  int64_t *q = malloc(n * sizeof *q);
+  size_t cap = gz_codes_bound(n), size = 0;
   unsigned char *buf = malloc(cap);
   double best = HUGE_VAL, eps = 0;
   if (!x || !q || !buf)
     goto done;
-  for (int i = 0; i < GZ_CALIB_N; i++)
-    x[i] = (float)(sin(i * 0.01) + 0.1 * cos(i * 0.37));
-  for (int rep = 0; rep < 3; rep++) {
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)(sin((double)i * 0.01) + 0.1 * cos((double)i * 0.37));
+  for (int rep = 0; rep < reps; rep++) {
     double t = MPI_Wtime();
-    if (gz_quantize(GZ_FLOAT32, x, GZ_CALIB_N, 1e-4, GZ_COLL_CODE_LIMIT, q) != GZ_OK ||
-        gz_codes_encode(q, GZ_CALIB_N, buf, cap, &size) != GZ_OK ||
-        gz_codes_decode_reduce(GZ_OP_MAX, buf, size, q, GZ_CALIB_N) != GZ_OK ||
-        gz_dequantize(GZ_FLOAT32, q, GZ_CALIB_N, 1e-4, x) != GZ_OK)
+    gz_result_t qr = gz_quantize(GZ_FLOAT32, x, n, 1e-4, GZ_COLL_CODE_LIMIT, q);
+    if ((qr != GZ_OK && qr != GZ_ERR_RANGE) || /* RANGE: an exact tie, timing is fine */
+        gz_codes_encode(q, n, buf, cap, &size) != GZ_OK ||
+        gz_codes_decode_reduce(GZ_OP_MAX, buf, size, q, n) != GZ_OK ||
+        gz_dequantize(GZ_FLOAT32, q, n, 1e-4, x) != GZ_OK)
       goto done;
     t = MPI_Wtime() - t;
     if (t < best)
       best = t;
   }
   if (best > 0 && best < HUGE_VAL)
-    eps = 4.0 * GZ_CALIB_N / best;
+    eps = 4.0 * (double)n / best;
 done:
   free(x);
   free(q);
@@ -403,7 +450,8 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
     int *ub = NULL, flag = 0;
     MPI_Comm_get_attr(dup, MPI_TAG_UB, &ub, &flag);
     ctx->tag_ub = flag && ub ? *ub : 32767;
-    ctx->codec_eps = calibrate();
+    if (!(ctx->pinned & GZ_PIN_CODEC))
+      ctx->codec_eps = gz_calibrate(GZ_CALIB_N, 3);
     h = config_hash(ctx);
   }
 
@@ -427,6 +475,8 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
     goto fail;
   }
   ctx->codec_eps = -v[5];
+  if ((rc = gz_model_probe(ctx)) != GZ_OK)
+    goto fail; /* only an MPI failure (every rank takes part in the probe) */
   if (MPI_Comm_dup(dup, &ctx->p2p) != MPI_SUCCESS) {
     ctx->p2p = MPI_COMM_NULL;
     rc = GZ_ERR_MPI;

@@ -106,17 +106,31 @@ gz_result_t gz_algo_parse(const char *name, gz_algo_t *algo) {
   return GZ_ERR_ARG;
 }
 
+/* Collective names of gz_explain and gz_model_predict. */
+static const struct {
+  const char *name;
+  gz_coll_t coll;
+} names[] = {{"allreduce", GZ_COLL_ALLREDUCE},
+             {"reduce_scatter", GZ_COLL_REDUCE_SCATTER},
+             {"reduce_scatter_block", GZ_COLL_REDUCE_SCATTER},
+             {"allgather", GZ_COLL_ALLGATHER},
+             {"bcast", GZ_COLL_BCAST},
+             {"scatter", GZ_COLL_SCATTER},
+             {"alltoall", GZ_COLL_ALLTOALL},
+             {"send", GZ_COLL_P2P},
+             {"recv", GZ_COLL_P2P},
+             {"p2p", GZ_COLL_P2P}};
+
 static double dmax(double a, double b) { return a > b ? a : b; }
 static double dmin(double a, double b) { return a < b ? a : b; }
 
-/* Modelled seconds of one algorithm; < 0 when it does not apply. */
-static double model(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, size_t count,
-                    size_t esz) {
-  double P = ctx->size, n = (double)count, D = n * (double)esz;
-  double a = ctx->alpha, b = 1.0 / ctx->link_bps;
-  double C = n * 4.0 / ctx->ratio; /* compressed bytes: the ratio is vs 4-byte values */
-  double t = 1.0 / ctx->codec_eps;
-  double L = ctx->size > 1 ? ceil(log2(P)) : 0, g = L * a;
+double gz_model_time(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
+                     size_t esz, double bw) {
+  double P = m->ranks, n = count, D = n * (double)esz;
+  double a = m->alpha, b = 1.0 / bw;
+  double C = n * 4.0 / m->ratio; /* compressed bytes: the ratio is vs 4-byte values */
+  double t = 1.0 / m->codec_eps;
+  double L = m->ranks > 1 ? ceil(log2(P)) : 0, g = L * a;
   if (algo == GZ_ALGO_AUTO || !gz_algo_applies(coll, algo))
     return -1;
   switch (coll) {
@@ -158,6 +172,71 @@ static double model(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, size_t count,
   }
 }
 
+void gz_model_of_ctx(gz_ctx_t ctx, gz_model_t *m) {
+  m->version = GZ_MODEL_VERSION;
+  m->ranks = ctx->size;
+  m->alpha = ctx->alpha;
+  m->link_bps = ctx->link_bps;
+  m->mpi_bps = gz_path_bw(ctx, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI);
+  m->comp_bps = gz_path_bw(ctx, GZ_COLL_ALLREDUCE, GZ_ALGO_RING);
+  m->codec_eps = ctx->codec_eps;
+  m->ratio = ctx->ratio;
+}
+
+double gz_path_bw(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo) {
+  double bw = ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1];
+  return bw > 0 ? bw : ctx->link_bps;
+}
+
+/* Modelled seconds of one algorithm on the context; < 0 when it does not
+ * apply. */
+double gz_ctx_model_time(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, size_t count,
+                         size_t esz) {
+  gz_model_t m;
+  if (algo == GZ_ALGO_AUTO || !gz_algo_applies(coll, algo))
+    return -1;
+  gz_model_of_ctx(ctx, &m);
+  return gz_model_time(&m, coll, algo, (double)count, esz, gz_path_bw(ctx, coll, algo));
+}
+
+int gz_size_class(double bytes) {
+  int c = bytes >= 1 ? ilogb(bytes) / 2 : 0;
+  return c < 0 ? 0 : c >= GZ_MODEL_CLASSES ? GZ_MODEL_CLASSES - 1 : c;
+}
+
+gz_result_t gz_model_predict(const gz_model_t *model_in, const char *collective,
+                             size_t count, gz_dtype_t dtype,
+                             double seconds[GZ_ALGO_COUNT]) {
+  gz_coll_t coll = GZ_COLL_COUNT;
+  gz_model_t m;
+  size_t esz = gz_dtype_size(dtype);
+  if (!model_in || !collective || !seconds || !esz || model_in->version < 1 ||
+      model_in->ranks < 1 || !(model_in->alpha >= 0) || !(model_in->link_bps > 0) ||
+      !(model_in->codec_eps > 0) || !(model_in->ratio > 0) || !(model_in->mpi_bps >= 0) ||
+      !(model_in->comp_bps >= 0))
+    return GZ_ERR_ARG;
+  m = *model_in;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(collective, names[i].name) == 0)
+      coll = names[i].coll;
+  if (coll == GZ_COLL_COUNT)
+    return GZ_ERR_ARG;
+  seconds[GZ_ALGO_AUTO] = -1;
+  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
+    double bw = a == GZ_ALGO_MPI ? m.mpi_bps : m.comp_bps;
+    seconds[a] =
+        !gz_algo_applies(coll, (gz_algo_t)a) ||
+                (coll == GZ_COLL_P2P && a != GZ_ALGO_MPI && a != GZ_ALGO_PAIRWISE)
+            ? -1
+            : gz_model_time(&m, coll, (gz_algo_t)a, (double)count, esz,
+                            bw > 0 ? bw : m.link_bps);
+    if (seconds[a] >= 0 &&
+        (seconds[GZ_ALGO_AUTO] < 0 || seconds[a] < seconds[GZ_ALGO_AUTO]))
+      seconds[GZ_ALGO_AUTO] = seconds[a];
+  }
+  return GZ_OK;
+}
+
 /* "ring 41.2 ms, redoub 63 ms, mpi 130 ms" in increasing cost. */
 static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_t len) {
   int used[GZ_ALGO_COUNT] = {0};
@@ -178,18 +257,19 @@ static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_
   }
 }
 
-gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
-                      gz_choice_t *ch) {
+static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
+                          gz_choice_t *ch) {
   size_t esz = gz_dtype_size(dtype) ? gz_dtype_size(dtype) : 4;
   gz_algo_t best = GZ_ALGO_MPI, second = GZ_ALGO_AUTO;
   double bytes = (double)count * (double)esz;
   memset(ch, 0, sizeof *ch);
   for (int a = 0; a < GZ_ALGO_COUNT; a++)
-    ch->cost[a] = model(ctx, coll, (gz_algo_t)a, count, esz);
+    ch->cost[a] = gz_ctx_model_time(ctx, coll, (gz_algo_t)a, count, esz);
   if (coll == GZ_COLL_P2P) { /* one compressed variant: price it once */
     for (int a = GZ_ALGO_REDOUB; a < GZ_ALGO_COUNT; a++)
       ch->cost[a] = -1;
-    ch->cost[GZ_ALGO_PAIRWISE] = model(ctx, coll, GZ_ALGO_PAIRWISE, count, esz);
+    ch->cost[GZ_ALGO_PAIRWISE] =
+        gz_ctx_model_time(ctx, coll, GZ_ALGO_PAIRWISE, count, esz);
   }
   if (ctx->force_bad[coll]) {
     ch->algo = ctx->cfg.algo;
@@ -234,25 +314,99 @@ gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dty
   return GZ_OK;
 }
 
+/* Exploration: run the best algorithm of the other path (MPI when a
+ * compressed algorithm is chosen, and the reverse) instead of the choice, to
+ * measure it, when the choice itself was measured in this size class, that
+ * algorithm was not
+ * measured for explore_gap calls of the class (first GZ_EXPLORE_FIRST, then
+ * doubling while the choice is confirmed) and it is predicted at most
+ * GZ_EXPLORE_RATIO times slower - or the other path was never measured for
+ * this collective at all (once: a wrong prior, e.g. a probe disturbed by a
+ * busy host, must not hide a path forever). Every input is agreed: the same on every
+ * rank. */
+static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
+                    gz_choice_t *ch) {
+  int c = gz_size_class((double)count * (double)esz);
+  gz_algo_t y = GZ_ALGO_AUTO;
+  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) /* the best of the other path */
+    if ((a == GZ_ALGO_MPI) != (ch->algo == GZ_ALGO_MPI) && ch->cost[a] >= 0 &&
+        (y == GZ_ALGO_AUTO || ch->cost[a] < ch->cost[y]))
+      y = (gz_algo_t)a;
+  const gz_seen_t *sx = &ctx->seen[coll][c][ch->algo];
+  uint64_t now = ++ctx->class_calls[coll][c];
+  int never = 1; /* the other path was never measured for this collective */
+  for (int k = 0; k < GZ_MODEL_CLASSES; k++)
+    for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
+      if ((a == GZ_ALGO_MPI) == (y == GZ_ALGO_MPI) && ctx->seen[coll][k][a].n > 0)
+        never = 0;
+  if (!ch->by_model || y == GZ_ALGO_AUTO || (ctx->pinned & GZ_PIN_NOLEARN) ||
+      coll == GZ_COLL_P2P || sx->n == 0 || now < ctx->next_explore[coll][c] ||
+      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[ch->algo]))
+    return;
+  if (ctx->seen[coll][c][y].n > 0 && now - ctx->seen[coll][c][y].last < GZ_EXPLORE_FIRST)
+    return;
+  if (coll == GZ_COLL_P2P)
+    return;
+  if (ctx->explore_gap[coll][c] == 0)
+    ctx->explore_gap[coll][c] = GZ_EXPLORE_FIRST;
+  ctx->next_explore[coll][c] = now + ctx->explore_gap[coll][c];
+  if (ctx->explore_gap[coll][c] < GZ_EXPLORE_MAX)
+    ctx->explore_gap[coll][c] *= 2;
+  ctx->explored++;
+  ctx->cur.explore = 1;
+  snprintf(ch->reason, sizeof ch->reason,
+           "auto: measuring %s (model %.3g ms; %s %.3g ms)", gz_algo_name(y),
+           ch->cost[y] * 1e3, gz_algo_name(ch->algo), ch->cost[ch->algo] * 1e3);
+  ch->algo = y;
+}
+
+gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
+                      gz_choice_t *ch) {
+  size_t esz = gz_dtype_size(dtype) ? gz_dtype_size(dtype) : 4;
+  gz_result_t rc = choose(ctx, coll, count, dtype, ch);
+  gz_call_t *cur = &ctx->cur;
+  memset(cur, 0, sizeof *cur);
+  cur->t0 = MPI_Wtime();
+  if (rc != GZ_OK)
+    return rc;
+  cur->coll = coll;
+  cur->count = (double)count;
+  cur->esz = esz;
+  cur->timed = ctx->size > 1 && coll != GZ_COLL_P2P && !(ctx->pinned & GZ_PIN_NOLEARN);
+  if (cur->timed)
+    explore(ctx, coll, count, esz, ch);
+  cur->algo = ch->algo;
+  cur->predicted = ch->cost[ch->algo] > 0 ? ch->cost[ch->algo] : 0;
+  return GZ_OK;
+}
+
+/* The compressed algorithm whose bandwidth explain shows: the cheapest. */
+static gz_algo_t compressed_algo(const gz_choice_t *ch, gz_coll_t coll) {
+  gz_algo_t best = GZ_ALGO_PAIRWISE;
+  for (int a = GZ_ALGO_REDOUB; a < GZ_ALGO_COUNT; a++)
+    if (gz_algo_applies(coll, (gz_algo_t)a) && ch->cost[a] >= 0 &&
+        (ch->cost[best] < 0 || ch->cost[a] < ch->cost[best]))
+      best = (gz_algo_t)a;
+  return best;
+}
+
+static const char *link_source(gz_ctx_t ctx) {
+  if (ctx->pinned & GZ_PIN_LINK)
+    return ctx->pinned & GZ_PIN_LINK_ENV ? "GZCOLL_LINK_BPS" : "config";
+  if (ctx->probe_seconds > 0) {
+    snprintf(ctx->probe_note, sizeof ctx->probe_note, "measured in %.3g ms",
+             ctx->probe_seconds * 1e3);
+    return ctx->probe_note;
+  }
+  return "default";
+}
+
 gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
                        gz_dtype_t dtype, char *buf, size_t buflen) {
-  static const struct {
-    const char *name;
-    gz_coll_t coll;
-  } names[] = {{"allreduce", GZ_COLL_ALLREDUCE},
-               {"reduce_scatter", GZ_COLL_REDUCE_SCATTER},
-               {"reduce_scatter_block", GZ_COLL_REDUCE_SCATTER},
-               {"allgather", GZ_COLL_ALLGATHER},
-               {"bcast", GZ_COLL_BCAST},
-               {"scatter", GZ_COLL_SCATTER},
-               {"alltoall", GZ_COLL_ALLTOALL},
-               {"send", GZ_COLL_P2P},
-               {"recv", GZ_COLL_P2P},
-               {"p2p", GZ_COLL_P2P}};
   gz_choice_t ch;
   gz_coll_t coll = GZ_COLL_COUNT;
   gz_result_t rc;
-  char costs[160];
+  char costs[160], measured[80];
   const char *chosen;
   if (!ctx || !collective || !buf || buflen == 0 || !gz_dtype_size(dtype))
     return GZ_ERR_ARG;
@@ -261,20 +415,33 @@ gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
       coll = names[i].coll;
   if (coll == GZ_COLL_COUNT)
     return GZ_ERR_ARG;
-  rc = gz_select(ctx, coll, count, dtype, &ch);
+  rc = choose(ctx, coll, count, dtype, &ch); /* no bookkeeping, no exploration */
   format_costs(&ch, coll, costs, sizeof costs);
   chosen = coll == GZ_COLL_P2P && ch.algo != GZ_ALGO_MPI ? "compressed"
                                                          : gz_algo_name(ch.algo);
+  { /* the latest measured call of this collective, size class and choice */
+    const gz_seen_t *sn =
+        &ctx->seen[coll][gz_size_class((double)count * (double)gz_dtype_size(dtype))]
+                  [ch.algo];
+    if (sn->n > 0)
+      snprintf(measured, sizeof measured, "; measured %.3g ms (model %.3g ms, %u calls)",
+               sn->seconds * 1e3, sn->predicted * 1e3, (unsigned)sn->n);
+    else
+      snprintf(measured, sizeof measured, "; not measured yet");
+  }
   if (rc != GZ_OK)
     snprintf(buf, buflen, "%s %zu x %s on %d ranks: error (%s)", gz_coll_name(coll),
              count, dtype == GZ_FLOAT32 ? "float32" : "float64", ctx->size, ch.reason);
   else
     snprintf(buf, buflen,
-             "%s %zu x %s on %d ranks: %s (%s%scost model: %s at %.3g B/s, codec "
-             "%.3g B/s, ratio %.3g)",
+             "%s %zu x %s on %d ranks: %s (%s%scost model: %s; inputs: link %.3g B/s "
+             "(%s), alpha %.3g us, mpi path %.3g B/s, compressed path %.3g B/s, codec "
+             "%.3g B/s, ratio %.3g%s)",
              gz_coll_name(coll), count, dtype == GZ_FLOAT32 ? "float32" : "float64",
              ctx->size, chosen, ch.by_model ? "" : ch.reason, ch.by_model ? "" : "; ",
-             costs, ctx->link_bps, ctx->codec_eps * (double)gz_dtype_size(dtype),
-             ctx->ratio);
+             costs, ctx->link_bps, link_source(ctx), ctx->alpha * 1e6,
+             gz_path_bw(ctx, coll, GZ_ALGO_MPI),
+             gz_path_bw(ctx, coll, compressed_algo(&ch, coll)),
+             ctx->codec_eps * (double)gz_dtype_size(dtype), ctx->ratio, measured);
   return rc;
 }

@@ -1,0 +1,222 @@
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
+/*
+ * bench_model.c - `gzbench model`: libgzcoll's cost model (the formulas of
+ * `auto`, docs/performance-model.md) evaluated for any rank count, link,
+ * latency and size, from codec figures measured on this host (or given).
+ *
+ *   gzbench model --ranks 2,4,8,512 --link 1gbit --size 64MiB
+ *   gzbench model --ranks 512 --link 25GBps --alpha 2e-6 --codec-eps 5e9
+ *
+ * Codec figures: unless --codec-eps and --ratio are given, one pass of each
+ * codec phase (quantize, encode, decode-and-reduce, dequantize) runs over a
+ * smooth generated float32 field of --field-mb MiB at bound -e; codec_eps =
+ * 4 n / (total seconds), ratio = 4 n / encoded bytes (the model's units).
+ * Prints one row per rank count and size: each algorithm's modelled time
+ * and the one `auto` would pick. Runs on one process (rank 0 under mpirun).
+ */
+#include "app.h"
+
+#include "gzcoll.h"
+
+#include <argtable2.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+/* "1gbit", "10gbit", "25GBps", "125MB/s", "1.25e9" (bytes/s) -> bytes/s. */
+static int parse_rate(const char *s, double *bps) {
+  static const struct {
+    const char *unit;
+    double mul;
+  } units[] = {{"", 1},           {"bps", 1},        {"b/s", 1},        {"kbps", 1e3},
+               {"kb/s", 1e3},     {"mbps", 1e6},     {"mb/s", 1e6},     {"gbps", 1e9},
+               {"gb/s", 1e9},     {"bit", 1.0 / 8},  {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8},
+               {"gbit", 1e9 / 8}, {"tbit", 1e12 / 8}};
+  char *end, low[16];
+  double v = strtod(s, &end);
+  size_t k = 0;
+  if (end == s || !(v > 0) || !isfinite(v) || strlen(end) >= sizeof low)
+    return -1;
+  for (; end[k]; k++)
+    low[k] = (char)tolower((unsigned char)end[k]);
+  low[k] = '\0';
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(low, units[i].unit)) {
+      *bps = v * units[i].mul;
+      return 0;
+    }
+  return -1;
+}
+
+/* "64MiB", "1M", "4096" (bytes) -> bytes. */
+static int parse_bytes(const char *s, double *bytes) {
+  char *end;
+  double v = strtod(s, &end), mul = 1;
+  if (end == s || !(v > 0))
+    return -1;
+  if (*end == 'k' || *end == 'K')
+    mul = 1024;
+  else if (*end == 'm' || *end == 'M')
+    mul = 1024.0 * 1024;
+  else if (*end == 'g' || *end == 'G')
+    mul = 1024.0 * 1024 * 1024;
+  else if (*end)
+    return -1;
+  if (*end)
+    end++;
+  if (*end && strcmp(end, "iB") && strcmp(end, "B") && strcmp(end, "ib"))
+    return -1;
+  *bytes = v * mul;
+  return 0;
+}
+
+/* Measure the codec on a smooth generated field (the model's units). */
+static int measure_codec(double mb, double eb, double *eps, double *ratio) {
+  size_t n = (size_t)(mb * 1024 * 1024 / 4);
+  float *x = malloc(n * sizeof *x);
+  int64_t *q = malloc(n * sizeof *q);
+  size_t cap = gz_codes_bound(n), size = 0;
+  unsigned char *buf = malloc(cap);
+  double t;
+  int rc = -1;
+  gz_result_t qrc;
+  if (!x || !q || !buf || n < 1024)
+    goto done;
+  for (size_t i = 0; i < n; i++) /* a smooth 2-D field, 4096 wide */
+    x[i] = (float)(sin((double)(i % 4096) * 0.003) * cos((double)(i / 4096) * 0.002) +
+                   0.05 * sin((double)i * 0.05));
+  t = MPI_Wtime();
+  qrc = gz_quantize(GZ_FLOAT32, x, n, eb, (int64_t)1 << 50, q);
+  /* GZ_ERR_RANGE: a value at an exact tie (the collectives re-examine those;
+   * every code is written): fine for timing */
+  if ((qrc != GZ_OK && qrc != GZ_ERR_RANGE) ||
+      gz_codes_encode(q, n, buf, cap, &size) != GZ_OK ||
+      gz_codes_decode_reduce(GZ_OP_MAX, buf, size, q, n) != GZ_OK ||
+      gz_dequantize(GZ_FLOAT32, q, n, eb, x) != GZ_OK)
+    goto done;
+  t = MPI_Wtime() - t;
+  *eps = 4.0 * (double)n / t;
+  *ratio = 4.0 * (double)n / (double)size;
+  rc = 0;
+done:
+  free(x);
+  free(q);
+  free(buf);
+  return rc;
+}
+
+int gz_bench_model(int argc, char **argv) {
+  struct arg_str *ranks = arg_str0(NULL, "ranks", "LIST", "rank counts (2,4,8,512)");
+  struct arg_str *link = arg_str0(NULL, "link", "RATE", "link: 1gbit, 25GBps... (1gbit)");
+  struct arg_str *mpi = arg_str0(NULL, "mpi-rate", "RATE", "MPI path's rate (= link)");
+  struct arg_dbl *alpha = arg_dbl0(NULL, "alpha", "S", "seconds per message (50e-6)");
+  struct arg_str *sizes = arg_str0(NULL, "size", "LIST", "bytes per rank (64MiB)");
+  struct arg_str *coll =
+      arg_str0(NULL, "collective", "NAME", "allreduce, bcast... (allreduce)");
+  struct arg_dbl *eps = arg_dbl0(NULL, "codec-eps", "EPS", "codec elements/s (measured)");
+  struct arg_dbl *ratio = arg_dbl0(NULL, "ratio", "R", "compression ratio (measured)");
+  struct arg_dbl *e = arg_dbl0("e", "error-bound", "E", "bound of the codec run (1e-4)");
+  struct arg_dbl *fmb = arg_dbl0(NULL, "field-mb", "MB", "codec run field size (64)");
+  struct arg_lit *help = arg_lit0("h", "help", "this help");
+  struct arg_end *end = arg_end(10);
+  void *table[] = {ranks, link, mpi, alpha, sizes, coll, eps, ratio, e, fmb, help, end};
+  gz_model_t m = GZ_MODEL_INIT;
+  const char *cname;
+  char list[256], *tok, *save = NULL;
+  double size_list[16], link_bps = 1.25e8;
+  int rank_list[16], nr = 0, ns = 0, code = 0, nerr;
+  nerr = arg_parse(argc, argv, table);
+  if (help->count) {
+    printf("Usage: gzbench model [options]\n  The cost model's per-algorithm times "
+           "(docs/performance-model.md).\n");
+    arg_print_glossary(stdout, table, "  %-24s %s\n");
+    goto out;
+  }
+  if (nerr) {
+    arg_print_errors(stderr, end, "gzbench model");
+    code = 2;
+    goto out;
+  }
+  cname = coll->count ? coll->sval[0] : "allreduce";
+  snprintf(list, sizeof list, "%s", ranks->count ? ranks->sval[0] : "2,4,8,512");
+  for (tok = strtok_r(list, ",", &save); tok && nr < 16; tok = strtok_r(NULL, ",", &save))
+    if ((rank_list[nr++] = atoi(tok)) < 1) {
+      fprintf(stderr, "gzbench model: --ranks: bad rank count '%s'\n", tok);
+      code = 2;
+      goto out;
+    }
+  snprintf(list, sizeof list, "%s", sizes->count ? sizes->sval[0] : "64MiB");
+  for (tok = strtok_r(list, ",", &save); tok && ns < 16; tok = strtok_r(NULL, ",", &save))
+    if (parse_bytes(tok, &size_list[ns++]) != 0) {
+      fprintf(stderr, "gzbench model: --size: bad size '%s' (e.g. 64MiB, 4096)\n", tok);
+      code = 2;
+      goto out;
+    }
+  if (link->count && parse_rate(link->sval[0], &link_bps) != 0) {
+    fprintf(stderr, "gzbench model: --link: bad rate '%s' (e.g. 1gbit, 25GBps)\n",
+            link->sval[0]);
+    code = 2;
+    goto out;
+  }
+  m.link_bps = link_bps;
+  if (mpi->count && parse_rate(mpi->sval[0], &m.mpi_bps) != 0) {
+    fprintf(stderr, "gzbench model: --mpi-rate: bad rate '%s'\n", mpi->sval[0]);
+    code = 2;
+    goto out;
+  }
+  m.alpha = alpha->count ? alpha->dval[0] : 50e-6;
+  if (!eps->count || !ratio->count) {
+    double me = 0, mr = 0;
+    if (measure_codec(fmb->count ? fmb->dval[0] : 64, e->count ? e->dval[0] : 1e-4, &me,
+                      &mr) != 0) {
+      fprintf(stderr, "gzbench model: codec measurement failed (memory?)\n");
+      code = 1;
+      goto out;
+    }
+    m.codec_eps = me;
+    m.ratio = mr;
+  }
+  if (eps->count)
+    m.codec_eps = eps->dval[0];
+  if (ratio->count)
+    m.ratio = ratio->dval[0];
+  printf("# gzbench model: %s, link %.4g B/s, mpi path %.4g B/s, alpha %.3g us, codec "
+         "%.4g el/s per pass%s, ratio %.3g%s\n",
+         cname, m.link_bps, m.mpi_bps > 0 ? m.mpi_bps : m.link_bps, m.alpha * 1e6,
+         m.codec_eps, eps->count ? "" : " (measured)", m.ratio,
+         ratio->count ? "" : " (measured)");
+  printf("%8s %12s", "ranks", "bytes/rank");
+  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
+    printf(" %12s", gz_algo_name((gz_algo_t)a));
+  printf(" %10s\n", "auto");
+  for (int i = 0; i < nr; i++)
+    for (int k = 0; k < ns; k++) {
+      double s[GZ_ALGO_COUNT];
+      int best = -1;
+      m.ranks = rank_list[i];
+      if (gz_model_predict(&m, cname, (size_t)(size_list[k] / 4), GZ_FLOAT32, s) !=
+          GZ_OK) {
+        fprintf(stderr, "gzbench model: unknown collective '%s' or bad inputs\n", cname);
+        code = 2;
+        goto out;
+      }
+      printf("%8d %12.0f", m.ranks, size_list[k]);
+      for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
+        if (s[a] < 0)
+          printf(" %12s", "-");
+        else
+          printf(" %10.4g ms", s[a] * 1e3);
+        if (s[a] >= 0 && (best < 0 || s[a] < s[best]))
+          best = a;
+      }
+      printf(" %10s\n", m.ranks == 1 ? "mpi" : gz_algo_name((gz_algo_t)best));
+    }
+out:
+  arg_freetable(table, sizeof table / sizeof *table);
+  return code;
+}

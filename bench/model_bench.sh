@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# model_bench.sh - does `auto` pick right on the network it runs on, and does
+# the model predict the measured times? (issue 15, docs/performance-model.md)
+# Nothing GZCOLL_* is set: the library measures the link itself.
+#
+#   bench/model_bench.sh BUILD_DIR SETUP [N RATE]
+#     SETUP: shm (N ranks on shared memory, no cluster) or a name for the
+#     emulated cluster of N hosts at RATE (bench/cluster.sh up N RATE).
+# Per setup, into $BENCH_OUT (bench/results)/model_SETUP.txt:
+#   1. gzbench coll allreduce, 1 MiB .. 64 MiB per rank, mpi/redoub/ring/auto;
+#   2. gzstack on N 4096 x 4096 float32 wavefield snapshots (64 MiB each, one
+#      per rank): --algo auto, mpi, ring, redoub (metrics JSON kept);
+#   3. examples/plain_allreduce (4 Mi floats) plain and through
+#      libgzcoll_pmpi (GZCOLL_ERROR_BOUND=1e-4, GZCOLL_VERBOSE=1, no
+#      GZCOLL_ALGO).
+# Environment: BENCH_ITERS (3), BENCH_OUT, BENCH_DATA (/tmp/gz15), STEPS
+# ("coll stack pmpi").
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$(cd "${1:?usage: model_bench.sh BUILD_DIR SETUP [N RATE]}" && pwd)
+SETUP=${2:?setup name}
+N=${3:-4}
+RATE=${4:-1gbit}
+OUT=${BENCH_OUT:-$ROOT/bench/results}
+DATA=${BENCH_DATA:-/tmp/gz15}
+ITERS=${BENCH_ITERS:-3}
+STEPS=${STEPS:-coll stack pmpi}
+CL=$ROOT/bench/cluster.sh
+LOG=$OUT/model_$SETUP.txt
+mkdir -p "$OUT" "$DATA"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for v in $(env | sed -n 's/^\(GZCOLL_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+
+if [ "$SETUP" = shm ]; then
+  launch() { mpirun -np "$N" --oversubscribe "$@"; }
+else
+  "$CL" up "$N" "$RATE" 50us
+  trap '"$CL" down' EXIT
+  launch() { "$CL" run -np "$N" "$@"; }
+fi
+
+{
+  echo "# model_bench $SETUP: $N ranks, ${RATE} ($([ "$SETUP" = shm ] && echo 'shared memory' || echo 'bench/cluster.sh'))"
+  echo "# date $(date -u +%Y-%m-%dT%H:%MZ), host $(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), shared with other jobs"
+  echo "# git $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet || echo +dirty)"
+} >"$LOG"
+
+if [[ " $STEPS " == *" coll "* ]]; then
+  echo "## gzbench coll --coll allreduce --algos mpi,redoub,ring,auto --min-bytes 1M --max-bytes 64M --iters $ITERS --warmup 1 --explain" >>"$LOG"
+  launch "$BUILD/app/gzbench" coll --coll allreduce --algos mpi,redoub,ring,auto \
+    --min-bytes 1M --max-bytes 64M --iters "$ITERS" --warmup 1 --explain \
+    --csv "$OUT/model_${SETUP}_coll.csv" >>"$LOG" 2>&1
+fi
+
+if [[ " $STEPS " == *" stack "* ]]; then
+  IN=$DATA/wave$N.h5
+  if [ "$N" = 8 ] && [ ! -s "$IN" ] && [ -s "$DATA/wave4.h5" ]; then
+    # generating 4096 x 4096 takes ~20 min on the shared 2-core host: 8 hosts
+    # stack the 4 snapshots twice (two copies of the file)
+    cp "$DATA/wave4.h5" "$DATA/wave4b.h5"
+    IN="$DATA/wave4.h5 $DATA/wave4b.h5"
+  fi
+  [ -s "${IN%% *}" ] || "$BUILD/examples/wavefield_gen" --nx 4096 --nz 4096 \
+    --snapshots "$N" -o "$IN" --force -q
+  for algo in auto mpi ring redoub; do
+    echo "## gzstack -i $IN --var /wavefield --op sum -e 1e-4 --algo $algo" >>"$LOG"
+    # shellcheck disable=SC2086 # IN may name two files
+    launch "$BUILD/app/gzstack" -i $IN --var /wavefield --op sum -e 1e-4 --algo "$algo" \
+      -o "$DATA/out_$SETUP.h5" --metrics "$OUT/model_${SETUP}_stack_$algo.json" --force -q \
+      >>"$LOG" 2>&1
+    python3 - "$OUT/model_${SETUP}_stack_$algo.json" >>"$LOG" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+t = m["time"]
+print("  algorithm %-7s reason %-60s total %.3f s compress %.3f communicate %.3f "
+      "predicted %.3f measured %.3f ratio %.3g" % (
+      m.get("algorithm"), m.get("algorithm_reason", "")[:60], t["total"], t["compress"],
+      t["communicate"], m.get("allreduce_predicted_s", 0), m.get("allreduce_measured_s", 0),
+      m.get("compression_ratio", 0)))
+EOF
+  done
+  rm -f "$DATA/out_$SETUP.h5"
+fi
+
+if [[ " $STEPS " == *" pmpi "* ]]; then
+  echo "## plain_allreduce 4194304 5 (plain MPI)" >>"$LOG"
+  launch "$BUILD/examples/plain_allreduce" 4194304 5 >>"$LOG" 2>&1
+  echo "## plain_allreduce 4194304 5 with LD_PRELOAD=libgzcoll_pmpi.so GZCOLL_ERROR_BOUND=1e-4 GZCOLL_VERBOSE=1" >>"$LOG"
+  launch -x LD_PRELOAD="$BUILD/pmpi/libgzcoll_pmpi.so" -x GZCOLL_ERROR_BOUND=1e-4 \
+    -x GZCOLL_VERBOSE=1 "$BUILD/examples/plain_allreduce" 4194304 5 >>"$LOG" 2>&1
+fi
+echo "model_bench: $LOG"

@@ -1,0 +1,319 @@
+/*
+ * model.c - the measured cost model: the probe at gz_ctx_create, learning
+ * from the measured time of every call, and the model's part of the status
+ * agreements. The formulas live in select.c; docs/performance-model.md
+ * explains the whole.
+ *
+ * Probe (P > 1 and some collective left to auto, unless GZCOLL_LINK_BPS /
+ * cfg.link_bytes_per_s and GZCOLL_ALPHA pin both): after a warm-up exchange (connections
+ * are set up lazily by some transports), every rank measures
+ *   - the codec: one pass of each phase over 512 Ki float32 values, all
+ *     ranks at once (beyond the caches, and ranks sharing cores slow each
+ *     other as in a call), slowest rank (replaces the small calibration);
+ *   - 3 small allreduces (8 bytes): g = the fastest, alpha = g / ceil(log2 P);
+ *   - 2 ring-neighbour sendrecvs of 8 bytes (the fixed cost of one step);
+ *   - ring-neighbour sendrecvs (send to rank + 1, receive from rank - 1, the
+ *     pattern of the ring algorithms), the fastest of 2, of 64 KiB, then
+ *     512 KiB, then 2 MiB,
+ *     stopping after the first size from 512 KiB on (or 64 KiB when it took
+ *     over 10 x GZ_PROBE_ENOUGH) that took more than GZ_PROBE_ENOUGH
+ *     (agreed after each size, so every rank stops at the same size);
+ *   - MPI_Allreduces of a quarter of and the largest size reached, at most
+ *     256 KiB.
+ * The slowest rank's times (one MPI_MAX) give link_bps = the slope between
+ * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
+ * clearly above t1), and the MPI allreduce's bandwidth: the slope between
+ * its two sizes (2 (P-1)/P of the bytes move), else its formula inverted.
+ * Cost: about 6 small allreduces plus 2 x at most ~3 ms of transfers per
+ * size beyond the first (tens of ms on a 1 Gbit link, a few ms on shared
+ * memory; more on an oversubscribed host).
+ *
+ * Learning: every timed call (a collective with P > 1 and learning on)
+ * yields an agreed time T (the slowest rank's work before the first
+ * agreement plus the slowest rank's time after it). The model's formula of
+ * the algorithm that ran is inverted for the bandwidth of that path:
+ * bw_sample such that model(bw_sample) = T (bisection in log space; one
+ * sample is taken within 1/100 and 100 times the current value, and at
+ * most 10 x link_bps). The
+ * path's bandwidth moves geometrically towards it: log bw += w (log
+ * bw_sample - log bw), w = GZ_LEARN_WEIGHT, so a first guess wrong by 10x is
+ * within 1.5x after two calls and 1.2x after three. Codec speed and ratio
+ * are learnt by the codec samples of the agreement (ctx.c). The compressed
+ * paths' time is agreed by their final agreement (the same call); the MPI
+ * path has none, its local time rides with the next call's first agreement.
+ * Every input the choice reads is agreed, so every rank decides the same.
+ */
+#include "coll_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GZ_PROBE_ENOUGH 3e-3 /* seconds: one size that long is enough */
+#define GZ_PROBE_MAX ((size_t)2 << 20)
+#define GZ_PROBE_AR ((size_t)256 << 10)
+#define GZ_PROBE_CODEC_N ((size_t)1 << 19) /* 2 MiB of float32, 4 MiB of codes */
+#define GZ_BW_MIN 1e3
+#define GZ_BW_MAX 1e13
+
+/* The bandwidth at which the model of (coll, algo) takes T seconds. */
+static double invert_bw(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
+                        size_t esz, double T) {
+  double lo = log(GZ_BW_MIN), hi = log(GZ_BW_MAX);
+  if (gz_model_time(m, coll, algo, count, esz, GZ_BW_MAX) >= T)
+    return GZ_BW_MAX; /* faster than the other terms allow: not the wire */
+  if (gz_model_time(m, coll, algo, count, esz, GZ_BW_MIN) <= T)
+    return GZ_BW_MIN;
+  for (int i = 0; i < 60; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (gz_model_time(m, coll, algo, count, esz, exp(mid)) > T)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return exp(0.5 * (lo + hi));
+}
+
+static double scaled(gz_ctx_t ctx, int compressed, double t) {
+  double s = ctx->test_scale[compressed ? 1 : 0];
+  return s > 0 ? s * t : t;
+}
+
+static gz_result_t ring_xfer(gz_ctx_t ctx, unsigned char *sbuf, unsigned char *rbuf,
+                             size_t bytes) {
+  int right = (ctx->rank + 1) % ctx->size, left = (ctx->rank + ctx->size - 1) % ctx->size;
+  return MPI_Sendrecv(sbuf, (int)bytes, MPI_BYTE, right, 0, rbuf, (int)bytes, MPI_BYTE,
+                      left, 0, ctx->comm, MPI_STATUS_IGNORE) == MPI_SUCCESS
+             ? GZ_OK
+             : GZ_ERR_MPI;
+}
+
+gz_result_t gz_model_probe(gz_ctx_t ctx) {
+  const size_t sizes[3] = {(size_t)64 << 10, (size_t)512 << 10, GZ_PROBE_MAX};
+  unsigned char *sbuf = NULL, *rbuf = NULL;
+  double t_start = MPI_Wtime(), t, v[7] = {0, 0, 0, 0, 0, 0, 0}, step[2];
+  size_t reached = 0, prev = 0, ar_bytes;
+  int want_bw = !(ctx->pinned & GZ_PIN_LINK), fail = 0;
+  gz_result_t rc = GZ_OK;
+  int chooses = 0; /* does auto choose anything on this context? */
+  for (int c = 0; c < GZ_COLL_COUNT; c++)
+    chooses |= ctx->forced[c] == GZ_ALGO_AUTO && !ctx->force_bad[c];
+  if (ctx->size < 2 || !chooses ||
+      ((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA)))
+    return GZ_OK;
+  sbuf = calloc(1, want_bw ? GZ_PROBE_MAX : 8);
+  rbuf = calloc(1, want_bw ? GZ_PROBE_MAX : 8);
+  fail = !sbuf || !rbuf;
+  /* warm-up (also agrees that the buffers exist) */
+  step[0] = fail;
+  if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+    rc = GZ_ERR_MPI;
+  else if (step[0] > 0)
+    goto done; /* no memory for the probe somewhere: keep the defaults */
+  if (rc == GZ_OK)
+    rc = ring_xfer(ctx, sbuf, rbuf, 8);
+  /* the codec at a realistic size, every rank at once (ranks sharing cores
+   * slow each other down, as in a call); the slowest rank */
+  if (!(ctx->pinned & GZ_PIN_CODEC))
+    v[6] = -gz_calibrate(GZ_PROBE_CODEC_N, 1);
+  /* latency: small allreduces, 8-byte ring steps */
+  v[0] = HUGE_VAL; /* the fastest of 3: a busy host's preemption is no latency */
+  for (int i = 0; i < 3 && rc == GZ_OK; i++) {
+    t = MPI_Wtime();
+    if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+        MPI_SUCCESS)
+      rc = GZ_ERR_MPI;
+    t = MPI_Wtime() - t;
+    v[0] = t < v[0] ? t : v[0];
+  }
+  v[1] = HUGE_VAL;
+  for (int i = 0; i < 2 && rc == GZ_OK; i++) {
+    t = MPI_Wtime();
+    rc = ring_xfer(ctx, sbuf, rbuf, 8);
+    t = MPI_Wtime() - t;
+    v[1] = t < v[1] ? t : v[1];
+  }
+  /* bandwidth: growing ring steps until one is long enough to time */
+  for (int k = 0; k < 3 && want_bw && rc == GZ_OK; k++) {
+    step[0] = HUGE_VAL; /* the fastest of 2 (preemption on a busy host) */
+    for (int r = 0; r < 2 && rc == GZ_OK; r++) {
+      t = MPI_Wtime();
+      rc = ring_xfer(ctx, sbuf, rbuf, sizes[k]);
+      t = MPI_Wtime() - t;
+      step[0] = t < step[0] ? t : step[0];
+    }
+    if (rc != GZ_OK || MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX,
+                                     ctx->comm) != MPI_SUCCESS) {
+      rc = GZ_ERR_MPI;
+      break;
+    }
+    prev = reached;
+    v[4] = v[2];
+    reached = sizes[k];
+    v[2] = step[0];
+    /* 512 KiB at least: on a busy host the fixed cost of a step can reach
+     * milliseconds, which 64 KiB cannot amortize */
+    if (step[0] > GZ_PROBE_ENOUGH && (k > 0 || step[0] > 10 * GZ_PROBE_ENOUGH))
+      break;
+  }
+  /* the MPI library's allreduce, at most 256 KiB (it can be 10x below the
+   * link: tens of ms at 1 Gbit) */
+  ar_bytes = reached < GZ_PROBE_AR ? reached : GZ_PROBE_AR;
+  for (int k = 0; k < 2 && reached && rc == GZ_OK; k++) { /* ar_bytes / 4, ar_bytes */
+    t = MPI_Wtime();
+    if (MPI_Allreduce(MPI_IN_PLACE, (float *)(void *)sbuf, (int)(ar_bytes / (k ? 4 : 16)),
+                      MPI_FLOAT, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+      rc = GZ_ERR_MPI;
+    v[k ? 3 : 5] = MPI_Wtime() - t;
+  }
+  if (rc != GZ_OK)
+    goto done; /* an MPI failure: the caller's agreement fails on it */
+  if (MPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
+    rc = GZ_ERR_MPI;
+    goto done;
+  }
+  if (!(ctx->pinned & GZ_PIN_CODEC) && v[6] < 0)
+    ctx->codec_eps = -v[6];
+  if (!(ctx->pinned & GZ_PIN_ALPHA) && v[0] > 0)
+    ctx->alpha = v[0] / ceil(log2((double)ctx->size));
+  if (reached && v[2] > v[1]) {
+    gz_model_t m;
+    /* the slope between the last two sizes: the fixed costs of a step
+     * (rendezvous handshakes, scheduling on a busy host) cancel */
+    if (prev && v[2] > 1.2 * v[4])
+      ctx->link_bps = (double)(reached - prev) / (v[2] - v[4]);
+    else
+      ctx->link_bps = (double)reached / (v[2] - v[1]);
+    gz_model_of_ctx(ctx, &m);
+    /* the MPI path: the slope between the two allreduces too (moved bytes
+     * 2 (P-1)/P D), else the formula inverted at the larger */
+    if (v[3] > 1.2 * v[5])
+      ctx->bw[GZ_COLL_ALLREDUCE][0] = 2.0 * (ctx->size - 1) / ctx->size *
+                                      (double)(ar_bytes - ar_bytes / 4) / (v[3] - v[5]);
+    else
+      ctx->bw[GZ_COLL_ALLREDUCE][0] =
+          invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(ar_bytes / 4), 4, v[3]);
+  }
+  ctx->probe_seconds = MPI_Wtime() - t_start;
+  if (!(ctx->probe_seconds > 0))
+    ctx->probe_seconds = 1e-9;
+done:
+  free(sbuf);
+  free(rbuf);
+  return rc;
+}
+
+void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
+                    size_t esz, double seconds, double predicted) {
+  int c = gz_size_class(count * (double)esz);
+  gz_seen_t *sn;
+  gz_model_t m;
+  double sample, cur;
+  if ((int)coll < 0 || coll >= GZ_COLL_P2P || (int)algo <= GZ_ALGO_AUTO ||
+      algo >= GZ_ALGO_COUNT || !(seconds > 0) || !isfinite(seconds))
+    return;
+  sn = &ctx->seen[coll][c][algo];
+  sn->n++;
+  sn->last = ctx->class_calls[coll][c];
+  sn->seconds = seconds;
+  sn->predicted = predicted;
+  if (ctx->pinned & GZ_PIN_NOLEARN)
+    return;
+  gz_model_of_ctx(ctx, &m);
+  sample = invert_bw(&m, coll, algo, count, esz, seconds);
+  cur = gz_path_bw(ctx, coll, algo);
+  /* one sample moves the path by at most 100^w (16x): a time that the codec
+   * terms alone exceed (codec speed underestimated) sends the inversion to
+   * its upper end, which is no news about the wire */
+  sample = fmin(fmax(sample, cur / 100), cur * 100);
+  /* and never beyond 10 x the link: a path learnt far above it would need
+   * many calls to come back when the wire does slow it down */
+  sample = fmin(sample, 10 * ctx->link_bps);
+  ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1] =
+      exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
+}
+
+/* v: valid, -valid, key, -key, bytes, -bytes, pre, post, predicted, unused */
+void gz_model_pack(gz_ctx_t ctx, double *v) {
+  const gz_pending_t *p = &ctx->pend;
+  double key =
+      p->valid ? ((double)p->coll * 16 + (double)p->algo) * 16 + (double)p->esz : 0;
+  double bytes = p->valid ? p->count * (double)p->esz : 0;
+  v[0] = p->valid;
+  v[1] = -(double)p->valid;
+  v[2] = key;
+  v[3] = -key;
+  v[4] = bytes;
+  v[5] = -bytes;
+  v[6] = p->valid ? p->pre : 0;
+  v[7] = p->valid ? p->post : 0;
+  v[8] = p->valid ? p->predicted : 0;
+  v[9] = 0;
+}
+
+void gz_model_unpack(gz_ctx_t ctx, const double *v) {
+  memset(&ctx->pend, 0, sizeof ctx->pend);
+  /* learn only when every rank had the same sample */
+  if (v[0] > 0 && v[1] < 0 && v[2] == -v[3] && v[4] == -v[5]) {
+    int key = (int)v[2], esz = key % 16;
+    gz_coll_t coll = (gz_coll_t)(key / 256);
+    gz_algo_t algo = (gz_algo_t)(key / 16 % 16);
+    if (esz > 0)
+      gz_model_learn(ctx, coll, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8]);
+  }
+}
+
+void gz_model_end_call(gz_ctx_t ctx, gz_algo_t algo, int compressed,
+                       gz_report_t *report) {
+  gz_call_t *cur = &ctx->cur;
+  double predicted = 0, measured = 0, now = MPI_Wtime();
+  if (cur->timed) {
+    predicted = algo == cur->algo ? cur->predicted
+                                  : gz_ctx_model_time(ctx, cur->coll, algo,
+                                                      (size_t)cur->count, cur->esz);
+    if (compressed && cur->final_seen) {
+      measured = cur->measured;
+    } else if (!compressed && cur->t_out > 0) {
+      gz_pending_t *p = &ctx->pend;
+      p->valid = 1;
+      p->coll = cur->coll;
+      p->algo = algo;
+      p->count = cur->count;
+      p->esz = cur->esz;
+      p->pre = scaled(ctx, 0, cur->t_in - cur->t0);
+      p->post = scaled(ctx, 0, now - cur->t_out);
+      p->predicted = predicted;
+      measured = p->pre + p->post;
+    }
+    cur->timed = 0; /* one sample per call */
+  }
+  if (report) {
+    report->predicted_seconds = predicted > 0 ? predicted : 0;
+    report->measured_seconds = measured;
+  }
+}
+
+/* The final agreement's share: this call's time so far (pre, post). */
+void gz_model_final_pack(gz_ctx_t ctx, double *v) {
+  gz_call_t *cur = &ctx->cur;
+  int on = cur->timed && cur->t_out > 0 && !cur->final_seen;
+  v[0] = on ? scaled(ctx, 1, cur->t_in - cur->t0) : -1;
+  v[1] = on ? scaled(ctx, 1, MPI_Wtime() - cur->t_out) : -1;
+}
+
+void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok) {
+  gz_call_t *cur = &ctx->cur;
+  if (!ok || !cur->timed || cur->final_seen || !(v[0] >= 0) || !(v[1] >= 0))
+    return;
+  cur->final_seen = 1;
+  cur->measured = v[0] + v[1];
+  gz_model_learn(ctx, cur->coll, cur->algo, cur->count, cur->esz, cur->measured,
+                 cur->predicted);
+}
+
+gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model) {
+  if (!ctx || !model)
+    return GZ_ERR_ARG;
+  gz_model_of_ctx(ctx, model);
+  return GZ_OK;
+}

@@ -1,0 +1,207 @@
+/* test_model.c - the measured cost model of libgzcoll (model.c, select.c).
+ *  - probe: with P > 1 a context measures alpha and the link; the numbers
+ *    are plausible and the same on every rank; one rank, or pinned link and
+ *    alpha, pay no probe; pins reach the model; different pins on different
+ *    ranks are refused;
+ *  - learning: a link that changes speed between calls, simulated by scaling
+ *    the measured time of one path (ctx->test_scale): auto flips to the
+ *    other path within a few calls (at most 7; the MPI path learns one call
+ *    late), identically on every rank, and
+ *    exploration of the path not chosen stays rare.
+ * No timing assertion: what is asserted holds on a slow or busy host too
+ * (the scale factors dwarf any host noise). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "coll_internal.h"
+#include "coll_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+
+static void test_probe(void) {
+  gz_ctx_t ctx = NULL;
+  gz_model_t m;
+  gz_result_t rc = gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx);
+  GZ_CHECK(rc == GZ_OK, "create: %s", gz_strerror(rc));
+  if (rc != GZ_OK)
+    return;
+  GZ_CHECK(gz_ctx_model(ctx, &m) == GZ_OK && m.version == GZ_MODEL_VERSION, "model");
+  if (rank == 0)
+    printf("  probe %.3g ms: alpha %.3g us, link %.3g B/s, mpi %.3g B/s, codec %.3g "
+           "el/s\n",
+           ctx->probe_seconds * 1e3, m.alpha * 1e6, m.link_bps, m.mpi_bps, m.codec_eps);
+  GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, &m, sizeof m), "model differs between ranks");
+  GZ_CHECK(m.ranks == size, "ranks %d", m.ranks);
+  if (size == 1) {
+    GZ_CHECK(ctx->probe_seconds == 0, "one rank paid a probe");
+    GZ_CHECK(m.link_bps == GZ_DEFAULT_LINK_BPS && m.alpha == GZ_DEFAULT_ALPHA,
+             "one rank: defaults");
+  } else {
+    GZ_CHECK(ctx->probe_seconds > 0, "no probe with %d ranks", size);
+    GZ_CHECK(m.alpha > 0 && m.alpha < 1.0, "alpha %g", m.alpha);
+    GZ_CHECK(m.link_bps >= 1e5 && m.link_bps <= 1e13, "link %g", m.link_bps);
+    GZ_CHECK(m.mpi_bps >= 1e3 && m.mpi_bps <= 1e13, "mpi %g", m.mpi_bps);
+  }
+  GZ_CHECK(m.codec_eps > 0 && m.ratio == GZ_DEFAULT_RATIO, "codec %g ratio %g",
+           m.codec_eps, m.ratio);
+  gz_ctx_destroy(ctx);
+
+  /* pins: no probe, the model uses them */
+  setenv("GZCOLL_LINK_BPS", "3e8", 1);
+  setenv("GZCOLL_ALPHA", "2e-5", 1);
+  setenv("GZCOLL_CODEC_EPS", "1e8", 1);
+  setenv("GZCOLL_RATIO", "10", 1);
+  rc = gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx);
+  GZ_CHECK(rc == GZ_OK, "pinned: %s", gz_strerror(rc));
+  if (rc == GZ_OK) {
+    char buf[512];
+    GZ_CHECK(ctx->probe_seconds == 0, "pinned link and alpha: probe ran");
+    gz_ctx_model(ctx, &m);
+    GZ_CHECK(m.link_bps == 3e8 && m.alpha == 2e-5 && m.codec_eps == 1e8 && m.ratio == 10,
+             "pins: link %g alpha %g codec %g ratio %g", m.link_bps, m.alpha, m.codec_eps,
+             m.ratio);
+    GZ_CHECK(gz_explain(ctx, "allreduce", 1 << 20, GZ_FLOAT32, buf, sizeof buf) == GZ_OK,
+             "explain");
+    GZ_CHECK(strstr(buf, "link 3e+08 B/s (GZCOLL_LINK_BPS), alpha 20 us") &&
+                 strstr(buf, "codec 4e+08 B/s, ratio 10"),
+             "explain pins: %s", buf);
+    gz_ctx_destroy(ctx);
+  }
+  /* a pin that differs between ranks: every rank refuses */
+  if (size > 1) {
+    setenv("GZCOLL_ALPHA", rank == 0 ? "1e-5" : "2e-5", 1);
+    rc = gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx);
+    GZ_CHECK(rc == GZ_ERR_ARG, "differing GZCOLL_ALPHA: %s", gz_strerror(rc));
+  }
+  setenv("GZCOLL_LEARN", "maybe", 1);
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_ERR_ARG, "GZCOLL_LEARN=maybe");
+  unsetenv("GZCOLL_LEARN");
+  unsetenv("GZCOLL_LINK_BPS");
+  unsetenv("GZCOLL_ALPHA");
+  unsetenv("GZCOLL_CODEC_EPS");
+  unsetenv("GZCOLL_RATIO");
+}
+
+/* One auto allreduce; returns the algorithm that ran (same on all ranks is
+ * checked), checks the result against the bound. */
+static gz_algo_t one_call(gz_ctx_t ctx, const float *x, float *y, const double *ref,
+                          const double *slop, size_t n, const char *what, int i) {
+  gz_report_t rep;
+  int a;
+  gz_result_t rc = gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, &rep);
+  GZ_CHECK(rc == GZ_OK, "%s call %d: %s", what, i, gz_strerror(rc));
+  if (rc != GZ_OK)
+    return GZ_ALGO_AUTO;
+  GZ_CHECK(cu_count_wrong(GZ_FLOAT32, y, ref, slop, n, rep.result_bound, what) == 0,
+           "%s call %d values", what, i);
+  a = (int)rep.algo;
+  GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, &a, sizeof a), "%s call %d: algorithms differ",
+           what, i);
+  GZ_CHECK(rep.predicted_seconds > 0 || size == 1, "%s call %d: no prediction", what, i);
+  GZ_CHECK(rep.measured_seconds > 0 || size == 1, "%s call %d: not measured", what, i);
+  if (rank == 0)
+    printf("  %s %2d: %-6s predicted %.3g ms measured %.3g ms (%s)\n", what, i,
+           gz_algo_name(rep.algo), rep.predicted_seconds * 1e3,
+           rep.measured_seconds * 1e3, rep.reason);
+  return rep.algo;
+}
+
+static void test_learning(void) {
+  const size_t n = (size_t)1 << 18; /* 1 MiB of float32 per rank */
+  float *x = cu_alloc(GZ_FLOAT32, n), *y = cu_alloc(GZ_FLOAT32, n);
+  double *ref = cu_alloc(GZ_FLOAT64, n), *slop = cu_alloc(GZ_FLOAT64, n);
+  gz_ctx_t ctx = NULL;
+  gz_algo_t a = GZ_ALGO_AUTO;
+  int flip = -1;
+  uint64_t explored0;
+  if (size == 1)
+    goto done; /* one rank: a local copy, nothing to learn */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "learning context");
+  if (!ctx)
+    goto done;
+  cu_fill(GZ_FLOAT32, x, n, 5 + (uint64_t)rank, 1.0);
+  cu_reference(MPI_COMM_WORLD, GZ_FLOAT32, GZ_OP_SUM, x, n, ref, slop);
+
+  /* phase A: uncompressed data moves 1000x slower (a slow link) */
+  ctx->test_scale[0] = 1000;
+  for (int i = 0; i < 10; i++) {
+    a = one_call(ctx, x, y, ref, slop, n, "slow mpi", i);
+    if (a != GZ_ALGO_MPI && flip < 0)
+      flip = i;
+  }
+  GZ_CHECK(flip >= 0 && flip <= 6, "slow MPI path: auto still on mpi (flip %d)", flip);
+  GZ_CHECK(a != GZ_ALGO_MPI, "slow MPI path: back on mpi at the end");
+
+  /* phase B: the MPI path is fast again, the compressed paths 1e5x slower
+   * (far beyond the 1000x the MPI path still carries from phase A, so the
+   * flip does not depend on the host's relative speed of the two paths) */
+  ctx->test_scale[0] = 1;
+  ctx->test_scale[1] = 1e5;
+  flip = -1;
+  for (int i = 0; i < 10; i++) {
+    a = one_call(ctx, x, y, ref, slop, n, "slow comp", i);
+    if (a == GZ_ALGO_MPI && flip < 0)
+      flip = i;
+  }
+  GZ_CHECK(flip >= 0 && flip <= 6, "slow compressed paths: auto stays compressed (%d)",
+           flip);
+  GZ_CHECK(a == GZ_ALGO_MPI, "slow compressed paths: not on mpi at the end");
+
+  /* phase C: steady; the path not chosen is tried rarely */
+  explored0 = ctx->explored;
+  for (int i = 0; i < 48; i++)
+    a = one_call(ctx, x, y, ref, slop, n, "steady", i);
+  GZ_CHECK(a == GZ_ALGO_MPI, "steady: left mpi");
+  GZ_CHECK(ctx->explored - explored0 <= 3, "steady: %llu explorations in 48 calls",
+           (unsigned long long)(ctx->explored - explored0));
+  gz_ctx_destroy(ctx);
+done:
+  free(x);
+  free(y);
+  free(ref);
+  free(slop);
+}
+
+/* gz_model_predict: pure arithmetic, the 512-rank projection of the docs. */
+static void test_predict(void) {
+  gz_model_t m = GZ_MODEL_INIT;
+  double s[GZ_ALGO_COUNT];
+  m.ranks = 512;
+  m.link_bps = 25e9;
+  m.codec_eps = 1e10;
+  m.ratio = 20;
+  GZ_CHECK(gz_model_predict(&m, "allreduce", (size_t)1 << 26, GZ_FLOAT32, s) == GZ_OK,
+           "predict");
+  GZ_CHECK(s[GZ_ALGO_MPI] > 0 && s[GZ_ALGO_RING] > 0 && s[GZ_ALGO_REDOUB] > 0 &&
+               s[GZ_ALGO_BINOMIAL] < 0,
+           "predict applies");
+  GZ_CHECK(s[GZ_ALGO_AUTO] ==
+               fmin(s[GZ_ALGO_MPI], fmin(s[GZ_ALGO_RING], s[GZ_ALGO_REDOUB])),
+           "predict auto = cheapest");
+  /* MPI: g + 2 (P-1) alpha + 2 (P-1)/P D / bw (the ring-like branch) */
+  GZ_CHECK(fabs(s[GZ_ALGO_MPI] / (9 * 5e-6 + 2 * 511 * 5e-6 +
+                                  2.0 * 511 / 512 * 4.0 * (1 << 26) / 25e9) -
+                1) < 1e-9,
+           "mpi allreduce %g s", s[GZ_ALGO_MPI]);
+  m.ratio = 0;
+  GZ_CHECK(gz_model_predict(&m, "allreduce", 10, GZ_FLOAT32, s) == GZ_ERR_ARG, "ratio 0");
+  m.ratio = 4;
+  GZ_CHECK(gz_model_predict(&m, "nonsense", 10, GZ_FLOAT32, s) == GZ_ERR_ARG, "name");
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_probe();
+  test_learning();
+  test_predict();
+  {
+    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return rc;
+  }
+}
