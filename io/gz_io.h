@@ -1,8 +1,8 @@
 /*
  * gz_io.h - readers and writers for the datasets gzstack stacks and reduces:
- * raw binary, netCDF (classic, 64-bit offset, CDF-5, netCDF-4) and HDF5, and
- * the variable metadata that travels with them (also packed into .gzc
- * archives).
+ * raw binary, netCDF (classic, 64-bit offset, CDF-5, netCDF-4), HDF5, SEG-Y
+ * (through libsegyio) and Madagascar RSF, and the variable metadata that
+ * travels with them (also packed into .gzc archives).
  *
  * Conventions
  *  - Every call that can fail returns 0 on success and -1 on failure, with a
@@ -34,9 +34,16 @@ extern "C" {
 
 #define GZ_IO_MAXDIMS 8
 
-typedef enum { GZ_FMT_UNKNOWN = 0, GZ_FMT_RAW, GZ_FMT_NETCDF, GZ_FMT_HDF5 } gz_format_t;
+typedef enum {
+  GZ_FMT_UNKNOWN = 0,
+  GZ_FMT_RAW,
+  GZ_FMT_NETCDF,
+  GZ_FMT_HDF5,
+  GZ_FMT_SEGY, /* io_segy.c: docs/seismic.md */
+  GZ_FMT_RSF   /* io_rsf.c: Madagascar */
+} gz_format_t;
 
-/* "raw", "netcdf", "hdf5" or "unknown"; never NULL. */
+/* "raw", "netcdf", "hdf5", "segy", "rsf" or "unknown"; never NULL. */
 const char *gz_format_name(gz_format_t fmt);
 
 /* Shape and type of a headerless raw file. dims include the record (first)
@@ -89,6 +96,13 @@ typedef struct gz_meta {
   size_t nattrs;
   gz_attr_t *global_attrs;
   size_t nglobal_attrs;
+  /* Headers of the source format kept byte for byte, so that a writer of
+   * the same format can reproduce them ("" / NULL / 0 when none). "segy":
+   * the layout is io_segy.c's (textual, binary, extended textual and trace
+   * headers as stored). Other writers ignore them. */
+  char native_format[16];
+  unsigned char *native;
+  size_t native_size;
 } gz_meta_t;
 
 /* ------------------------------------------------------------------------
@@ -96,15 +110,18 @@ typedef struct gz_meta {
  * ---------------------------------------------------------------------- */
 
 /* By extension (case-insensitive): .nc/.nc4/.cdf -> NETCDF,
- * .h5/.hdf5/.he5 -> HDF5, .raw/.bin/.dat -> RAW; else UNKNOWN. */
+ * .h5/.hdf5/.he5 -> HDF5, .raw/.bin/.dat -> RAW, .sgy/.segy -> SEGY,
+ * .rsf -> RSF; else UNKNOWN. */
 gz_format_t gz_io_format_from_path(const char *path);
 
 /* By signature: CDF\1, CDF\2, CDF\5 -> NETCDF; the HDF5 signature (at 0, 512,
  * 1024 or 2048) -> NETCDF if netCDF opens the file and finds the netCDF-4
  * mark (_NCProperties) or the name has a netCDF extension, else HDF5 (a
  * plain HDF5 file, which netCDF may also open, keeps its HDF5 paths and
- * attributes); otherwise by extension, and RAW when the extension says
- * nothing either. */
+ * attributes); otherwise by extension; a file the extension says nothing
+ * of is SEGY when its binary header holds a valid sample format code and
+ * its textual header starts with 'C' (EBCDIC or ASCII), RSF when it starts
+ * with a Madagascar header line; else RAW. */
 gz_format_t gz_io_detect(const char *path);
 
 /* ------------------------------------------------------------------------
@@ -184,7 +201,21 @@ void gz_reader_close(gz_reader_t *r);
  *    beside the dataset: the coordinate values as double, or, without
  *    coordinates, an unwritten dataset marked as netCDF marks a bare
  *    dimension.
- *  RAW: the bare little-endian array; no metadata. */
+ *  RAW: the bare little-endian array; no metadata.
+ *  SEGY: the last dimension is the trace, the product of the others the
+ *    trace count. The headers of meta->native ("segy", when they describe
+ *    that many traces of that length) are written byte for byte, except
+ *    the sample format code when the data's type differs from the stored
+ *    one; else headers are made (revision 1, big-endian, inline and
+ *    crossline numbers from the coordinates). Samples are IEEE float32
+ *    (format 5) for GZ_FLOAT32 data, IEEE float64 (format 6, revision 2)
+ *    for GZ_FLOAT64, in the byte order of the headers. With a global
+ *    attribute gzstack_command (a stack's provenance) lines C35-C39 of the
+ *    textual header carry the gzstack version, command and bound.
+ *  RSF: a Madagascar header (n1 d1 o1 label1 unit1 ... from the dims in
+ *    reverse order and uniform coordinates, data_format native_float or
+ *    native_double, in="stdin") followed in the same file by the form-feed
+ *    separator and the little-endian data (Madagascar's out=stdout form). */
 int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
                 const void *data, int force, char *err, size_t errlen);
 
@@ -257,6 +288,8 @@ typedef struct gz_io_backend {
 extern const gz_io_backend_t gz_io_backend_raw;    /* io_raw.c */
 extern const gz_io_backend_t gz_io_backend_netcdf; /* io_netcdf.c */
 extern const gz_io_backend_t gz_io_backend_hdf5;   /* io_hdf5.c */
+extern const gz_io_backend_t gz_io_backend_segy;   /* io_segy.c */
+extern const gz_io_backend_t gz_io_backend_rsf;    /* io_rsf.c */
 
 /* Writers, called by gz_io_write() with a validated meta: they write tmp
  * (removed by the caller on failure) and name path in messages. */
@@ -266,6 +299,15 @@ int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
                        const void *data, char *err, size_t errlen);
 int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
                      const void *data, char *err, size_t errlen);
+int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
+                     const void *data, char *err, size_t errlen);
+int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
+                    const void *data, char *err, size_t errlen);
+
+/* 1 if the file looks like SEG-Y (io_segy.c) / starts with an RSF header
+ * (io_rsf.c): the content sniffers of gz_io_detect(). */
+int gz_io_segy_probe(const char *path);
+int gz_io_rsf_probe(const char *path);
 
 /* 0: netCDF cannot open path; 1: it can; 2: it can and the file carries the
  * netCDF-4 mark (_NCProperties) (io_netcdf.c). */

@@ -46,6 +46,10 @@ const char *gz_format_name(gz_format_t fmt) {
     return "netcdf";
   case GZ_FMT_HDF5:
     return "hdf5";
+  case GZ_FMT_SEGY:
+    return "segy";
+  case GZ_FMT_RSF:
+    return "rsf";
   default:
     return "unknown";
   }
@@ -69,7 +73,8 @@ gz_format_t gz_io_format_from_path(const char *path) {
     gz_format_t fmt;
   } table[] = {{"nc", GZ_FMT_NETCDF}, {"nc4", GZ_FMT_NETCDF}, {"cdf", GZ_FMT_NETCDF},
                {"h5", GZ_FMT_HDF5},   {"hdf5", GZ_FMT_HDF5},  {"he5", GZ_FMT_HDF5},
-               {"raw", GZ_FMT_RAW},   {"bin", GZ_FMT_RAW},    {"dat", GZ_FMT_RAW}};
+               {"raw", GZ_FMT_RAW},   {"bin", GZ_FMT_RAW},    {"dat", GZ_FMT_RAW},
+               {"sgy", GZ_FMT_SEGY},  {"segy", GZ_FMT_SEGY},  {"rsf", GZ_FMT_RSF}};
   const char *slash, *dot;
   if (!path)
     return GZ_FMT_UNKNOWN;
@@ -118,7 +123,11 @@ gz_format_t gz_io_detect(const char *path) {
      * message; gz_reader_open() then retries it as plain HDF5. */
     return probe == 2 || by_ext == GZ_FMT_NETCDF ? GZ_FMT_NETCDF : GZ_FMT_HDF5;
   }
-  return by_ext != GZ_FMT_UNKNOWN ? by_ext : GZ_FMT_RAW;
+  if (by_ext != GZ_FMT_UNKNOWN)
+    return by_ext;
+  return gz_io_segy_probe(path)  ? GZ_FMT_SEGY
+         : gz_io_rsf_probe(path) ? GZ_FMT_RSF
+                                 : GZ_FMT_RAW;
 }
 
 static int file_has_hdf5_signature(const char *path) {
@@ -163,6 +172,10 @@ static const gz_io_backend_t *backend_for(gz_format_t fmt) {
     return &gz_io_backend_netcdf;
   case GZ_FMT_HDF5:
     return &gz_io_backend_hdf5;
+  case GZ_FMT_SEGY:
+    return &gz_io_backend_segy;
+  case GZ_FMT_RSF:
+    return &gz_io_backend_rsf;
   default:
     return NULL;
   }
@@ -534,8 +547,10 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
   if (fmt == GZ_FMT_UNKNOWN)
     fmt = gz_io_format_from_path(path);
   if (fmt == GZ_FMT_UNKNOWN) {
-    gz_io_errorf(err, errlen,
-                 "%s: cannot tell the format from the name (use .nc, .h5 or .raw)", path);
+    gz_io_errorf(
+        err, errlen,
+        "%s: cannot tell the format from the name (use .nc, .h5, .raw, .sgy or .rsf)",
+        path);
     return -1;
   }
   if (check_meta_for_write(path, meta, err, errlen) != 0 ||
@@ -547,6 +562,7 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
                               (unsigned long long)gz_io_dtype_size(meta->dtype);
     for (int i = 0; i < meta->ndims; i++)
       need += 8ull * meta->coords[i].count;
+    need += meta->native_size; /* SEG-Y headers */
     need += need / 100 + 65536;
     if (gz_io_check_space(path, need, err, errlen) != 0)
       return -1;
@@ -564,6 +580,12 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
     break;
   case GZ_FMT_HDF5:
     rc = gz_io_write_hdf5(tmp, path, meta, data, err, errlen);
+    break;
+  case GZ_FMT_SEGY:
+    rc = gz_io_write_segy(tmp, path, meta, data, err, errlen);
+    break;
+  case GZ_FMT_RSF:
+    rc = gz_io_write_rsf(tmp, path, meta, data, err, errlen);
     break;
   default:
     gz_io_errorf(err, errlen, "%s: unknown format %d", path, (int)fmt);

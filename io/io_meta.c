@@ -14,10 +14,18 @@
  *   u64 nattrs  nattrs x attr   u64 nglobal  nglobal x attr
  *   attr: str name (1..63) u8 is_text; 1: u64 len + len bytes; 0: u64 count + f64 x count
  *
+ * Version 2 (written only when the meta carries native headers, so metas
+ * without them keep their version-1 bytes) appends:
+ *   str native_format (1..15)  u64 native_size (bytes once inflated)
+ *   u64 zsize  zsize bytes: the native headers, zlib-deflated (SEG-Y trace
+ *   headers repeat most of their bytes from trace to trace)
+ *
  * The unpacker trusts nothing: each length is checked against the bytes
  * left before anything is allocated or copied, flags must be 0 or 1, texts
  * must hold no NUL, the product of the dims must fit size_t, and the blob
- * must end exactly at total_size. Bytes after total_size are ignored. */
+ * must end exactly at total_size. Bytes after total_size are ignored. The
+ * native headers must inflate to exactly native_size bytes, and
+ * native_size may not exceed what zlib can make of zsize bytes. */
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
 
@@ -27,9 +35,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define META_MAGIC "GZMT"
 #define META_VERSION 1u
+#define META_VERSION_NATIVE 2u
+/* deflate expands at most ~1032:1; more is a lie of the blob */
+#define META_MAX_INFLATE 1100u
 
 void gz_meta_init(gz_meta_t *m) {
   memset(m, 0, sizeof *m);
@@ -62,6 +74,7 @@ void gz_meta_free(gz_meta_t *m) {
     free(m->coords[i].values);
   attrs_free(m->attrs, m->nattrs);
   attrs_free(m->global_attrs, m->nglobal_attrs);
+  free(m->native);
   memset(m, 0, sizeof *m);
 }
 
@@ -225,6 +238,14 @@ int gz_meta_copy(gz_meta_t *dst, const gz_meta_t *src) {
   }
   dst->attrs = dst->global_attrs = NULL;
   dst->nattrs = dst->nglobal_attrs = 0;
+  dst->native = NULL;
+  dst->native_size = 0;
+  if (src->native && src->native_size) {
+    if (!(dst->native = malloc(src->native_size)))
+      goto fail;
+    memcpy(dst->native, src->native, src->native_size);
+    dst->native_size = src->native_size;
+  }
   for (int i = 0; i < GZ_IO_MAXDIMS; i++) {
     const gz_coord_t *c = &src->coords[i];
     if (!c->values || c->count == 0)
@@ -403,11 +424,31 @@ static void put_attrs(wbuf_t *w, const gz_attr_t *a, size_t n) {
   }
 }
 
+/* The version-2 tail: the native headers, deflated (the same bytes in the
+ * measuring and the writing pass: compress2 is deterministic). */
+static void put_native(wbuf_t *w, const gz_meta_t *m) {
+  uLongf zsize = compressBound((uLong)m->native_size);
+  unsigned char *z = malloc(zsize);
+  if (!z || compress2(z, &zsize, m->native, (uLong)m->native_size, 6) != Z_OK) {
+    w->bad = 1;
+  } else {
+    put_str(w, m->native_format, sizeof m->native_format);
+    put_u64(w, m->native_size);
+    put_u64(w, zsize);
+    put_bytes(w, z, zsize);
+  }
+  free(z);
+}
+
 size_t gz_meta_pack(const gz_meta_t *m, void *buf, size_t cap) {
   wbuf_t w = {buf, cap, 0, 0};
   size_t total;
+  int has_native;
   if (!m || m->ndims < 0 || m->ndims > GZ_IO_MAXDIMS ||
       (m->dtype != GZ_FLOAT32 && m->dtype != GZ_FLOAT64))
+    return 0;
+  has_native = m->native && m->native_size;
+  if (has_native && !m->native_format[0])
     return 0;
   if (buf) {
     total = gz_meta_pack(m, NULL, 0);
@@ -417,7 +458,7 @@ size_t gz_meta_pack(const gz_meta_t *m, void *buf, size_t cap) {
     total = 0; /* patched below once known */
   }
   put_bytes(&w, META_MAGIC, 4);
-  put_u32(&w, META_VERSION);
+  put_u32(&w, has_native ? META_VERSION_NATIVE : META_VERSION);
   put_u64(&w, total);
   put_str(&w, m->var, sizeof m->var);
   put_u32(&w, (uint32_t)m->dtype);
@@ -452,6 +493,8 @@ size_t gz_meta_pack(const gz_meta_t *m, void *buf, size_t cap) {
   }
   put_attrs(&w, m->attrs, m->nattrs);
   put_attrs(&w, m->global_attrs, m->nglobal_attrs);
+  if (has_native && !w.bad)
+    put_native(&w, m);
   if (w.bad)
     return 0;
   return w.pos;
@@ -599,6 +642,27 @@ static int get_attrs(rbuf_t *r, gz_attr_t **out, size_t *nout, const char *what)
   return r->bad ? -1 : 0;
 }
 
+static int get_native(rbuf_t *r, gz_meta_t *m) {
+  uint64_t size, zsize;
+  uLongf got;
+  get_str(r, m->native_format, sizeof m->native_format, 1, "native header format");
+  size = get_u64(r, "native header size");
+  zsize = get_u64(r, "native header size");
+  if (r->bad)
+    return -1;
+  if (zsize == 0 || zsize > left(r) || size == 0 || size > SIZE_MAX ||
+      size > (uint64_t)META_MAX_INFLATE * zsize + 64 || (uLong)size != size)
+    return fail_at(r, "native header sizes");
+  if (!(m->native = malloc((size_t)size)))
+    return fail_at(r, "out of memory");
+  got = (uLongf)size;
+  if (uncompress(m->native, &got, r->p + r->pos, (uLong)zsize) != Z_OK || got != size)
+    return fail_at(r, "damaged native headers");
+  m->native_size = (size_t)size;
+  r->pos += (size_t)zsize;
+  return 0;
+}
+
 int gz_meta_unpack(const void *buf, size_t size, gz_meta_t *m, char *err, size_t errlen) {
   rbuf_t r = {buf, size, 0, err, errlen, 0};
   char magic[4];
@@ -621,7 +685,7 @@ int gz_meta_unpack(const void *buf, size_t size, gz_meta_t *m, char *err, size_t
   total = get_u64(&r, "truncated header");
   if (r.bad)
     goto fail;
-  if (version != META_VERSION) {
+  if (version != META_VERSION && version != META_VERSION_NATIVE) {
     gz_io_errorf(err, errlen, "metadata blob: unsupported version %u", (unsigned)version);
     goto fail;
   }
@@ -693,6 +757,8 @@ int gz_meta_unpack(const void *buf, size_t size, gz_meta_t *m, char *err, size_t
   }
   if (r.bad || get_attrs(&r, &m->attrs, &m->nattrs, "attribute count") != 0 ||
       get_attrs(&r, &m->global_attrs, &m->nglobal_attrs, "global attribute count") != 0)
+    goto fail;
+  if (version == META_VERSION_NATIVE && get_native(&r, m) != 0)
     goto fail;
   if (r.pos != r.size) {
     fail_at(&r, "unexpected bytes before the end");

@@ -19,7 +19,9 @@
  * Booleans accept 1/0, on/off, yes/no, true/false. A value that does not
  * parse gives one warning line naming the variable (rank 0) and the whole
  * library passes through: a typo must never silently change the numbers.
- * Every variable must be the same on every rank (mpirun -x sets them so).
+ * Every variable must be the same on every rank (mpirun -x sets them so);
+ * MPI_Init checks it (gzp_config_agree) and switches the library off on
+ * every rank if the parsed settings differ anywhere.
  */
 #include "gzcoll_pmpi.h"
 
@@ -225,7 +227,7 @@ static void load(void) {
     bad = "GZCOLL_P2P";
 
   if (bad) {
-    gzp_warn("warning: %s=\"%s\" is not valid (see README, libgzcoll_pmpi): "
+    gzp_warn("warning: %s=\"%s\" is not valid (see docs/pmpi.md): "
              "passing every MPI call through uncompressed",
              bad, getenv(bad));
     c.enabled = 0;
@@ -247,4 +249,45 @@ void gzp_config_disable_p2p(const char *why) {
   if (config.p2p)
     gzp_warn("warning: GZCOLL_P2P ignored (%s)", why);
   config.p2p = 0;
+}
+
+/* FNV-1a over the bytes of v. */
+static unsigned long long fnv(unsigned long long h, const void *v, size_t n) {
+  const unsigned char *p = v;
+  for (size_t k = 0; k < n; k++)
+    h = (h ^ p[k]) * 1099511628211ull;
+  return h;
+}
+
+void gzp_config_agree(void) {
+  unsigned long long h = 1469598103934665603ull, v[2], all[2];
+  unsigned long long min_bytes;
+  int ints[7];
+  pthread_once(&config_once, load);
+  /* the parsed values (so "1e-3" and "0.001" agree), field by field */
+  ints[0] = config.enabled;
+  ints[1] = (int)config.gz.eb_mode;
+  ints[2] = (int)config.gz.bound_policy;
+  ints[3] = (int)config.collectives;
+  ints[4] = config.p2p;
+  ints[5] = config.verbose;
+  ints[6] = (int)strlen(config.algo);
+  min_bytes = config.min_bytes;
+  h = fnv(h, ints, sizeof ints);
+  h = fnv(h, &config.gz.error_bound, sizeof config.gz.error_bound);
+  h = fnv(h, &min_bytes, sizeof min_bytes);
+  h = fnv(h, config.algo, strlen(config.algo));
+  /* every rank holds the same h iff max(h) == h and max(~h) == ~h */
+  v[0] = h;
+  v[1] = ~h;
+  if (PMPI_Allreduce(v, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) !=
+          MPI_SUCCESS ||
+      all[0] != h || all[1] != ~h) {
+    /* the same outcome on every rank: some rank sees a different maximum */
+    config.enabled = 0;
+    config.p2p = 0;
+    config.verbose = 0;
+    gzp_warn("warning: the GZCOLL_* settings differ between ranks (give every rank the "
+             "same environment, e.g. mpirun -x): passing every MPI call through");
+  }
 }

@@ -10,7 +10,7 @@
  *   p2p.c         MPI_Send / MPI_Recv (GZCOLL_P2P, off by default)
  *   lifecycle.c   MPI_Init, MPI_Init_thread, MPI_Finalize hooks
  *   env_config.c  the GZCOLL_* environment variables
- *   comm_cache.c  one libgzcoll context per communicator (attribute caching)
+ *   comm_cache.c  per-communicator state: agreement communicator, context
  *   report.c      counters, the GZCOLL_VERBOSE exit report, the query call
  *
  * Recursion guard. libgzcoll itself calls MPI_Allreduce, MPI_Bcast, MPI_Send,
@@ -73,6 +73,12 @@ const gzp_config_t *gzp_config(void);
 /* Switch point-to-point interception off (before any send), saying why. */
 void gzp_config_disable_p2p(const char *why);
 
+/* Collective over MPI_COMM_WORLD, from MPI_Init / MPI_Init_thread: one
+ * MAX of a hash of the parsed settings; if they differ between ranks (an
+ * environment not passed to every rank), every rank switches the library
+ * off (pass-through, no report) and rank 0 says so. */
+void gzp_config_agree(void);
+
 /* Print one line "gzcoll_pmpi: ..." on rank 0 of MPI_COMM_WORLD. */
 void gzp_warn(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -80,17 +86,44 @@ void gzp_warn(const char *fmt, ...)
 #endif
     ;
 
-/* ---- per-communicator contexts (comm_cache.c) ---------------------------- */
+/* ---- per-communicator state (comm_cache.c) ------------------------------ */
 
-/* The context of comm, created collectively on first use (every rank of comm
- * reaches this call for the same collective). NULL: pass through (inter-
- * communicator, single rank, or the context could not be created; the
- * decision is cached with the communicator, identical on every rank). */
-gz_ctx_t gzp_comm_ctx(MPI_Comm comm);
+/* What is cached on an intra-communicator of two or more ranks once a call
+ * on it was worth considering; identical on every rank of it. */
+typedef struct gzp_comm {
+  MPI_Comm agree;   /* private duplicate carrying the routing agreements
+                       (MPI_COMM_NULL until the first one) */
+  int dev_possible; /* some rank may see device memory (agreed, MAX) */
+  int refused;      /* pass through for good: gz_ctx_create failed (agreed
+                       by libgzcoll) or the duplicate is missing somewhere */
+  gz_ctx_t ctx;     /* NULL until the first call agreed compressible */
+} gzp_comm_t;
+
+/* The state of comm, set up collectively on first use: every rank of comm
+ * reaches this call for the same collective (intercept.c calls it only on
+ * decisions every rank computes identically). NULL: pass through (MPI_COMM_
+ * NULL, inter-communicator, single rank, or the setup failed somewhere); the
+ * decision is cached with the communicator, identical on every rank. */
+gzp_comm_t *gzp_comm_get(MPI_Comm comm);
+/* Bits of the flag word of a routing agreement (intercept.c): the element
+ * type this rank can compress, and (set by gzp_comm_agree) "my agreement
+ * duplicate exists". */
+#define GZP_F32 1u
+#define GZP_F64 2u
+#define GZP_AGREE_OK 4u
+
+/* One agreement among the ranks of comm (collective; every rank calls it
+ * for the same call): *all = the MPI_BAND of every rank's local word. 0 (and
+ * *all = 0, c->refused on every rank) when it could not be carried out. */
+int gzp_comm_agree(MPI_Comm comm, gzp_comm_t *c, unsigned local, unsigned *all);
+/* The context of comm, created collectively on the first call every rank
+ * agreed to compress (libgzcoll agrees on a refusal: c->refused on every
+ * rank, NULL from then on). */
+gz_ctx_t gzp_comm_context(MPI_Comm comm, gzp_comm_t *c);
 /* The context of comm if one exists; never creates one (point to point). */
 gz_ctx_t gzp_comm_ctx_existing(MPI_Comm comm);
-/* Destroy the contexts of MPI_COMM_WORLD and MPI_COMM_SELF and release the
- * attribute key (collective; from MPI_Finalize before PMPI_Finalize). */
+/* Release the state of MPI_COMM_WORLD and MPI_COMM_SELF and the attribute
+ * key (collective; from MPI_Finalize before PMPI_Finalize). */
 void gzp_comm_finalize(void);
 
 /* ---- counters and report (report.c) ------------------------------------- */

@@ -3,25 +3,42 @@
  * MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast,
  * MPI_Scatter and MPI_Alltoall.
  *
- * A call is routed through libgzcoll when it qualifies, otherwise it goes to
- * the PMPI_ entry point with its arguments unchanged:
- *   - configured (GZCOLL_ERROR_BOUND set and valid) and the collective is in
- *     GZCOLL_COLLECTIVES;
- *   - not made from inside libgzcoll (recursion guard, gzcoll_pmpi.h);
- *   - datatype MPI_FLOAT or MPI_DOUBLE (predefined, hence contiguous); where
- *     a call has a send and a receive type, both the same type and count
- *     (MPI_IN_PLACE: the side MPI reads);
- *   - reductions: op MPI_SUM, MPI_MAX or MPI_MIN;
- *   - the message is at least GZCOLL_MIN_BYTES: the largest buffer of one
- *     rank (count values for allreduce and bcast, P blocks for the others);
- *   - an intra-communicator of at least two ranks on which a context exists
- *     or could be created (comm_cache.c).
- * Every input of that decision is one MPI requires to be the same on every
- * rank (count, datatype and op of a reduction, the type signature of the
- * others), so all ranks take the same path. A program that describes the
- * same data as MPI_FLOAT on some ranks and as a derived type on others is
- * legal MPI but would split the decision: exclude that collective with
- * GZCOLL_COLLECTIVES.
+ * Routing must never split between ranks: a rank that enters libgzcoll
+ * while another calls PMPI_ waits forever. So every decision is taken in
+ * two steps.
+ *
+ * 1. Worth considering: from values every rank of a legal program computes
+ *    identically: the library is configured (GZCOLL_* agreed at MPI_Init,
+ *    env_config.c) and the collective is in GZCOLL_COLLECTIVES; the call is
+ *    not made from inside libgzcoll (recursion guard, gzcoll_pmpi.h); the
+ *    message's size in bytes, count times PMPI_Type_size of the side MPI
+ *    reads on this rank, is positive and at least GZCOLL_MIN_BYTES (the
+ *    largest buffer of one rank: count values for allreduce and bcast, all
+ *    P blocks for the others). MPI requires matching type signatures, so
+ *    the byte size is the same on every rank however each rank describes
+ *    the data (n MPI_FLOAT here, one contiguous or vector type there).
+ *    Then the communicator's cached state (comm_cache.c): inter-
+ *    communicators and single-rank communicators pass through, identically
+ *    everywhere.
+ * 2. Compressible everywhere: each rank forms a flag word from what only it
+ *    knows: its datatype(s) are MPI_FLOAT (bit F32) or MPI_DOUBLE (bit F64),
+ *    the send and receive side have the same type and count where both are
+ *    significant (MPI_IN_PLACE: only the side MPI reads), and no buffer is
+ *    device memory (gz_is_device_pointer: device buffers go to PMPI_
+ *    untouched). One PMPI_Allreduce(MPI_BAND) of that word on the
+ *    communicator's private duplicate (the first one on the communicator
+ *    itself, while the duplicate is made; gzp_comm_agree) decides: F32 or F64 left set
+ * means every rank can take the compressed path with the same element type (hence the
+ * same count); otherwise every rank passes through. Only then is a context created
+ * (collective, comm_cache.c). The agreement calls PMPI_ directly, so it is never
+ * intercepted, and it happens only for calls that passed step 1.
+ *
+ * Reductions (allreduce, reduce_scatter_block) skip step 2: MPI requires
+ * count, datatype and op to be the same on every rank, so whether they are
+ * MPI_FLOAT/MPI_DOUBLE with SUM/MAX/MIN is known identically everywhere.
+ * The one local fact left is device memory; it is agreed per call only on
+ * communicators where some rank may see device memory at all (a CUDA build;
+ * agreed once per communicator), and costs nothing otherwise.
  *
  * MPI_IN_PLACE maps to GZ_IN_PLACE wherever MPI allows it (allreduce,
  * reduce_scatter_block, allgather, alltoall as sendbuf; scatter as recvbuf
@@ -36,14 +53,11 @@
  */
 #include "gzcoll_pmpi.h"
 
-static int qualify_type(MPI_Datatype type, gz_dtype_t *dtype) {
-  if (type == MPI_FLOAT)
-    *dtype = GZ_FLOAT32;
-  else if (type == MPI_DOUBLE)
-    *dtype = GZ_FLOAT64;
-  else
-    return 0;
-  return 1;
+/* The element-type bit of a predefined float type, 0 for anything else
+ * (derived types are not compressed, even contiguous ones made of floats:
+ * every rank then agrees to pass through). */
+static unsigned type_bits(MPI_Datatype type) {
+  return type == MPI_FLOAT ? GZP_F32 : type == MPI_DOUBLE ? GZP_F64 : 0u;
 }
 
 static int qualify_op(MPI_Op op, gz_op_t *gop) {
@@ -58,19 +72,15 @@ static int qualify_op(MPI_Op op, gz_op_t *gop) {
   return 1;
 }
 
-/* The cheap checks shared by every collective: enabled, selected, called by
- * the application, a positive count of float data. */
-static int qualify_common(gzp_kind_t kind, MPI_Datatype type, int count,
-                          gz_dtype_t *dtype) {
-  const gzp_config_t *cfg = gzp_config();
-  return cfg->enabled && (cfg->collectives & (1u << kind)) && count > 0 &&
-         qualify_type(type, dtype);
-}
-
-/* Message-size threshold: blocks of count values of dtype. */
-static int large_enough(gz_dtype_t dtype, int count, int blocks) {
-  return (double)count * (double)gz_dtype_size(dtype) * blocks >=
-         (double)gzp_config()->min_bytes;
+/* Bytes of blocks blocks of count elements of type: the same on every rank
+ * by the signature rule. 0 when there is nothing to move or the size is not
+ * known (an invalid type: MPI itself reports it). */
+static double msg_bytes(int count, MPI_Datatype type, int blocks) {
+  MPI_Count size = 0;
+  if (count <= 0 || blocks <= 0 || type == MPI_DATATYPE_NULL ||
+      PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED || size <= 0)
+    return 0;
+  return (double)count * (double)size * blocks;
 }
 
 static int comm_size(MPI_Comm comm) {
@@ -78,6 +88,36 @@ static int comm_size(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
     return 0;
   return size;
+}
+
+/* 0 when p is device memory (such a call goes to PMPI_ untouched). */
+static unsigned host_mask(const void *p) {
+  return p && p != MPI_IN_PLACE && gz_is_device_pointer(p) ? 0u : ~0u;
+}
+
+/* Steps 1 and 2 of the header: the context to route through (every rank
+ * gets one, or every rank gets NULL), and the agreed element type. local:
+ * this rank's flag word; agree: the word can differ between ranks (data
+ * movement), otherwise it is agreed only where device memory is possible. */
+static gz_ctx_t route(gzp_kind_t kind, MPI_Comm comm, double bytes, unsigned local,
+                      int agree, gz_dtype_t *dtype) {
+  const gzp_config_t *cfg = gzp_config();
+  gzp_comm_t *c;
+  unsigned all = local;
+  if (!cfg->enabled || !(cfg->collectives & (1u << kind)) || !(bytes > 0) ||
+      bytes < (double)cfg->min_bytes)
+    return NULL;
+  if (!(c = gzp_comm_get(comm)) || c->refused)
+    return NULL;
+  if ((agree || c->dev_possible) && !gzp_comm_agree(comm, c, local, &all))
+    return NULL; /* see gzp_comm_agree; docs/pmpi.md */
+  if (all & GZP_F32)
+    *dtype = GZ_FLOAT32;
+  else if (all & GZP_F64)
+    *dtype = GZ_FLOAT64;
+  else
+    return NULL;
+  return gzp_comm_context(comm, c);
 }
 
 /* Bookkeeping after a routed call; returns 1 when the result stands, 0 when
@@ -92,14 +132,18 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
                   MPI_Op op, MPI_Comm comm) {
   gz_dtype_t dt;
   gz_op_t gop;
-  gz_ctx_t ctx;
+  gz_ctx_t ctx = NULL;
   gz_report_t rep;
   gz_result_t rc;
   double t0;
   if (gzp_inside)
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  if (!qualify_common(GZP_ALLREDUCE, datatype, count, &dt) || !qualify_op(op, &gop) ||
-      !large_enough(dt, count, 1) || !(ctx = gzp_comm_ctx(comm))) {
+  /* datatype, count and op are the same on every rank (MPI): no agreement
+   * beyond device memory (see the header) */
+  if (type_bits(datatype) && qualify_op(op, &gop))
+    ctx = route(GZP_ALLREDUCE, comm, msg_bytes(count, datatype, 1),
+                type_bits(datatype) & host_mask(sendbuf) & host_mask(recvbuf), 0, &dt);
+  if (!ctx) {
     gzp_count_passed(GZP_ALLREDUCE);
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   }
@@ -117,15 +161,18 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   gz_dtype_t dt;
   gz_op_t gop;
-  gz_ctx_t ctx;
+  gz_ctx_t ctx = NULL;
   gz_report_t rep;
   gz_result_t rc;
   double t0;
   if (gzp_inside)
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-  if (!qualify_common(GZP_REDUCE_SCATTER_BLOCK, datatype, recvcount, &dt) ||
-      !qualify_op(op, &gop) || !large_enough(dt, recvcount, comm_size(comm)) ||
-      !(ctx = gzp_comm_ctx(comm))) {
+  /* as MPI_Allreduce: recvcount, datatype and op are the same everywhere */
+  if (type_bits(datatype) && qualify_op(op, &gop))
+    ctx = route(GZP_REDUCE_SCATTER_BLOCK, comm,
+                msg_bytes(recvcount, datatype, comm_size(comm)),
+                type_bits(datatype) & host_mask(sendbuf) & host_mask(recvbuf), 0, &dt);
+  if (!ctx) {
     gzp_count_passed(GZP_REDUCE_SCATTER_BLOCK);
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
   }
@@ -139,6 +186,17 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
   return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
+/* Allgather and alltoall: the receive side is always significant; the send
+ * side too unless in place, and must then be the same type and count. */
+static unsigned both_sides(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           const void *recvbuf, int recvcount, MPI_Datatype recvtype) {
+  unsigned w = type_bits(recvtype) & host_mask(recvbuf);
+  if (sendbuf != MPI_IN_PLACE &&
+      (sendtype != recvtype || sendcount != recvcount || !host_mask(sendbuf)))
+    w = 0;
+  return w;
+}
+
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   int in_place = sendbuf == MPI_IN_PLACE;
@@ -150,9 +208,10 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
   if (gzp_inside)
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                           comm);
-  if (!qualify_common(GZP_ALLGATHER, recvtype, recvcount, &dt) ||
-      (!in_place && (sendtype != recvtype || sendcount != recvcount)) ||
-      !large_enough(dt, recvcount, comm_size(comm)) || !(ctx = gzp_comm_ctx(comm))) {
+  ctx = route(GZP_ALLGATHER, comm, msg_bytes(recvcount, recvtype, comm_size(comm)),
+              both_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), 1,
+              &dt);
+  if (!ctx) {
     gzp_count_passed(GZP_ALLGATHER);
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                           comm);
@@ -175,13 +234,15 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   double t0;
   if (gzp_inside)
     return PMPI_Bcast(buffer, count, datatype, root, comm);
-  if (!qualify_common(GZP_BCAST, datatype, count, &dt) || !large_enough(dt, count, 1) ||
-      !(ctx = gzp_comm_ctx(comm))) {
+  ctx = route(GZP_BCAST, comm, msg_bytes(count, datatype, 1),
+              type_bits(datatype) & host_mask(buffer), 1, &dt);
+  if (!ctx) {
     gzp_count_passed(GZP_BCAST);
     return PMPI_Bcast(buffer, count, datatype, root, comm);
   }
   t0 = PMPI_Wtime();
   gzp_enter();
+  /* the agreed type fixes the count: the same byte size on every rank */
   rc = gz_bcast(ctx, buffer, (size_t)count, dt, root, &rep);
   gzp_leave();
   if (routed(GZP_BCAST, rc, &rep, t0))
@@ -191,10 +252,11 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  int rank = -1, in_place = 0, count = recvcount, ok;
-  MPI_Datatype type = recvtype;
+  int rank = -1, in_place = 0, count = recvcount, P = comm_size(comm);
+  double bytes;
+  unsigned local;
   gz_dtype_t dt;
-  gz_ctx_t ctx = NULL;
+  gz_ctx_t ctx;
   gz_report_t rep;
   gz_result_t rc;
   double t0;
@@ -202,18 +264,23 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm);
   /* The root describes the message by its send side (its receive side is
-   * MPI_IN_PLACE or must be the same type and count), the others by their
-   * receive side. */
-  ok = gzp_config()->enabled && comm != MPI_COMM_NULL &&
-       PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS;
-  if (ok && rank == root) {
+   * MPI_IN_PLACE or must then be the same type and count), the others by
+   * their receive side (their send arguments are not significant). */
+  if (comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS &&
+      rank == root) {
     in_place = recvbuf == MPI_IN_PLACE;
-    type = sendtype;
     count = sendcount;
-    ok = in_place || (recvtype == sendtype && recvcount == sendcount);
+    bytes = msg_bytes(sendcount, sendtype, P);
+    local = type_bits(sendtype) & host_mask(sendbuf);
+    if (!in_place &&
+        (recvtype != sendtype || recvcount != sendcount || !host_mask(recvbuf)))
+      local = 0;
+  } else {
+    bytes = msg_bytes(recvcount, recvtype, P);
+    local = type_bits(recvtype) & host_mask(recvbuf);
   }
-  if (!ok || !qualify_common(GZP_SCATTER, type, count, &dt) ||
-      !large_enough(dt, count, comm_size(comm)) || !(ctx = gzp_comm_ctx(comm))) {
+  ctx = route(GZP_SCATTER, comm, bytes, local, 1, &dt);
+  if (!ctx) {
     gzp_count_passed(GZP_SCATTER);
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm);
@@ -240,9 +307,10 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
   if (gzp_inside)
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          comm);
-  if (!qualify_common(GZP_ALLTOALL, recvtype, recvcount, &dt) ||
-      (!in_place && (sendtype != recvtype || sendcount != recvcount)) ||
-      !large_enough(dt, recvcount, comm_size(comm)) || !(ctx = gzp_comm_ctx(comm))) {
+  ctx = route(GZP_ALLTOALL, comm, msg_bytes(recvcount, recvtype, comm_size(comm)),
+              both_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), 1,
+              &dt);
+  if (!ctx) {
     gzp_count_passed(GZP_ALLTOALL);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          comm);

@@ -1,7 +1,8 @@
 /* fuzz_readers.c - libFuzzer target for the metadata paths of the readers
- * (io/: raw, netCDF, HDF5). The first byte chooses the format the bytes are
- * written as (a temporary file with a .raw, .nc or .h5 name, since the
- * libraries read files) and, for raw files, the shape and type; the rest is
+ * (io/: raw, netCDF, HDF5, SEG-Y, RSF). The first byte chooses the format
+ * the bytes are written as (a temporary file with a .raw, .nc, .h5, .sgy or
+ * .rsf name, since the libraries read files: bits 0-1 = 0, 1, 2, and 3 for
+ * SEG-Y or, with bit 2, RSF) and, for raw files, the shape and type; the rest is
  * the file; bit 7 asks for the only data variable, else bits 5-6 name one
  * (the same bits give a raw file's type and byte order). The reader must open it or
  * refuse it with a message naming the file; an opened reader must describe a consistent
@@ -33,14 +34,14 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char paths[3][256];
+static char paths[5][256];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  static const char *ext[3] = {"raw", "nc", "h5"};
+  static const char *ext[5] = {"raw", "nc", "h5", "sgy", "rsf"};
   const char *dir = getenv("TMPDIR");
   (void)argc;
   (void)argv;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 5; i++)
     snprintf(paths[i], sizeof paths[i], "%s/gz_fuzz_readers_%ld.%s", dir ? dir : "/tmp",
              (long)getpid(), ext[i]);
   return 0;
@@ -56,7 +57,7 @@ static int has_hdf5_signature(const uint8_t *p, size_t n) {
 }
 
 static void remove_files(void) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 5; i++)
     unlink(paths[i]);
 }
 
@@ -78,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!getenv("GZ_FUZZ_HDF5") && has_hdf5_signature(data + 1, size - 1))
     return 0; /* see the top of the file */
   sel = data[0];
-  path = paths[(sel & 3) % 3];
+  path = paths[(sel & 3) == 3 ? 3 + (sel >> 2 & 1) : sel & 3];
   f = fopen(path, "wb");
   if (!f)
     return 0;

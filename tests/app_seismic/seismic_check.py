@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Independent side of tests/app_seismic: writes SEG-Y and RSF inputs with
+python3-segyio / numpy and checks gzstack's outputs against numpy.
+
+  gen SODA_RAW DIR NSHOTS     soda-lakes shots as SEG-Y gathers (IBM and IEEE,
+                              big-endian; IEEE little-endian; int16) and RSF
+  exact SGY RAW               RAW (f32 little-endian) holds SGY's samples,
+                              bit for bit, as segyio decodes them
+  stack OP E OUT IN...        OUT's samples within E (+ half a float32 ulp) of
+                              numpy's OP over the INs; OUT's headers are IN[0]'s
+                              (binary header but its format code, which is 5)
+  headers A B                 textual, binary and trace headers byte-identical
+  samples A B E               same geometry, samples within E
+  rsfstack OP E OUT.rsf RAW DIMS  OUT (single-file RSF) vs numpy OP over the
+                              first axis of RAW (f32 LE, DIMS like 4x96x2048)
+Exit 0 when every check passes; 1 with a message otherwise; 77 when segyio
+or numpy is missing.
+"""
+import sys
+
+try:
+    import numpy as np
+    import segyio
+except ImportError as e:  # pragma: no cover
+    print("SKIP: %s" % e)
+    sys.exit(77)
+
+TEXT, BIN, TRH = 3200, 400, 240
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def write_gather(path, data, fmt, endian, shot):
+    spec = segyio.spec()
+    spec.format = fmt
+    spec.samples = list(range(data.shape[1]))
+    spec.tracecount = data.shape[0]
+    spec.endian = endian
+    with segyio.create(path, spec) as f:
+        f.bin.update(hdt=250, hns=data.shape[1], format=fmt)
+        for t in range(data.shape[0]):
+            f.header[t] = {
+                segyio.su.tracl: t + 1, segyio.su.tracr: shot * 1000 + t + 1,
+                segyio.su.fldr: 1001 + shot, segyio.su.tracf: t + 1,
+                segyio.su.cdp: 2 * t + shot, segyio.su.offset: 5 * t - 240,
+                segyio.su.ns: data.shape[1], segyio.su.dt: 250,
+            }
+            f.trace[t] = data[t]
+        f.text[0] = segyio.tools.create_text_header(
+            {1: "SODA LAKES SHOT %d" % (1001 + shot), 2: "96 CHANNELS DT 0.25 MS"})
+
+
+def gen(soda, out, nshots):
+    shots = np.fromfile(soda, dtype="<f4").reshape(24, 96, 2048)[:nshots]
+    for s in range(nshots):
+        write_gather("%s/ibm_%d.sgy" % (out, s), shots[s], 1, "big", s)
+        write_gather("%s/ieee_%d.sgy" % (out, s), shots[s], 5, "big", s)
+        write_gather("%s/lsb_%d.sgy" % (out, s), shots[s], 5, "little", s)
+        write_gather("%s/i16_%d.sgy" % (out, s),
+                     np.round(shots[s] * 10000).astype(np.float32), 3, "big", s)
+    # RSF: the shots as one cube (n3 = shots): header + separate data, and xdr
+    shots.astype("<f4").tofile("%s/soda.rsf@" % out)
+    with open("%s/soda.rsf" % out, "w") as h:
+        h.write('sfspike:\n\tn1=2048 d1=0.00025 o1=0 label1="Time" unit1="s"\n'
+                '\tn2=96 d2=5 o2=-240 label2="Offset" unit2="m"\n\tn3=%d d3=1 o3=1001\n'
+                '\tdata_format="native_float" esize=4 in="%s/soda.rsf@"\n' % (nshots, out))
+    shots.astype(">f4").tofile("%s/sodaxdr.rsf@" % out)
+    with open("%s/sodaxdr.rsf" % out, "w") as h:
+        h.write('\tn1=2048 n2=96 n3=%d\n\tdata_format=xdr_float esize=4\n'
+                '\tin=sodaxdr.rsf@\n' % nshots)
+    np.save("%s/shots.npy" % out, shots)
+
+
+def endian(path):
+    with open(path, "rb") as f:
+        f.seek(3224)
+        code = f.read(2)
+    return "big" if 1 <= int.from_bytes(code, "big") <= 16 else "little"
+
+
+def open_sgy(path):
+    return segyio.open(path, ignore_geometry=True, endian=endian(path))
+
+
+def traces(path):
+    with open_sgy(path) as f:
+        return f.trace.raw[:].astype(np.float64), int(f.bin[segyio.BinField.Format])
+
+
+def raw_layout(path):
+    """(text, bin, ext headers bytes, ns, element size, trace count, raw bytes)"""
+    b = open(path, "rb").read()
+    order = "<" if endian(path) == "little" else ">"
+    fmt = int(np.frombuffer(b[3224:3226], dtype=order + "i2")[0])
+    ns = int(np.frombuffer(b[3220:3222], dtype=order + "u2")[0])
+    es = {1: 4, 2: 4, 3: 2, 5: 4, 6: 8, 8: 1}[fmt]
+    ntr = (len(b) - TEXT - BIN) // (TRH + ns * es)
+    return b, ns, es, ntr
+
+
+def trace_headers(b, ns, es, ntr):
+    return [b[3600 + t * (TRH + ns * es):3600 + t * (TRH + ns * es) + TRH]
+            for t in range(ntr)]
+
+
+def exact(sgy, raw):
+    with open_sgy(sgy) as f:
+        want = f.trace.raw[:].astype(np.float32).ravel()
+    got = np.fromfile(raw, dtype="<f4")
+    if got.size != want.size:
+        fail("%s: %d values, segyio reads %d" % (raw, got.size, want.size))
+    bad = np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))
+    if bad.size:
+        fail("%s: %d values differ from segyio's, first at %d: %r vs %r"
+             % (raw, bad.size, bad[0], got[bad[0]], want[bad[0]]))
+    print("ok: %d values bit-identical to segyio" % got.size)
+
+
+def reduce(op, stack):
+    if op == "mean":
+        return stack.mean(axis=0)
+    if op == "sum":
+        return stack.sum(axis=0)
+    if op == "max":
+        return stack.max(axis=0)
+    return stack.min(axis=0)
+
+
+def within(got, want, e, what):
+    tol = e + np.spacing(np.abs(want).astype(np.float32)).astype(np.float64) / 2 * 1.001
+    err = np.abs(got - want)
+    if not np.all(err <= tol):
+        i = np.argmax(err - tol)
+        fail("%s: error %g at %d exceeds %g" % (what, err.flat[i], i, tol.flat[i]))
+    print("ok: %s: max error %.3g (bound %g) over %d values" % (what, err.max(), e, err.size))
+
+
+def stack(op, e, out, ins):
+    ref = reduce(op, np.stack([traces(p)[0] for p in ins]))
+    got, fmt = traces(out)
+    if fmt != 5:
+        fail("%s: sample format %d, not 5 (IEEE)" % (out, fmt))
+    within(got, ref, e, "%s of %d files" % (op, len(ins)))
+    a, nsa, esa, ntra = raw_layout(ins[0])
+    b, nsb, esb, ntrb = raw_layout(out)
+    if (nsa, ntra) != (nsb, ntrb):
+        fail("geometry differs: %d x %d vs %d x %d" % (ntra, nsa, ntrb, nsb))
+    if a[:34 * 80] != b[:34 * 80]:
+        fail("textual header lines 1-34 differ")
+    with open_sgy(out) as f:
+        text = segyio.tools.wrap(f.text[0].decode("latin1"))
+    if "C35 GZSTACK" not in text or "ERROR BOUND" not in text:
+        fail("no provenance in lines C35-C39:\n" + text[-600:])
+    ba, bb = bytearray(a[3200:3600]), bytearray(b[3200:3600])
+    ba[24:26] = bb[24:26] = b"\0\0"
+    if ba != bb:
+        fail("binary headers differ beyond the format code")
+    if trace_headers(a, nsa, esa, ntra) != trace_headers(b, nsb, esb, ntrb):
+        fail("trace headers differ")
+    print("ok: headers kept (text 1-34, binary, %d trace headers), provenance in C35-C39"
+          % ntrb)
+
+
+def headers(pa, pb):
+    a, nsa, esa, ntra = raw_layout(pa)
+    b, nsb, esb, ntrb = raw_layout(pb)
+    if a[:3600] != b[:3600]:
+        fail("textual or binary headers differ")
+    if trace_headers(a, nsa, esa, ntra) != trace_headers(b, nsb, esb, ntrb):
+        fail("trace headers differ")
+    print("ok: %d header bytes identical" % (3600 + ntra * TRH))
+
+
+def samples(pa, pb, e):
+    a, _ = traces(pa)
+    b, _ = traces(pb)
+    if a.shape != b.shape:
+        fail("shapes differ: %s vs %s" % (a.shape, b.shape))
+    within(b, a, e, "samples")
+
+
+def rsfstack(op, e, out, raw, dims):
+    shape = [int(x) for x in dims.split("x")]
+    ref = reduce(op, np.fromfile(raw, dtype="<f4").astype(np.float64).reshape(shape))
+    b = open(out, "rb").read()
+    sep = b.index(b"\x0c\x0c\x04")
+    head = b[:sep].decode()
+    for key in ("n1=%d" % shape[-1], "n2=%d" % shape[-2], 'data_format="native_float"',
+                'in="stdin"', "d1=0.00025", 'label2="Offset"'):
+        if key not in head:
+            fail("%s: no %s in the header:\n%s" % (out, key, head))
+    got = np.frombuffer(b[sep + 3:], dtype="<f4").astype(np.float64)
+    within(got, ref.ravel(), e, "RSF %s" % op)
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "gen":
+        gen(args[0], args[1], int(args[2]))
+    elif cmd == "exact":
+        exact(*args)
+    elif cmd == "stack":
+        stack(args[0], float(args[1]), args[2], args[3:])
+    elif cmd == "headers":
+        headers(*args)
+    elif cmd == "samples":
+        samples(args[0], args[1], float(args[2]))
+    elif cmd == "rsfstack":
+        rsfstack(args[0], float(args[1]), args[2], args[3], args[4])
+    else:
+        fail("unknown command " + cmd)

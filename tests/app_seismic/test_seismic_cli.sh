@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# SEG-Y and RSF end to end (see CMakeLists.txt). Independent side:
+# seismic_check.py (python3-segyio + numpy).
+set -u
+GZ=$1 MPIRUN=$2 PY=$3 CHECK=$4
+DATA=${GZ_DATA_DIR:-}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+LIMIT=$((10 * ${GZ_TEST_TIME_SCALE:-1}))
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+M=("$MPIRUN" --oversubscribe -np)
+good() { # good WHAT COMMAND...: must succeed
+  local what=$1
+  shift
+  if "$@" >"$TMP/out" 2>&1; then ok; else ko "$what"; cat "$TMP/out"; fi
+}
+# bad WHAT PATTERN OUTPUT COMMAND...: non-zero exit within LIMIT s, a message
+# matching PATTERN, no crash, no OUTPUT and no temporary file left.
+bad() {
+  local what=$1 pattern=$2 output=$3 rc
+  shift 3
+  timeout $LIMIT "$@" >"$TMP/out" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    ko "$what: exit 0"; cat "$TMP/out"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    ko "$what: still running after $LIMIT s"
+  elif grep -qE -- "$pattern" "$TMP/out"; then
+    ok
+  else
+    ko "$what: no '$pattern' in:"; cat "$TMP/out"
+  fi
+  grep -qE "MPI_ABORT|Segmentation|core dumped|AddressSanitizer|runtime error" "$TMP/out" &&
+    { ko "$what: crashed"; cat "$TMP/out"; }
+  [ -e "$output" ] && ko "$what: $output left behind"
+  find "$TMP" -name '*.tmp-*' | grep -q . && ko "$what: temporary files left"
+  return 0
+}
+
+if ! "$PY" -c "import segyio, numpy" 2>/dev/null; then
+  echo "SKIP: python3-segyio / numpy not found for $PY"; exit 77
+fi
+F3=$DATA/seismic_f3_cube/f3_Format5msb_ieee.sgy
+SODA=$DATA/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw
+if [ ! -f "$F3" ] || [ ! -f "$SODA" ]; then
+  echo "SKIP: the F3 and soda-lakes data are not in GZ_DATA_DIR"; exit 77
+fi
+D=$TMP/in
+mkdir -p "$D"
+good "generate SEG-Y and RSF" "$PY" "$CHECK" gen "$SODA" "$D" 4
+"$PY" -c "import numpy as np; np.load('$D/shots.npy').astype('<f4').tofile('$D/shots.raw')"
+
+# --- reading: every value bit for bit as segyio decodes it -----------------
+# (the mean of one image with -e 0 is the image itself)
+for k in ibm ieee lsb i16; do
+  good "read $k" "$GZ" stack -i "$D/${k}_1.sgy" -e 0 -o "$TMP/x_$k.raw" -q
+  good "$k bit-exact" "$PY" "$CHECK" exact "$D/${k}_1.sgy" "$TMP/x_$k.raw"
+done
+good "read F3" "$GZ" stack -i "$F3" -e 0 -o "$TMP/f3.nc" -q
+good "F3 bit-exact" "$GZ" stack -i "$F3" -e 0 -o "$TMP/f3.raw" -q
+good "F3 values" "$PY" "$CHECK" exact "$F3" "$TMP/f3.raw"
+# the cube's geometry: inline x crossline x time, line numbers as coordinates
+if command -v ncdump >/dev/null; then
+  ncdump -h "$TMP/f3.nc" >"$TMP/f3.cdl"
+  grep -q "float amplitude(inline, crossline, time)" "$TMP/f3.cdl" && ok || ko "F3 shape"
+  grep -q "inline = 23 ;" "$TMP/f3.cdl" && grep -q "crossline = 18 ;" "$TMP/f3.cdl" && ok ||
+    ko "F3 23 x 18 lines"
+  ncdump -v inline,time "$TMP/f3.nc" | tr -d ' \n' | grep -q "inline=111,112,113" && ok ||
+    ko "F3 inline numbers"
+  ncdump -v time "$TMP/f3.nc" | tr -d ' \n' | grep -q "time=4,8,12" && ok || ko "F3 times (ms)"
+fi
+
+# a crossline-sorted cube keeps the file's order: [crossline][inline][time]
+"$PY" -c "
+import segyio, numpy as np
+spec = segyio.spec(); spec.sorting = 1; spec.format = 5; spec.samples = list(range(10))
+spec.ilines = [1, 2, 3]; spec.xlines = [10, 11]
+with segyio.create('$D/xl.sgy', spec) as f:
+    t = 0
+    for x in spec.xlines:
+        for i in spec.ilines:
+            f.header[t] = {segyio.su.iline: i, segyio.su.xline: x}
+            f.trace[t] = np.arange(10, dtype=np.float32) + 100 * i + 1000 * x
+            t += 1
+    f.bin.update(hdt=4000)"
+good "read crossline-sorted" "$GZ" stack -i "$D/xl.sgy" -e 0 -o "$TMP/xl.raw" -q
+good "crossline-sorted bit-exact" "$PY" "$CHECK" exact "$D/xl.sgy" "$TMP/xl.raw"
+if command -v ncdump >/dev/null; then
+  good "crossline-sorted to netCDF" "$GZ" stack -i "$D/xl.sgy" -e 0 -o "$TMP/xl.nc" -q
+  ncdump -h "$TMP/xl.nc" | grep -q "float amplitude(crossline, inline, time)" && ok ||
+    ko "crossline-sorted shape"
+fi
+
+# --- image stacks: numpy within the bound, headers kept, 1/3/4 ranks -------
+for k in ibm ieee lsb i16; do
+  for np in 1 3 4; do
+    good "stack $k np$np" "${M[@]}" $np "$GZ" -i "$D/${k}_"?.sgy -e 1e-3 -o "$TMP/s_${k}_$np.sgy" -q
+  done
+  # at every rank count: within the bound of numpy, headers kept. (The
+  # quantized partial sums depend on the rank count, so the samples may
+  # differ between rank counts, each within the bound; within one run every
+  # rank holds the same bytes: tests/coll.)
+  for np in 1 3 4; do
+    good "stack $k np$np vs numpy" "$PY" "$CHECK" stack mean 1e-3 "$TMP/s_${k}_$np.sgy" "$D/${k}_"?.sgy
+  done
+done
+# rank 0 reads and scatters; slabs smaller than a trace; both byte orders mixed
+good "stack ibm --read root" "${M[@]}" 3 "$GZ" -i "$D/ibm_"?.sgy --read root -e 1e-3 -o "$TMP/root.sgy" -q
+good "--read root vs numpy" "$PY" "$CHECK" stack mean 1e-3 "$TMP/root.sgy" "$D/ibm_"?.sgy
+good "stack slabs, mixed byte order" "${M[@]}" 3 "$GZ" -i "$D/ibm_"?.sgy "$D/lsb_"?.sgy --slab-mb 0.01 \
+  -e 1e-3 -o "$TMP/slab.sgy" -q
+good "slabs vs numpy" "$PY" "$CHECK" stack mean 1e-3 "$TMP/slab.sgy" "$D/ibm_"?.sgy "$D/lsb_"?.sgy
+for op in max min sum; do
+  good "stack ibm $op" "${M[@]}" 3 "$GZ" -i "$D/ibm_"?.sgy --op $op -e 1e-2 -o "$TMP/o_$op.sgy" -q
+  good "stack ibm $op vs numpy" "$PY" "$CHECK" stack $op 1e-2 "$TMP/o_$op.sgy" "$D/ibm_"?.sgy
+done
+# F3 volumes: three copies of the cube stack into the cube
+cp "$F3" "$D/f3b.sgy"
+cp "$F3" "$D/f3c.sgy"
+good "stack F3 np3" "${M[@]}" 3 "$GZ" -i "$F3" "$D/f3b.sgy" "$D/f3c.sgy" -e 1e-2 -o "$TMP/f3s.sgy" -q
+good "stack F3 vs numpy" "$PY" "$CHECK" stack mean 1e-2 "$TMP/f3s.sgy" "$F3" "$D/f3b.sgy" "$D/f3c.sgy"
+# Debian's segyio tools read the outputs
+if command -v segyio-catb >/dev/null; then
+  segyio-catb "$TMP/f3s.sgy" | grep -qE "^format[[:space:]]+5$" && ok || ko "segyio-catb format"
+  segyio-catb "$TMP/s_ibm_3.sgy" | grep -qE "^hns[[:space:]]+2048$" && ok || ko "segyio-catb hns"
+  segyio-catr -t 1 "$TMP/f3s.sgy" | grep -qE "^iline[[:space:]]+111$" && ok || ko "segyio-catr iline"
+  segyio-catr -t 96 "$TMP/s_ieee_3.sgy" | grep -qE "^tracl[[:space:]]+96$" && ok || ko "segyio-catr tracl"
+else
+  echo "note: segyio-catb not found (Debian segyio-bin): tool checks not run"
+fi
+
+# --- compress / decompress keeps the headers --------------------------------
+for src in "$F3" "$D/ieee_0.sgy" "$D/lsb_0.sgy"; do
+  b=$(basename "$src" .sgy)
+  good "compress $b" "$GZ" compress -i "$src" -e 1e-3 -o "$TMP/$b.gzc" -q
+  good "decompress $b" "$GZ" decompress -i "$TMP/$b.gzc" -o "$TMP/$b.back.sgy" -q
+  good "$b headers byte-identical" "$PY" "$CHECK" headers "$src" "$TMP/$b.back.sgy"
+  good "$b samples within 1e-3" "$PY" "$CHECK" samples "$src" "$TMP/$b.back.sgy" 1e-3
+done
+# IBM: decompressed as IEEE (IBM rounding would break the bound); every
+# header byte but the format code (3225-3226) kept
+good "compress ibm" "$GZ" compress -i "$D/ibm_0.sgy" -e 1e-3 -o "$TMP/ibm.gzc" -q
+good "decompress ibm" "$GZ" decompress -i "$TMP/ibm.gzc" -o "$TMP/ibm.back.sgy" -q
+cmp -s <(head -c 3224 "$D/ibm_0.sgy") <(head -c 3224 "$TMP/ibm.back.sgy") && ok || ko "ibm text/binary"
+cmp -s <(tail -c +3227 "$D/ibm_0.sgy" | head -c 374) <(tail -c +3227 "$TMP/ibm.back.sgy" | head -c 374) &&
+  ok || ko "ibm binary header after the format code"
+good "ibm samples within 1e-3" "$PY" "$CHECK" samples "$D/ibm_0.sgy" "$TMP/ibm.back.sgy" 1e-3
+
+# two extended textual headers (revision 1): read, and kept by decompress
+"$PY" -c "
+import segyio, numpy as np
+spec = segyio.spec(); spec.format = 1; spec.samples = list(range(20)); spec.tracecount = 5
+spec.ext_headers = 2
+with segyio.create('$D/ext.sgy', spec) as f:
+    for t in range(5):
+        f.header[t] = {segyio.su.tracl: t + 1}
+        f.trace[t] = np.arange(20, dtype=np.float32) * (t + 1)
+    f.bin.update(hdt=2000, exth=2, rev=1)
+    f.text[1] = b'C 1 EXTENDED ONE'.ljust(3200)
+    f.text[2] = b'C 1 EXTENDED TWO'.ljust(3200)"
+good "read extended headers" "$GZ" stack -i "$D/ext.sgy" -e 0 -o "$TMP/ext.raw" -q
+good "extended headers: values" "$PY" "$CHECK" exact "$D/ext.sgy" "$TMP/ext.raw"
+good "compress ext" "$GZ" compress -i "$D/ext.sgy" -e 1e-3 -o "$TMP/ext.gzc" -q
+good "decompress ext" "$GZ" decompress -i "$TMP/ext.gzc" -o "$TMP/ext.back.sgy" -q
+good "ext: every header byte but the format code" "$PY" -c "
+a = open('$D/ext.sgy', 'rb').read(); b = open('$TMP/ext.back.sgy', 'rb').read()
+assert len(a) == len(b) and a[:3224] == b[:3224] and a[3226:10000] == b[3226:10000]
+assert all(a[10000 + t * 320:10240 + t * 320] == b[10000 + t * 320:10240 + t * 320] for t in range(5))
+print('ok: textual, binary, 2 extended and 5 trace headers kept')"
+
+# --- Madagascar RSF -----------------------------------------------------------
+for np in 1 3; do
+  good "stack RSF np$np" "${M[@]}" $np "$GZ" -i "$D/soda.rsf" -e 1e-3 -o "$TMP/r$np.rsf" -q
+done
+good "RSF vs numpy" "$PY" "$CHECK" rsfstack mean 1e-3 "$TMP/r3.rsf" "$D/shots.raw" 4x96x2048
+good "stack xdr RSF" "${M[@]}" 4 "$GZ" -i "$D/sodaxdr.rsf" --op max -e 1e-3 -o "$TMP/rx.sgy" -q
+good "xdr RSF to SEG-Y" "$PY" -c "
+import segyio, numpy as np
+with segyio.open('$TMP/rx.sgy', ignore_geometry=True) as f:
+    got = f.trace.raw[:].astype(np.float64)
+ref = np.load('$D/shots.npy').astype(np.float64).max(axis=0)
+e = np.abs(got - ref).max()
+assert e <= 1e-3 * 1.0001, e
+print('ok: xdr RSF max -> SEG-Y, error', e)"
+# SEG-Y to RSF: the time axis in ms from the SEG-Y headers
+good "SEG-Y to RSF" "$GZ" stack -i "$D/ieee_0.sgy" -e 0 -o "$TMP/g.rsf" -q
+grep -aq 'n1=2048 d1=0.25 o1=0 label1="time" unit1="ms"' "$TMP/g.rsf" && ok || ko "RSF axis 1 from SEG-Y"
+
+# --- bad input ------------------------------------------------------------------
+O=$TMP/bad.sgy
+printf 'C 1 this is not seismic at all\n%.0s' $(seq 100) >"$D/text.sgy"
+bad "not SEG-Y" "text\.sgy: not a SEG-Y file" "$O" "${M[@]}" 3 "$GZ" -i "$D/text.sgy" -e 1e-3 -o "$O"
+head -c 1000 "$F3" >"$D/short.sgy"
+bad "shorter than the headers" "short\.sgy: not a SEG-Y file: 1000 bytes" "$O" \
+  "$GZ" -i "$D/short.sgy" -e 1e-3 -o "$O"
+head -c $((3600 + 95 * 8432 + 1000)) "$D/ieee_0.sgy" >"$D/trunc.sgy"
+bad "truncated trace" "trunc\.sgy: truncated trace 96: 1000 of its 8432 bytes" "$O" \
+  "${M[@]}" 3 "$GZ" -i "$D/ieee_0.sgy" "$D/trunc.sgy" -e 1e-3 -o "$O"
+bad "compress truncated trace" "trunc\.sgy: truncated trace 96" "$TMP/t.gzc" \
+  "$GZ" compress -i "$D/trunc.sgy" -e 1e-3 -o "$TMP/t.gzc"
+head -c $((3600 + 90 * 8432)) "$D/ieee_0.sgy" >"$D/fewer.sgy"
+bad "fewer traces" "fewer\.sgy: snapshot shape 90x2048 f32 differs from 96x2048 f32" "$O" \
+  "${M[@]}" 3 "$GZ" -i "$D/ieee_0.sgy" "$D/ieee_1.sgy" "$D/fewer.sgy" -e 1e-3 -o "$O"
+bad "other sample count" "f3b\.sgy: snapshot shape 23x18x75 f32 differs from 96x2048" "$O" \
+  "${M[@]}" 3 "$GZ" -i "$D/ieee_0.sgy" "$D/f3b.sgy" -e 1e-3 -o "$O"
+patch_format() { # patch_format IN OUT CODE: big-endian sample format code
+  cp "$1" "$2"
+  printf "$(printf '\\%03o\\%03o' $(($3 >> 8)) $(($3 & 255)))" |
+    dd of="$2" bs=1 seek=3224 conv=notrunc status=none
+}
+patch_format "$D/ieee_0.sgy" "$D/fmt4.sgy" 4
+bad "format 4" "fmt4\.sgy: sample format 4 \(fixed point with gain \(obsolete\)\) is not supported" \
+  "$O" "$GZ" -i "$D/fmt4.sgy" -e 1e-3 -o "$O"
+patch_format "$D/ieee_0.sgy" "$D/fmt9.sgy" 9
+bad "format 9" "fmt9\.sgy: sample format 9 \(int64\) is not supported" "$O" \
+  "$GZ" compress -i "$D/fmt9.sgy" -e 1e-3 -o "$O"
+patch_format "$D/ieee_0.sgy" "$D/fmt77.sgy" 77
+bad "format 77" "fmt77\.sgy: not a SEG-Y file: the sample format code .* is 77" "$O" \
+  "$GZ" -i "$D/fmt77.sgy" -e 1e-3 -o "$O"
+printf 'n1=100 n2=10 data_format=native_float in="%s"\n' "$D/nothere@" >"$D/nodata.rsf"
+bad "RSF without data" "nodata\.rsf: its data file .*nothere@: No such file" "$O" \
+  "$GZ" -i "$D/nodata.rsf" -e 1e-3 -o "$O"
+head -c 1000 "$D/soda.rsf@" >"$D/half.rsf@"
+sed "s|in=.*|in=\"$D/half.rsf@\"|" "$D/soda.rsf" >"$D/half.rsf"
+bad "RSF truncated" "half\.rsf: truncated: .* holds 1000 bytes of data" "$O" \
+  "$GZ" -i "$D/half.rsf" -e 1e-3 -o "$O"
+printf 'n1=10 data_format=native_int in="%s"\n' "$D/soda.rsf@" >"$D/int.rsf"
+bad "RSF int" "int\.rsf: data_format=native_int is not supported" "$O" \
+  "$GZ" -i "$D/int.rsf" -e 1e-3 -o "$O"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
