@@ -10,6 +10,8 @@
  *   stack_device.c      3. --device gpu: device choice and staging
  *   stack_reduce.c      3. the compressed allreduce in slabs, the result
  *   stack_reference.c   4. the exact reference of --verify
+ *   stack_moments.c     var / std (two passes) and rms: steps 2-4 as sums
+ *                       of squares, their bound and --verify reference
  *   stack_output.c      output file, PNG renders, metrics JSON, summary
  *   cmd_stack.c         gz_cmd_stack: the steps in order, the agreement of
  *                       every rank on every failure, progress, timings
@@ -168,6 +170,15 @@ typedef struct gzs_run {
   char view_desc[256];
   int png_w[3], png_h[3]; /* result, exact, error */
 
+  /* second moments (stack_moments.c): the pass under way (0: none, 1: the
+   * mean of var / std, 2: the sums of squares), the user's options (the
+   * budget of each pass), the agreed mean pass 2 squares deviations from
+   * (NULL: the values themselves, rms) and that mean's bound */
+  int moment_pass;
+  const gzs_opts_t *moment_o;
+  const double *center;
+  double mean_bound;
+
   gzs_times_t t;
   double peak_rss_max, peak_rss_min; /* bytes, over the ranks (getrusage) */
   char **written;                    /* files written by this run (rank 0), for cleanup */
@@ -197,6 +208,13 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                size_t errlen);
 int gzs_reference(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                   size_t errlen);
+/* var / var1 / std / std1 / rms: read, reduce and (--verify) reference in
+ * one step (stack_moments.c). */
+int gzs_moments(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+                size_t errlen);
+/* The budget of the pass under way (r->moment_pass): sets e_abs and
+ * e_allreduce from the agreed range and counts. stack_moments.c */
+void gzs_moment_budget(gzs_run_t *r);
 void gzs_run_free(gzs_run_t *r);
 
 /* ---- shared by the stages ------------------------------------------------ */
@@ -212,6 +230,10 @@ size_t gzs_slab_values(const gzs_opts_t *o);
 /* A running sum / max / min of snapshots (stack_accumulate.c). */
 typedef struct gzs_acc {
   gzs_op_t op;
+  /* square: (x - center[p])^2 (center NULL: x^2) is accumulated instead of
+   * x (stack_moments.c); lo / hi stay the range of x */
+  int square;
+  const double *center;
   double *acc;       /* npoints values (gzs_acc_alloc) */
   uint32_t **counts; /* per-point counts, allocated at the first missing value */
   size_t npoints;

@@ -37,6 +37,8 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
 
   r->acc = gzs_acc_alloc(o->op, M);
   gzs_acc_init(&s, o->op, r->acc, &r->counts, M);
+  s.square = r->moment_pass == 2;
+  s.center = r->center;
   if (!buf || !s.acc) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
     failed = 1;
