@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# gzstack's climate operators against CDO and NCO (see CMakeLists.txt).
+# For each case: gzstack (with --verify: its own exact reference) and the
+# reference tool on the same input; then
+#   values   max |gzstack - reference| (cdo fldmax of the absolute
+#            difference) <= the claimed bound gzstack wrote
+#            (gzstack_claimed_bound) + half a float32 ulp of the reference's
+#            largest value (the reference is rounded to float32 too)
+#   missing  the same count of missing points in gzstack's field, the
+#            reference's and their difference (so the same points)
+#   metadata cdo sinfo reads the output; ncdump shows the CF cell_methods
+#            and the history with gzstack's line first and the input's kept
+# A discrimination case checks that the comparison can fail: population
+# variance against the sample reference must differ beyond the bound.
+set -u
+GZ=$1 MPIRUN=$2
+DATA=${GZ_DATA_DIR:-}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+run() { "$MPIRUN" --oversubscribe -np "$@"; }
+
+for tool in cdo ncra ncdump; do
+  command -v $tool >/dev/null || { echo "FAIL: $tool not installed (scripts/gz.sh deps)"; exit 1; }
+done
+if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
+  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
+fi
+TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
+SST=$DATA/climate_ersst_v5/sst.mnmean.nc
+export CDO_HISTORY_INFO=0
+
+# reference FILE VAR OP OUT: the CDO / NCO result for a gzstack --op
+reference() {
+  local f=$1 v=$2 op=$3 out=$4
+  case $op in
+    var) cdo -s -O timvar -selvar,"$v" "$f" "$out" ;;
+    var1) cdo -s -O timvar1 -selvar,"$v" "$f" "$out" ;;
+    std) cdo -s -O timstd -selvar,"$v" "$f" "$out" ;;
+    std1) cdo -s -O timstd1 -selvar,"$v" "$f" "$out" ;;
+    rms) ncra -O -y rms -v "$v" "$f" "$out" ;;
+  esac
+}
+# nmiss FILE: the Miss column of cdo infon
+nmiss() { cdo -s infon "$1" | awk 'NR == 2 { print $7 }'; }
+# refmax FILE: the largest |value|
+refmax() { cdo -s infon "$1" | awk 'NR == 2 { a = $9 < 0 ? -$9 : $9; b = $11 < 0 ? -$11 : $11; print (a > b ? a : b) }'; }
+claimed() { ncdump -h "$1" | sed -n 's/.*:gzstack_claimed_bound = \([^ ;]*\).*/\1/p'; }
+# within DIFF CLAIMED REFMAX: diff <= claimed + 2^(floor(log2 refmax) - 24)
+within() {
+  awk -v d="$1" -v c="$2" -v m="$3" 'BEGIN {
+    u = 0; if (m > 0) { u = 1; while (u * 2 <= m) u *= 2; while (u > m) u /= 2; u /= 16777216 }
+    exit !(d + 0 <= c + u) }'
+}
+
+# compare DESCRIPTION GZ_OUT REF [expect_far]
+compare() {
+  local what=$1 g=$2 ref=$3 far=${4:-}
+  local diff c m ng nr nd
+  diff=$(cdo -s output -fldmax -abs -sub "$g" "$ref" | tr -d ' ')
+  c=$(claimed "$g") m=$(refmax "$ref")
+  if [ -z "$diff" ] || [ -z "$c" ] || [ -z "$m" ]; then ko "$what: no difference ($diff), claim ($c) or max ($m)"; return; fi
+  if [ -n "$far" ]; then
+    if within "$diff" "$c" "$m"; then ko "$what: expected a difference beyond $c, got $diff"; else ok; fi
+    return
+  fi
+  if within "$diff" "$c" "$m"; then ok; else ko "$what: |gzstack - reference| = $diff > claimed $c (+ f32 of $m)"; fi
+  ng=$(nmiss "$g") nr=$(nmiss "$ref") nd=$(cdo -s infon -sub "$g" "$ref" | awk 'NR == 2 { print $7 }')
+  if [ "$ng" = "$nr" ] && [ "$nr" = "$nd" ]; then ok; else ko "$what: missing points gzstack $ng, reference $nr, union $nd"; fi
+  echo "  $what: max |diff| $diff, claimed $c, missing $ng"
+}
+
+# metadata OUT OP_CF
+metadata() {
+  local g=$1 cf=$2
+  if cdo -s sinfo "$g" >"$TMP/sinfo" 2>&1; then ok; else ko "cdo sinfo $g"; cat "$TMP/sinfo"; fi
+  ncdump -h "$g" >"$TMP/hdr" 2>&1 || { ko "ncdump -h $g"; return; }
+  if grep -q "cell_methods = \".*time: $cf\"" "$TMP/hdr"; then ok; else ko "$g: no 'time: $cf' cell_methods"; fi
+  if grep -q ':history = ".*gzstack stack' "$TMP/hdr"; then ok; else ko "$g: history without the gzstack line"; fi
+}
+
+cf_of() {
+  case $1 in var | var1) echo variance ;; std | std1) echo standard_deviation ;; rms) echo root_mean_square ;; esac
+}
+
+# (file, variable, bound): TREFHT in K (no missing values), SST in degC
+# (land NaN); e relative to the tools' float32 output, big enough to let the
+# compressed allreduce work.
+for ds in "TREFHT:$TREFHT:1e-3" "sst:$SST:1e-2"; do
+  v=${ds%%:*} rest=${ds#*:} f=${rest%:*} e=${rest##*:}
+  for op in var var1 std std1 rms; do
+    reference "$f" "$v" "$op" "$TMP/ref_${v}_$op.nc" 2>"$TMP/err" ||
+      { ko "reference $v $op"; cat "$TMP/err"; continue; }
+    for np in 1 3 4; do
+      out=$TMP/g_${v}_${op}_$np.nc
+      if run $np "$GZ" stack -i "$f" --var "$v" --op $op -e $e -o "$out" --verify -q \
+        >"$TMP/out" 2>&1; then ok; else ko "$v $op np $np: gzstack failed"; cat "$TMP/out"; continue; fi
+      compare "$v $op np $np" "$out" "$TMP/ref_${v}_$op.nc"
+    done
+    metadata "$TMP/g_${v}_${op}_3.nc" "$(cf_of $op)"
+  done
+done
+
+# the comparison can fail: population var against the sample reference
+compare "var vs timvar1 (must differ)" "$TMP/g_TREFHT_var_3.nc" "$TMP/ref_TREFHT_var1.nc" far
+
+# a relative bound: E x range (var: x range^2)
+run 3 "$GZ" stack -i "$SST" --var sst --op std1 -e 1e-4 --eb-mode rel -o "$TMP/rel.nc" --verify -q \
+  >"$TMP/out" 2>&1 && ok || { ko "std1 rel"; cat "$TMP/out"; }
+compare "sst std1 rel np 3" "$TMP/rel.nc" "$TMP/ref_sst_std1.nc"
+# e = 0: the plain MPI allreduce, within double rounding of CDO
+run 4 "$GZ" stack -i "$TREFHT" --var TREFHT --op var1 -e 0 -o "$TMP/exact.nc" --verify -q \
+  >"$TMP/out" 2>&1 && ok || { ko "var1 e 0"; cat "$TMP/out"; }
+compare "TREFHT var1 e=0 np 4" "$TMP/exact.nc" "$TMP/ref_TREFHT_var1.nc"
+
+# errors name the option; nothing written
+if run 2 "$GZ" stack -i "$TREFHT" --var TREFHT --op std --read root -e 1e-3 -o "$TMP/no.nc" \
+  >"$TMP/out" 2>&1; then ko "--op std --read root accepted"; else
+  grep -q -- "--read root" "$TMP/out" && ok || { ko "--read root message"; cat "$TMP/out"; }
+  [ -e "$TMP/no.nc" ] && ko "--read root: output written" || ok
+fi
+if run 1 "$GZ" stack -i "$TREFHT" --var TREFHT --op stdev -e 1e-3 -o "$TMP/no.nc" >"$TMP/out" 2>&1; then
+  ko "--op stdev accepted"; else grep -q -- "--op stdev" "$TMP/out" && ok || { ko "--op stdev message"; cat "$TMP/out"; }; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
