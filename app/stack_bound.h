@@ -92,7 +92,7 @@ typedef struct gzs_claim {
  * nonzero result, 0 otherwise. */
 gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in);
 
-/* ---- second moments (docs/design.md, "Variance, standard deviation, rms")
+/* ---- second moments (docs/operators.md)
  *
  * var / std, two passes: an agreed mean m~ (the compressed allreduce of the
  * sums, within mean_bound d of the exact mean m), then S~, the compressed

@@ -1,7 +1,7 @@
 /*
  * stack_moments.c - steps 2-4 of `gzstack stack` for the second moments:
  * var / var1 / std / std1 in two passes, rms in one (stack_bound.h derives
- * the bound, docs/design.md explains it).
+ * the bound, docs/operators.md explains it).
  *   pass 1   var / std: the mean, as --op mean (stack_read.c,
  *            stack_reduce.c) with the budget gzs_moment_plan gives it; the
  *            result m~ is bit-identical on every rank
