@@ -106,7 +106,7 @@ int gzs_locate(const gzs_run_t *r, uint64_t g, uint64_t *rec) {
     lo--;
   while (lo < r->nfiles - 1 && g >= r->files[lo].first + r->files[lo].records)
     lo++;
-  *rec = g - r->files[lo].first;
+  *rec = gzs_file_record(&r->files[lo], g - r->files[lo].first);
   return lo;
 }
 

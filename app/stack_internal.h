@@ -55,7 +55,10 @@ typedef struct gzs_opts {
   int verify, force, quiet;
   int have_slice, slice_axis; /* slice_axis -1: a dimension name in slice_text */
   long slice_index;
-  char *slice_text;   /* --slice as given */
+  char *slice_text; /* --slice as given */
+  char *steps_text; /* --steps as given (NULL: every record) */
+  int have_steps;
+  uint64_t step_start, step_stop, step_stride; /* stop inclusive (UINT64_MAX: last) */
   double slab_mb;     /* read / reduce granularity in MiB of doubles */
   char *command_line; /* for provenance */
 } gzs_opts_t;
@@ -76,11 +79,12 @@ void gzs_opts_json(const gzs_opts_t *o, gz_json_t *j);
 
 /* One input file as scanned. */
 typedef struct gzs_file {
-  uint64_t records;
-  uint64_t first; /* global index of its first snapshot */
-  int format;     /* gz_format_t */
-  int dtype;      /* gz_dtype_t */
-  int ndims;      /* of the variable, record dim included */
+  uint64_t records;      /* snapshots stacked from it (after --steps) */
+  uint64_t first;        /* global index of its first snapshot */
+  uint64_t rec0, stride; /* its k-th snapshot is record rec0 + k stride (stride 0: 1) */
+  int format;            /* gz_format_t */
+  int dtype;             /* gz_dtype_t */
+  int ndims;             /* of the variable, record dim included */
   uint64_t dims[GZ_IO_MAXDIMS];
   int has_fill;
   double fill;
@@ -250,6 +254,18 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
  * -1: out of memory for the counts. */
 int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_fill,
                    double fill, const unsigned char *bits);
+/* --steps (stack_select.c): the selected records of each file (records,
+ * first, rec0, stride) and their count nsnap; the inputs' own record counts
+ * on entry. -1 with err naming --steps when nothing is selected. */
+int gzs_select_steps(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
+/* Parse START[:STOP[:STRIDE]] (STOP inclusive, as NCO's -d); NULL or why
+ * not. */
+const char *gzs_parse_steps(const char *v, uint64_t *start, uint64_t *stop,
+                            uint64_t *stride);
+/* The record in file fi of its k-th stacked snapshot. */
+static inline uint64_t gzs_file_record(const gzs_file_t *fi, uint64_t k) {
+  return fi->rec0 + k * (fi->stride ? fi->stride : 1);
+}
 /* Global snapshot g -> its file, and the record in that file. */
 int gzs_locate(const gzs_run_t *r, uint64_t g, uint64_t *rec);
 /* Part [off, off+n) of record rec as doubles. */

@@ -110,6 +110,7 @@ static const char *check_png(gzs_opts_t *o, const char *v);
 static const char *check_stats_png(gzs_opts_t *o, const char *v);
 static const char *check_slice(gzs_opts_t *o, const char *v);
 static const char *check_read(gzs_opts_t *o, const char *v);
+static const char *check_steps(gzs_opts_t *o, const char *v);
 
 static const char *const groups[] = {
     "Input (config-file key in brackets):", "Stacking and bound:", "Output:"};
@@ -124,6 +125,12 @@ static const opt_row_t options[] = {
      check_var, NULL, NULL, 0,
      "netCDF variable or HDF5 dataset path (--dataset); default: the only data "
      "variable"},
+    {"steps", NULL, NULL, "steps", "START[:STOP[:STRIDE]]", OPT_STRING, NULL, NULL,
+     AT(steps_text), NULL, check_steps, NULL, NULL, 0,
+     "stack only records START, START+STRIDE, ... up to STOP inclusive, counted from 0 "
+     "along the stacking axis across all inputs in order (as ncra -d time,START,STOP,"
+     "STRIDE; cdo seltimestep counts from 1); START alone: that record; STOP empty: the "
+     "last record"},
     {"dims", NULL, NULL, "dims", "AxB[xC]", OPT_STRING, NULL, NULL, AT(dims_text), NULL,
      check_dims, NULL, NULL, 0,
      "raw: shape of ONE snapshot; the snapshot count of a file follows from its size"},
@@ -662,6 +669,12 @@ static const char *check_png(gzs_opts_t *o, const char *v) {
   return is_png(v) ? NULL : "the render must be a .png file";
 }
 
+static const char *check_steps(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_steps(v, &o->step_start, &o->step_stop, &o->step_stride);
+  o->have_steps = why == NULL;
+  return why;
+}
+
 /* The read row follows the op row: the op is known here. */
 static const char *check_read(gzs_opts_t *o, const char *v) {
   (void)v;
@@ -944,6 +957,7 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->config);
   free(o->command_line);
   free(o->slice_text);
+  free(o->steps_text);
   memset(o, 0, sizeof *o);
 }
 

@@ -64,7 +64,8 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
       for (size_t off = 0; off < M && !failed; off += blen) {
         size_t n = M - off < blen ? M - off : blen;
         double t0 = MPI_Wtime();
-        if (gzs_read_part(rd, g - fi->first, off, n, M, buf, err, errlen) != 0) {
+        if (gzs_read_part(rd, gzs_file_record(fi, g - fi->first), off, n, M, buf, err,
+                          errlen) != 0) {
           failed = 1;
           break;
         }

@@ -108,6 +108,8 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   }
   free(words);
   free(fills);
+  if (o->have_steps && gzs_select_steps(o, r, err, errlen) != 0)
+    failed = 1;
 
   /* every snapshot has the first file's shape and type */
   for (int i = 1; i < nf && !failed; i++) {
@@ -126,7 +128,7 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
       failed = 1;
     }
   }
-  if (!failed && r->nsnap == 0) {
+  if (!failed && r->nsnap == 0 && !o->have_steps) {
     snprintf(err, errlen, "the inputs hold no snapshot (first dimension of length 0)");
     failed = 1;
   }

@@ -115,6 +115,41 @@ run 4 "$GZ" stack -i "$TREFHT" --var TREFHT --op var1 -e 0 -o "$TMP/exact.nc" --
   >"$TMP/out" 2>&1 && ok || { ko "var1 e 0"; cat "$TMP/out"; }
 compare "TREFHT var1 e=0 np 4" "$TMP/exact.nc" "$TMP/ref_TREFHT_var1.nc"
 
+# --steps START:STOP:STRIDE (STOP inclusive, as ncra -d time,START,STOP,STRIDE)
+# against ncra and cdo seltimestep (1-based), in one file and across two
+ncra -O -d time,0,119,12 -v sst "$SST" "$TMP/ref_steps.nc" || ko "ncra -d"
+for np in 1 3 4; do
+  run $np "$GZ" stack -i "$SST" --var sst --steps 0:119:12 -e 1e-3 -o "$TMP/st_$np.nc" --verify -q \
+    >"$TMP/out" 2>&1 && ok || { ko "steps np $np"; cat "$TMP/out"; }
+  compare "sst mean --steps 0:119:12 np $np" "$TMP/st_$np.nc" "$TMP/ref_steps.nc"
+done
+ncks -O -d time,0,49 "$TREFHT" "$TMP/a.nc" && ncks -O -d time,50,109 "$TREFHT" "$TMP/b.nc" ||
+  ko "ncks split"
+cdo -s -O timstd1 -seltimestep,4/101/7 -selvar,TREFHT "$TREFHT" "$TMP/ref_steps2.nc" ||
+  ko "cdo seltimestep"
+run 3 "$GZ" stack -i "$TMP/a.nc" "$TMP/b.nc" --var TREFHT --op std1 --steps 3:100:7 -e 1e-3 \
+  -o "$TMP/st2.nc" --verify -q >"$TMP/out" 2>&1 && ok || { ko "steps two files"; cat "$TMP/out"; }
+compare "TREFHT std1 --steps 3:100:7 two files np 3" "$TMP/st2.nc" "$TMP/ref_steps2.nc"
+ncra -O -d time,3,100,7 -v TREFHT "$TREFHT" "$TMP/ref_steps3.nc" || ko "ncra -d 3,100,7"
+run 4 "$GZ" stack -i "$TMP/a.nc" "$TMP/b.nc" --var TREFHT --steps 3:100:7 --read root -e 1e-3 \
+  -o "$TMP/st3.nc" --verify -q >"$TMP/out" 2>&1 && ok || { ko "steps root read"; cat "$TMP/out"; }
+compare "TREFHT mean --steps 3:100:7 --read root np 4" "$TMP/st3.nc" "$TMP/ref_steps3.nc"
+# one record alone, from the second file: the record itself
+ncks -O -d time,57 -v TREFHT "$TREFHT" "$TMP/ref_one.nc" || ko "ncks -d time,57"
+run 3 "$GZ" stack -i "$TMP/a.nc" "$TMP/b.nc" --var TREFHT --steps 57 -e 0 -o "$TMP/one.nc" -q \
+  >"$TMP/out" 2>&1 && ok || { ko "steps 57"; cat "$TMP/out"; }
+compare "TREFHT --steps 57 np 3" "$TMP/one.nc" "$TMP/ref_one.nc"
+expect_steps_error() { # SPEC PATTERN: exit non-zero, the message, no output
+  if run 3 "$GZ" stack -i "$TMP/a.nc" "$TMP/b.nc" --var TREFHT --steps "$1" -e 1 -o "$TMP/no.nc" \
+    >"$TMP/out" 2>&1; then ko "--steps $1 accepted"; return; fi
+  grep -qE -- "$2" "$TMP/out" && ok || { ko "--steps $1: no '$2' in:"; cat "$TMP/out"; }
+  [ -e "$TMP/no.nc" ] && ko "--steps $1: output written" || ok
+}
+expect_steps_error 110: "--steps 110: selects no record \\(the inputs hold 110"
+expect_steps_error 9:3 "--steps 9:3: STOP is before START"
+expect_steps_error 0:9:0 "--steps 0:9:0: STRIDE must be"
+expect_steps_error -1:5 "--steps -1:5: START must be"
+
 # errors name the option; nothing written
 if run 2 "$GZ" stack -i "$TREFHT" --var TREFHT --op std --read root -e 1e-3 -o "$TMP/no.nc" \
   >"$TMP/out" 2>&1; then ko "--op std --read root accepted"; else
