@@ -79,6 +79,8 @@ static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
 }
 
 void gzs_run_free(gzs_run_t *r) {
+  for (int i = 0; r->files && i < r->nfiles; i++)
+    free(r->files[i].recs);
   free(r->files);
   if (r->has_meta0)
     gz_meta_free(&r->meta0);

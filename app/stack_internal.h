@@ -58,9 +58,14 @@ typedef struct gzs_opts {
   char *slice_text; /* --slice as given */
   char *steps_text; /* --steps as given (NULL: every record) */
   int have_steps;
-  uint64_t step_start, step_stop, step_stride; /* stop inclusive (UINT64_MAX: last) */
-  double slab_mb;     /* read / reduce granularity in MiB of doubles */
-  char *command_line; /* for provenance */
+  uint64_t step_start, step_stop, step_stride;   /* stop inclusive (UINT64_MAX: last) */
+  char *years_text, *months_text, *seasons_text; /* as given (NULL: any) */
+  int have_dates;                                /* any of the three */
+  int nyears; /* year ranges [year_lo[i], year_hi[i]] (0: any year) */
+  long long year_lo[64], year_hi[64];
+  unsigned months_mask, seasons_mask; /* bit m-1 for month m (0: any) */
+  double slab_mb;                     /* read / reduce granularity in MiB of doubles */
+  char *command_line;                 /* for provenance */
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -82,6 +87,7 @@ typedef struct gzs_file {
   uint64_t records;      /* snapshots stacked from it (after --steps) */
   uint64_t first;        /* global index of its first snapshot */
   uint64_t rec0, stride; /* its k-th snapshot is record rec0 + k stride (stride 0: 1) */
+  uint64_t *recs;        /* or recs[k] (dates selected; NULL: the stride rule) */
   int format;            /* gz_format_t */
   int dtype;             /* gz_dtype_t */
   int ndims;             /* of the variable, record dim included */
@@ -257,14 +263,40 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
 /* --steps (stack_select.c): the selected records of each file (records,
  * first, rec0, stride) and their count nsnap; the inputs' own record counts
  * on entry. -1 with err naming --steps when nothing is selected. */
-int gzs_select_steps(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
+int gzs_select_steps(const gzs_opts_t *o, gzs_run_t *r, const unsigned char *dates,
+                     char *err, size_t errlen);
+/* dates (NULL: no date option): per global record, selected by --years /
+ * --months / --seasons; then each file gets the list of its records. The
+ * flags of one file's records from its time coordinate: */
+int gzs_date_flags(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
+                   unsigned char *flags, char *err, size_t errlen);
 /* Parse START[:STOP[:STRIDE]] (STOP inclusive, as NCO's -d); NULL or why
  * not. */
 const char *gzs_parse_steps(const char *v, uint64_t *start, uint64_t *stop,
                             uint64_t *stride);
+/* The CF time axis of a file (stack_dates.c). */
+enum { GZS_CAL_GREGORIAN = 0, GZS_CAL_NOLEAP, GZS_CAL_ALLLEAP, GZS_CAL_360 };
+typedef struct gzs_time_axis {
+  int cal;
+  int mixed;     /* standard / gregorian: proleptic from 1582-10-15 only */
+  double origin; /* the reference date, in days of the calendar */
+  double scale;  /* days per unit */
+} gzs_time_axis_t;
+/* From the coordinate's units and calendar attributes; -1 with err. */
+int gzs_time_axis(const char *units, const char *calendar, gzs_time_axis_t *ax, char *err,
+                  size_t errlen);
+/* Year and month (1-12) of time value v; -1 when v is not a date. */
+int gzs_time_date(const gzs_time_axis_t *ax, double v, long long *year, int *month);
+/* --years / --months / --seasons: parse into o (NULL or why not). */
+const char *gzs_parse_years(const char *v, gzs_opts_t *o);
+const char *gzs_parse_months(const char *v, unsigned *mask);
+const char *gzs_parse_seasons(const char *v, unsigned *mask);
+/* Is a record of this year and month selected? */
+int gzs_dates_selected(const gzs_opts_t *o, long long year, int month);
+
 /* The record in file fi of its k-th stacked snapshot. */
 static inline uint64_t gzs_file_record(const gzs_file_t *fi, uint64_t k) {
-  return fi->rec0 + k * (fi->stride ? fi->stride : 1);
+  return fi->recs ? fi->recs[k] : fi->rec0 + k * (fi->stride ? fi->stride : 1);
 }
 /* Global snapshot g -> its file, and the record in that file. */
 int gzs_locate(const gzs_run_t *r, uint64_t g, uint64_t *rec);

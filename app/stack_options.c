@@ -111,6 +111,9 @@ static const char *check_stats_png(gzs_opts_t *o, const char *v);
 static const char *check_slice(gzs_opts_t *o, const char *v);
 static const char *check_read(gzs_opts_t *o, const char *v);
 static const char *check_steps(gzs_opts_t *o, const char *v);
+static const char *check_years(gzs_opts_t *o, const char *v);
+static const char *check_months(gzs_opts_t *o, const char *v);
+static const char *check_seasons(gzs_opts_t *o, const char *v);
 
 static const char *const groups[] = {
     "Input (config-file key in brackets):", "Stacking and bound:", "Output:"};
@@ -131,6 +134,17 @@ static const opt_row_t options[] = {
      "along the stacking axis across all inputs in order (as ncra -d time,START,STOP,"
      "STRIDE; cdo seltimestep counts from 1); START alone: that record; STOP empty: the "
      "last record"},
+    {"years", NULL, NULL, "years", "Y|Y1/Y2,...", OPT_STRING, NULL, NULL, AT(years_text),
+     NULL, check_years, NULL, NULL, 0,
+     "stack only records whose date (CF time coordinate and calendar) falls in these "
+     "years or inclusive ranges (as cdo selyear)"},
+    {"months", NULL, NULL, "months", "M|M1/M2,...", OPT_STRING, NULL, NULL,
+     AT(months_text), NULL, check_months, NULL, NULL, 0,
+     "only records of these months 1-12 (as cdo selmon)"},
+    {"seasons", NULL, NULL, "seasons", "DJF|MAM|JJA|SON,...", OPT_STRING, NULL, NULL,
+     AT(seasons_text), NULL, check_seasons, NULL, NULL, 0,
+     "only records of these seasons' months (as cdo selseason; with --months: both "
+     "must hold)"},
     {"dims", NULL, NULL, "dims", "AxB[xC]", OPT_STRING, NULL, NULL, AT(dims_text), NULL,
      check_dims, NULL, NULL, 0,
      "raw: shape of ONE snapshot; the snapshot count of a file follows from its size"},
@@ -675,6 +689,24 @@ static const char *check_steps(gzs_opts_t *o, const char *v) {
   return why;
 }
 
+static const char *check_years(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_years(v, o);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
+static const char *check_months(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_months(v, &o->months_mask);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
+static const char *check_seasons(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_seasons(v, &o->seasons_mask);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
 /* The read row follows the op row: the op is known here. */
 static const char *check_read(gzs_opts_t *o, const char *v) {
   (void)v;
@@ -958,6 +990,9 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->command_line);
   free(o->slice_text);
   free(o->steps_text);
+  free(o->years_text);
+  free(o->months_text);
+  free(o->seasons_text);
   memset(o, 0, sizeof *o);
 }
 

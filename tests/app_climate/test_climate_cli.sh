@@ -150,6 +150,53 @@ expect_steps_error 9:3 "--steps 9:3: STOP is before START"
 expect_steps_error 0:9:0 "--steps 0:9:0: STRIDE must be"
 expect_steps_error -1:5 "--steps -1:5: START must be"
 
+# --years / --months / --seasons from the CF time coordinate, against cdo
+# selyear / selmon / selseason: ERSST (standard calendar, days since
+# 1800-1-1), TREFHT (no calendar attribute: standard), and copies of ERSST
+# relabelled noleap and 360_day (both tools read the same values in the new
+# calendar, so the selected records differ from the standard ones)
+date_case() { # NP FILE VAR OP CDO_SELECTION GZSTACK_OPTIONS...
+  local np=$1 f=$2 v=$3 op=$4 sel=$5 cop
+  shift 5
+  case $op in mean) cop=timmean ;; std1) cop=timstd1 ;; esac
+  cdo -s -O $cop $sel -selvar,"$v" "$f" "$TMP/ref_date.nc" || { ko "cdo $sel"; return; }
+  if run $np "$GZ" stack -i "$f" --var "$v" --op $op -e 1e-3 "$@" -o "$TMP/date.nc" --force \
+    --verify -q >"$TMP/out" 2>&1; then ok; else ko "$v $*: gzstack failed"; cat "$TMP/out"; return; fi
+  compare "$v $op $* np $np (cdo $sel)" "$TMP/date.nc" "$TMP/ref_date.nc"
+}
+date_case 3 "$SST" sst mean "-selmon,12,1,2" --months 12,1,2
+date_case 4 "$SST" sst std1 "-selseason,JJA -selyear,2012/2015" --seasons JJA --years 2012/2015
+date_case 1 "$SST" sst mean "-selseason,DJF,SON -selmon,1/11" --seasons djf,SON --months 1/11
+date_case 4 "$TREFHT" TREFHT mean "-selyear,1900/1909,1990" --years 1900/1909,1990
+# --steps counts the inputs' records (before the dates): both must hold
+date_case 3 "$TREFHT" TREFHT mean "-selyear,1900/1950 -seltimestep,11/100/2" --years 1900/1950 --steps 10:99:2
+for cal in noleap 360_day; do
+  cp "$SST" "$TMP/sst_$cal.nc" && ncatted -O -a calendar,time,o,c,$cal "$TMP/sst_$cal.nc" ||
+    ko "ncatted $cal"
+  date_case 3 "$TMP/sst_$cal.nc" sst mean "-selyear,2015 -selmon,3/5" --years 2015 --months 3/5
+done
+# errors: nothing selected, no time coordinate, a bad list
+if run 3 "$GZ" stack -i "$SST" --var sst --years 1800 -e 1 -o "$TMP/no.nc" >"$TMP/out" 2>&1; then
+  ko "--years 1800 accepted"; else
+  grep -q -- "--years 1800 selects no record" "$TMP/out" && ok || { ko "--years 1800 message"; cat "$TMP/out"; }; fi
+ncks -O -C -x -v time "$TMP/a.nc" "$TMP/notime.nc" || ko "ncks -x -v time"
+if run 2 "$GZ" stack -i "$TMP/notime.nc" --var TREFHT --months 1 -e 1 -o "$TMP/no.nc" >"$TMP/out" 2>&1; then
+  ko "--months without time coordinate accepted"; else
+  grep -q -- "--months: .*notime.nc: variable TREFHT has no time coordinate" "$TMP/out" && ok ||
+    { ko "no time coordinate message"; cat "$TMP/out"; }; fi
+for bad in "--months 13" "--seasons DJJ" "--years 1999/1990"; do
+  if run 1 "$GZ" stack -i "$SST" --var sst $bad -e 1 -o "$TMP/no.nc" >"$TMP/out" 2>&1; then
+    ko "$bad accepted"; else grep -q -- "$bad:" "$TMP/out" && ok || { ko "$bad message"; cat "$TMP/out"; }; fi
+done
+[ -e "$TMP/no.nc" ] && ko "an error case wrote output" || ok
+
+# the INI keys: op = std1, steps = 0:119:12 (as on the command line)
+cdo -s -O timstd1 -seltimestep,1/120/12 -selvar,sst "$SST" "$TMP/ref_ini.nc" || ko "cdo ini ref"
+printf '[stack]\ninput = %s\nvar = sst\nop = std1\nsteps = 0:119:12\nerror_bound = 1e-3\noutput = %s\nverify = true\n' \
+  "$SST" "$TMP/ini.nc" >"$TMP/c.ini"
+run 3 "$GZ" stack --config "$TMP/c.ini" -q >"$TMP/out" 2>&1 && ok || { ko "config op/steps"; cat "$TMP/out"; }
+compare "sst std1 from the INI keys np 3" "$TMP/ini.nc" "$TMP/ref_ini.nc"
+
 # errors name the option; nothing written
 if run 2 "$GZ" stack -i "$TREFHT" --var TREFHT --op std --read root -e 1e-3 -o "$TMP/no.nc" \
   >"$TMP/out" 2>&1; then ko "--op std --read root accepted"; else
