@@ -79,6 +79,8 @@ static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
 }
 
 void gzs_run_free(gzs_run_t *r) {
+  for (int i = 0; r->files && i < r->nfiles; i++)
+    free(r->files[i].recs);
   free(r->files);
   if (r->has_meta0)
     gz_meta_free(&r->meta0);
@@ -140,16 +142,23 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   if (gzs_scan(&o, &r, comm, err, sizeof err) != 0 || check_view(&o, &r, comm))
     goto done;
   phase_end(&clock, &r.t, &r.t.scan);
-  if (gzs_read(&o, &r, comm, err, sizeof err) != 0)
-    goto done;
-  phase_end(&clock, &r.t, &r.t.accumulate);
-  gzs_progress(&o, &r, 0, "read %llu snapshots, reducing", (unsigned long long)r.nsnap);
-  if (gzs_reduce(&o, &r, comm, err, sizeof err) != 0)
-    goto done;
-  phase_end(&clock, &r.t, &r.t.result);
-  if (o.verify && gzs_reference(&o, &r, comm, err, sizeof err) != 0)
-    goto done;
-  phase_end(&clock, &r.t, &r.t.reference);
+  if (gzs_op_is_moment(o.op)) {
+    /* two readings and reductions (one for rms), reference included */
+    if (gzs_moments(&o, &r, comm, err, sizeof err) != 0)
+      goto done;
+    phase_end(&clock, &r.t, &r.t.result);
+  } else {
+    if (gzs_read(&o, &r, comm, err, sizeof err) != 0)
+      goto done;
+    phase_end(&clock, &r.t, &r.t.accumulate);
+    gzs_progress(&o, &r, 0, "read %llu snapshots, reducing", (unsigned long long)r.nsnap);
+    if (gzs_reduce(&o, &r, comm, err, sizeof err) != 0)
+      goto done;
+    phase_end(&clock, &r.t, &r.t.result);
+    if (o.verify && gzs_reference(&o, &r, comm, err, sizeof err) != 0)
+      goto done;
+    phase_end(&clock, &r.t, &r.t.reference);
+  }
 
   /* rank 0 writes; all agree on the outcome */
   if (r.rank == 0 && gzs_write_output(&o, &r, err, sizeof err) != 0)

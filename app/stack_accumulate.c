@@ -20,6 +20,8 @@ size_t gzs_slab_values(const gzs_opts_t *o) {
 void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
                   size_t npoints) {
   s->op = op;
+  s->square = 0;
+  s->center = NULL;
   s->acc = acc;
   s->counts = counts;
   s->npoints = npoints;
@@ -54,6 +56,10 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
     }
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
+    if (s->square) {
+      double d = s->center ? v - s->center[off + i] : v;
+      v = d * d;
+    }
     switch (s->op) {
     case GZS_OP_MEAN:
     case GZS_OP_SUM:
@@ -66,6 +72,8 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
     case GZS_OP_MIN:
       if (!(acc[i] <= v))
         acc[i] = v;
+      break;
+    default: /* the moments accumulate as GZS_OP_SUM */
       break;
     }
     if (*s->counts)
@@ -98,7 +106,7 @@ int gzs_locate(const gzs_run_t *r, uint64_t g, uint64_t *rec) {
     lo--;
   while (lo < r->nfiles - 1 && g >= r->files[lo].first + r->files[lo].records)
     lo++;
-  *rec = g - r->files[lo].first;
+  *rec = gzs_file_record(&r->files[lo], g - r->files[lo].first);
   return lo;
 }
 

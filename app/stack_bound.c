@@ -68,3 +68,80 @@ gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in) {
   c.claimed = c.stage + c.f32;
   return c;
 }
+
+int gzs_op_is_moment(gzs_op_t op) {
+  return op == GZS_OP_VAR || op == GZS_OP_VAR1 || op == GZS_OP_STD || op == GZS_OP_STD1 ||
+         op == GZS_OP_RMS;
+}
+
+int gzs_op_ddof(gzs_op_t op) { return op == GZS_OP_VAR1 || op == GZS_OP_STD1; }
+
+static double finite_or_0(double v) { return v > 0 && isfinite(v) ? v : 0.0; }
+
+gzs_moment_plan_t gzs_moment_plan(gzs_op_t op, double e_abs, uint32_t c, double lo,
+                                  double hi) {
+  gzs_moment_plan_t p = {0.0, 0.0, 0.0};
+  double ddof = (double)gzs_op_ddof(op), cd = (double)c;
+  if (!(e_abs > 0) || !isfinite(e_abs) || cd <= ddof)
+    return p;
+  if (op == GZS_OP_VAR || op == GZS_OP_VAR1) {
+    p.ev = e_abs;
+  } else if (op == GZS_OP_RMS) {
+    p.ev = fmax(e_abs * e_abs, e_abs * gzs_moment_floor(lo, hi));
+  } else {
+    p.ev = e_abs * e_abs;
+  }
+  if (op == GZS_OP_RMS) {
+    p.e_sum = finite_or_0(p.ev * cd);
+  } else {
+    p.e_mean = finite_or_0(sqrt(p.ev / 2 * (cd - ddof) / cd));
+    p.e_sum = finite_or_0(p.ev / 2 * (cd - ddof));
+  }
+  p.ev = finite_or_0(p.ev);
+  return p;
+}
+
+double gzs_moment_sq_bound(const gzs_moment_in_t *in) {
+  double c = (double)in->c_lo, ddof = (double)gzs_op_ddof(in->op);
+  double np4 = (double)in->nsnap + (double)in->ranks + 4.0, d, slop;
+  double amax = fmax(fabs(in->lo), fabs(in->hi));
+  if (c <= ddof)
+    return 0.0;
+  if (!isfinite(amax))
+    amax = 0;
+  if (in->op == GZS_OP_RMS) {
+    slop = ldexp(np4 * (double)in->c_max * amax * amax, -52);
+    return (in->ar_bound + slop) / c;
+  }
+  d = in->hi >= in->lo && isfinite(in->hi - in->lo) ? in->hi - in->lo : 0.0;
+  d += in->mean_bound;
+  slop = ldexp(np4 * (double)in->c_max * d * d, -52);
+  return (in->ar_bound + slop + c * in->mean_bound * in->mean_bound) / (c - ddof);
+}
+
+double gzs_moment_floor(double lo, double hi) {
+  if (!(hi >= lo) || !isfinite(lo) || !isfinite(hi) || (lo <= 0 && hi >= 0))
+    return 0.0;
+  return fmin(fabs(lo), fabs(hi));
+}
+
+double gzs_bound_sqrt(double v, double ev, double low) {
+  double r, lower;
+  if (!(ev > 0))
+    return 0.0;
+  r = sqrt(ev);
+  v = v > 0 ? v : 0.0;
+  lower = fmax(low > 0 ? low : 0.0, v - ev);
+  if (v + lower <= 0)
+    return r;
+  return fmin(r, ev / (sqrt(v) + sqrt(lower)));
+}
+
+gzs_claim_t gzs_moment_claim(gz_dtype_t dtype, double point_bound, double result_max) {
+  gzs_claim_t c = {0.0, 0.0, 0.0};
+  c.stage = point_bound + ldexp(result_max, -51);
+  if (dtype == GZ_FLOAT32 && result_max > 0)
+    c.f32 = ldexp(1.0, ilogb(result_max + c.stage) - 24);
+  c.claimed = c.stage + c.f32;
+  return c;
+}

@@ -12,7 +12,25 @@
 
 #include <stdint.h>
 
-typedef enum { GZS_OP_MEAN = 0, GZS_OP_SUM, GZS_OP_MAX, GZS_OP_MIN } gzs_op_t;
+/* var / std divide the sum of squared deviations by the count (population,
+ * CDO timvar / timstd), var1 / std1 by the count - 1 (sample, CDO timvar1 /
+ * timstd1); rms is sqrt(sum of squares / count) (NCO ncra -y rms). */
+typedef enum {
+  GZS_OP_MEAN = 0,
+  GZS_OP_SUM,
+  GZS_OP_MAX,
+  GZS_OP_MIN,
+  GZS_OP_VAR,
+  GZS_OP_VAR1,
+  GZS_OP_STD,
+  GZS_OP_STD1,
+  GZS_OP_RMS
+} gzs_op_t;
+
+/* var, var1, std, std1, rms: reduced as sums of squares (stack_moments.c). */
+int gzs_op_is_moment(gzs_op_t op);
+/* 1 for var1 / std1 (divisor count - 1), 0 otherwise. */
+int gzs_op_ddof(gzs_op_t op);
 
 /* e in absolute units: e itself (abs), or e times the range hi - lo of the
  * valid input values (rel; 0 when the range is empty or a single value). */
@@ -73,5 +91,59 @@ typedef struct gzs_claim {
  * f32 = 2^(ilogb(result_max + stage) - 24) for float32 outputs with a
  * nonzero result, 0 otherwise. */
 gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in);
+
+/* ---- second moments (docs/operators.md)
+ *
+ * var / std, two passes: an agreed mean m~ (the compressed allreduce of the
+ * sums, within mean_bound d of the exact mean m), then S~, the compressed
+ * allreduce of the sums of (x - m~)^2. Exactly, sum (x - m~)^2 = S + c
+ * (m - m~)^2 with S the sum of squared deviations from m, so S~ - S lies in
+ * [-ar - slop, ar + slop + c d^2]; the written var = S~ / (c - ddof) is
+ * within Ev = (ar + slop + c d^2) / (c - ddof) (largest at the smallest
+ * count c > ddof), and std = sqrt(var) within gzs_bound_sqrt(var~, Ev).
+ * rms, one pass: the allreduce of sums of x^2; the mean square within Ev =
+ * (ar + slop) / c_min, rms within gzs_bound_sqrt(ms~, Ev). slop covers the
+ * double rounding of squares and sums: 2^-52 (N + P + 4) c_max D^2 with D
+ * = (hi - lo) + d (deviations) or max(|lo|, |hi|) (rms). */
+
+/* What the passes are asked for. e_abs is the bound aimed at in the
+ * result's units (var: squared units). c the smallest count > ddof. */
+typedef struct gzs_moment_plan {
+  double ev;     /* the bound aimed at on var / mean square */
+  double e_mean; /* var / std: the mean pass's bound on the mean (0: exact) */
+  double e_sum;  /* the bound on the allreduced sums of squares (0: exact) */
+} gzs_moment_plan_t;
+/* var: Ev = e_abs; std: Ev = e_abs^2; rms: Ev = max(e_abs^2, e_abs a)
+ * with a = gzs_moment_floor(lo, hi) (rms >= a, so gzs_bound_sqrt with
+ * floor a^2 is at most e_abs). var / std: half of Ev to the mean (c d^2 / (c - ddof) = Ev
+ * / 2), half to the sums (e_sum = Ev / 2 (c - ddof)); rms: e_sum = Ev c. */
+gzs_moment_plan_t gzs_moment_plan(gzs_op_t op, double e_abs, uint32_t c, double lo,
+                                  double hi);
+
+typedef struct gzs_moment_in {
+  gzs_op_t op;
+  double ar_bound;   /* agreed result_bound of the sums-of-squares allreduce */
+  double mean_bound; /* var / std: bound of the agreed mean (the mean's stage) */
+  double lo, hi;     /* agreed range of the valid input values */
+  uint32_t c_lo;     /* smallest count > ddof (0: no such point) */
+  uint32_t c_max;
+  uint64_t nsnap;
+  int ranks;
+} gzs_moment_in_t;
+/* Ev: the bound on var (var, var1, std, std1) or on the mean square (rms)
+ * at every point with a count > ddof. */
+double gzs_moment_sq_bound(const gzs_moment_in_t *in);
+/* The smallest |x| over [lo, hi] (0 when lo <= 0 <= hi or not finite): a
+ * lower bound of rms at every point. */
+double gzs_moment_floor(double lo, double hi);
+/* |sqrt(v~) - sqrt(v)| for any v >= low (>= 0) with |v~ - v| <= ev:
+ * min(sqrt(ev), ev / (sqrt(max(0, v~)) + sqrt(max(low, v~ - ev)))),
+ * from |sqrt(a) - sqrt(b)| <= sqrt(|a - b|) and = |a - b| / (sqrt(a) +
+ * sqrt(b)). */
+double gzs_bound_sqrt(double v, double ev, double low);
+/* The claim: stage = point_bound (the largest per-point bound: Ev, or the
+ * largest gzs_bound_sqrt) + 2^-51 result_max (the division and the square
+ * root), f32 as in gzs_bound_claim. */
+gzs_claim_t gzs_moment_claim(gz_dtype_t dtype, double point_bound, double result_max);
 
 #endif

@@ -10,6 +10,8 @@
  *   stack_device.c      3. --device gpu: device choice and staging
  *   stack_reduce.c      3. the compressed allreduce in slabs, the result
  *   stack_reference.c   4. the exact reference of --verify
+ *   stack_moments.c     var / std (two passes) and rms: steps 2-4 as sums
+ *                       of squares, their bound and --verify reference
  *   stack_output.c      output file, PNG renders, metrics JSON, summary
  *   cmd_stack.c         gz_cmd_stack: the steps in order, the agreement of
  *                       every rank on every failure, progress, timings
@@ -53,9 +55,17 @@ typedef struct gzs_opts {
   int verify, force, quiet;
   int have_slice, slice_axis; /* slice_axis -1: a dimension name in slice_text */
   long slice_index;
-  char *slice_text;   /* --slice as given */
-  double slab_mb;     /* read / reduce granularity in MiB of doubles */
-  char *command_line; /* for provenance */
+  char *slice_text; /* --slice as given */
+  char *steps_text; /* --steps as given (NULL: every record) */
+  int have_steps;
+  uint64_t step_start, step_stop, step_stride;   /* stop inclusive (UINT64_MAX: last) */
+  char *years_text, *months_text, *seasons_text; /* as given (NULL: any) */
+  int have_dates;                                /* any of the three */
+  int nyears; /* year ranges [year_lo[i], year_hi[i]] (0: any year) */
+  long long year_lo[64], year_hi[64];
+  unsigned months_mask, seasons_mask; /* bit m-1 for month m (0: any) */
+  double slab_mb;                     /* read / reduce granularity in MiB of doubles */
+  char *command_line;                 /* for provenance */
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -74,11 +84,13 @@ void gzs_opts_json(const gzs_opts_t *o, gz_json_t *j);
 
 /* One input file as scanned. */
 typedef struct gzs_file {
-  uint64_t records;
-  uint64_t first; /* global index of its first snapshot */
-  int format;     /* gz_format_t */
-  int dtype;      /* gz_dtype_t */
-  int ndims;      /* of the variable, record dim included */
+  uint64_t records;      /* snapshots stacked from it (after --steps) */
+  uint64_t first;        /* global index of its first snapshot */
+  uint64_t rec0, stride; /* its k-th snapshot is record rec0 + k stride (stride 0: 1) */
+  uint64_t *recs;        /* or recs[k] (dates selected; NULL: the stride rule) */
+  int format;            /* gz_format_t */
+  int dtype;             /* gz_dtype_t */
+  int ndims;             /* of the variable, record dim included */
   uint64_t dims[GZ_IO_MAXDIMS];
   int has_fill;
   double fill;
@@ -168,6 +180,15 @@ typedef struct gzs_run {
   char view_desc[256];
   int png_w[3], png_h[3]; /* result, exact, error */
 
+  /* second moments (stack_moments.c): the pass under way (0: none, 1: the
+   * mean of var / std, 2: the sums of squares), the user's options (the
+   * budget of each pass), the agreed mean pass 2 squares deviations from
+   * (NULL: the values themselves, rms) and that mean's bound */
+  int moment_pass;
+  const gzs_opts_t *moment_o;
+  const double *center;
+  double mean_bound;
+
   gzs_times_t t;
   double peak_rss_max, peak_rss_min; /* bytes, over the ranks (getrusage) */
   char **written;                    /* files written by this run (rank 0), for cleanup */
@@ -197,6 +218,13 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                size_t errlen);
 int gzs_reference(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                   size_t errlen);
+/* var / var1 / std / std1 / rms: read, reduce and (--verify) reference in
+ * one step (stack_moments.c). */
+int gzs_moments(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+                size_t errlen);
+/* The budget of the pass under way (r->moment_pass): sets e_abs and
+ * e_allreduce from the agreed range and counts. stack_moments.c */
+void gzs_moment_budget(gzs_run_t *r);
 void gzs_run_free(gzs_run_t *r);
 
 /* ---- shared by the stages ------------------------------------------------ */
@@ -212,6 +240,10 @@ size_t gzs_slab_values(const gzs_opts_t *o);
 /* A running sum / max / min of snapshots (stack_accumulate.c). */
 typedef struct gzs_acc {
   gzs_op_t op;
+  /* square: (x - center[p])^2 (center NULL: x^2) is accumulated instead of
+   * x (stack_moments.c); lo / hi stay the range of x */
+  int square;
+  const double *center;
   double *acc;       /* npoints values (gzs_acc_alloc) */
   uint32_t **counts; /* per-point counts, allocated at the first missing value */
   size_t npoints;
@@ -228,6 +260,44 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
  * -1: out of memory for the counts. */
 int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_fill,
                    double fill, const unsigned char *bits);
+/* --steps (stack_select.c): the selected records of each file (records,
+ * first, rec0, stride) and their count nsnap; the inputs' own record counts
+ * on entry. -1 with err naming --steps when nothing is selected. */
+int gzs_select_steps(const gzs_opts_t *o, gzs_run_t *r, const unsigned char *dates,
+                     char *err, size_t errlen);
+/* dates (NULL: no date option): per global record, selected by --years /
+ * --months / --seasons; then each file gets the list of its records. The
+ * flags of one file's records from its time coordinate: */
+int gzs_date_flags(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
+                   unsigned char *flags, char *err, size_t errlen);
+/* Parse START[:STOP[:STRIDE]] (STOP inclusive, as NCO's -d); NULL or why
+ * not. */
+const char *gzs_parse_steps(const char *v, uint64_t *start, uint64_t *stop,
+                            uint64_t *stride);
+/* The CF time axis of a file (stack_dates.c). */
+enum { GZS_CAL_GREGORIAN = 0, GZS_CAL_NOLEAP, GZS_CAL_ALLLEAP, GZS_CAL_360 };
+typedef struct gzs_time_axis {
+  int cal;
+  int mixed;     /* standard / gregorian: proleptic from 1582-10-15 only */
+  double origin; /* the reference date, in days of the calendar */
+  double scale;  /* days per unit */
+} gzs_time_axis_t;
+/* From the coordinate's units and calendar attributes; -1 with err. */
+int gzs_time_axis(const char *units, const char *calendar, gzs_time_axis_t *ax, char *err,
+                  size_t errlen);
+/* Year and month (1-12) of time value v; -1 when v is not a date. */
+int gzs_time_date(const gzs_time_axis_t *ax, double v, long long *year, int *month);
+/* --years / --months / --seasons: parse into o (NULL or why not). */
+const char *gzs_parse_years(const char *v, gzs_opts_t *o);
+const char *gzs_parse_months(const char *v, unsigned *mask);
+const char *gzs_parse_seasons(const char *v, unsigned *mask);
+/* Is a record of this year and month selected? */
+int gzs_dates_selected(const gzs_opts_t *o, long long year, int month);
+
+/* The record in file fi of its k-th stacked snapshot. */
+static inline uint64_t gzs_file_record(const gzs_file_t *fi, uint64_t k) {
+  return fi->recs ? fi->recs[k] : fi->rec0 + k * (fi->stride ? fi->stride : 1);
+}
 /* Global snapshot g -> its file, and the record in that file. */
 int gzs_locate(const gzs_run_t *r, uint64_t g, uint64_t *rec);
 /* Part [off, off+n) of record rec as doubles. */

@@ -82,11 +82,11 @@ static const choice_t bounds[] = {{"strict", GZ_BOUND_STRICT, 0},
                                   {"per-message", GZ_BOUND_PER_MESSAGE, 0},
                                   {"per_message", GZ_BOUND_PER_MESSAGE, 1},
                                   {0}};
-static const choice_t ops[] = {{"mean", GZS_OP_MEAN, 0},
-                               {"sum", GZS_OP_SUM, 0},
-                               {"max", GZS_OP_MAX, 0},
-                               {"min", GZS_OP_MIN, 0},
-                               {0}};
+static const choice_t ops[] = {{"mean", GZS_OP_MEAN, 0}, {"sum", GZS_OP_SUM, 0},
+                               {"max", GZS_OP_MAX, 0},   {"min", GZS_OP_MIN, 0},
+                               {"var", GZS_OP_VAR, 0},   {"var1", GZS_OP_VAR1, 0},
+                               {"std", GZS_OP_STD, 0},   {"std1", GZS_OP_STD1, 0},
+                               {"rms", GZS_OP_RMS, 0},   {0}};
 static const choice_t algos[] = {{"auto", GZ_ALGO_AUTO, 0},
                                  {"redoub", GZ_ALGO_REDOUB, 0},
                                  {"ring", GZ_ALGO_RING, 0},
@@ -109,6 +109,11 @@ static const char *check_output(gzs_opts_t *o, const char *v);
 static const char *check_png(gzs_opts_t *o, const char *v);
 static const char *check_stats_png(gzs_opts_t *o, const char *v);
 static const char *check_slice(gzs_opts_t *o, const char *v);
+static const char *check_read(gzs_opts_t *o, const char *v);
+static const char *check_steps(gzs_opts_t *o, const char *v);
+static const char *check_years(gzs_opts_t *o, const char *v);
+static const char *check_months(gzs_opts_t *o, const char *v);
+static const char *check_seasons(gzs_opts_t *o, const char *v);
 
 static const char *const groups[] = {
     "Input (config-file key in brackets):", "Stacking and bound:", "Output:"};
@@ -123,6 +128,23 @@ static const opt_row_t options[] = {
      check_var, NULL, NULL, 0,
      "netCDF variable or HDF5 dataset path (--dataset); default: the only data "
      "variable"},
+    {"steps", NULL, NULL, "steps", "START[:STOP[:STRIDE]]", OPT_STRING, NULL, NULL,
+     AT(steps_text), NULL, check_steps, NULL, NULL, 0,
+     "stack only records START, START+STRIDE, ... up to STOP inclusive, counted from 0 "
+     "along the stacking axis across all inputs in order (as ncra -d time,START,STOP,"
+     "STRIDE; cdo seltimestep counts from 1); START alone: that record; STOP empty: the "
+     "last record"},
+    {"years", NULL, NULL, "years", "Y|Y1/Y2,...", OPT_STRING, NULL, NULL, AT(years_text),
+     NULL, check_years, NULL, NULL, 0,
+     "stack only records whose date (CF time coordinate and calendar) falls in these "
+     "years or inclusive ranges (as cdo selyear)"},
+    {"months", NULL, NULL, "months", "M|M1/M2,...", OPT_STRING, NULL, NULL,
+     AT(months_text), NULL, check_months, NULL, NULL, 0,
+     "only records of these months 1-12 (as cdo selmon)"},
+    {"seasons", NULL, NULL, "seasons", "DJF|MAM|JJA|SON,...", OPT_STRING, NULL, NULL,
+     AT(seasons_text), NULL, check_seasons, NULL, NULL, 0,
+     "only records of these seasons' months (as cdo selseason; with --months: both "
+     "must hold)"},
     {"dims", NULL, NULL, "dims", "AxB[xC]", OPT_STRING, NULL, NULL, AT(dims_text), NULL,
      check_dims, NULL, NULL, 0,
      "raw: shape of ONE snapshot; the snapshot count of a file follows from its size"},
@@ -142,15 +164,20 @@ static const opt_row_t options[] = {
      "strict: the written result is within E of the exact stack (plus the float32 "
      "rounding of the output); per-message: E bounds each quantization and the implied "
      "bound is reported (default strict)"},
-    {"op", NULL, NULL, "op", "mean|sum|max|min", OPT_CHOICE, "mean", ops, AT(op), NULL,
-     NULL, NULL, NULL, 1,
+    {"op", NULL, NULL, "op", "mean|sum|max|min|var|var1|std|std1|rms", OPT_CHOICE, "mean",
+     ops, AT(op), NULL, NULL, NULL, NULL, 1,
      "reduction (default mean); missing values (_FillValue, missing_value, NaN, Inf) "
-     "are skipped and the mean divides by the per-point count"},
+     "are skipped and the mean divides by the per-point count. var / std: population "
+     "variance / standard deviation (divisor n, CDO timvar / timstd), var1 / std1: "
+     "sample (n - 1, CDO timvar1 / timstd1), two passes (mean, then squared deviations "
+     "from it); rms: sqrt(mean of squares) (ncra -y rms). E bounds the written var "
+     "(squared units), std or rms; with --eb-mode rel E times the range (var: its "
+     "square)"},
     {"algo", NULL, NULL, "algo", "auto|redoub|ring|mpi", OPT_CHOICE, "auto", algos,
      AT(algo), NULL, NULL, NULL, NULL, 1,
      "allreduce algorithm (default auto; mpi = the uncompressed MPI_Allreduce)"},
     {"read", NULL, NULL, "read", "parallel|root", OPT_CHOICE, "parallel", reads,
-     AT(read_root), NULL, NULL, NULL, NULL, 0,
+     AT(read_root), NULL, check_read, NULL, NULL, 0,
      "parallel: every rank reads its own snapshots (MPI-IO hyperslabs for HDF5); root: "
      "rank 0 reads and sends them with the compressed scatter (default parallel)"},
     {"device", NULL, NULL, "device", "cpu|gpu", OPT_CHOICE, "cpu", devices,
@@ -656,6 +683,38 @@ static const char *check_png(gzs_opts_t *o, const char *v) {
   return is_png(v) ? NULL : "the render must be a .png file";
 }
 
+static const char *check_steps(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_steps(v, &o->step_start, &o->step_stop, &o->step_stride);
+  o->have_steps = why == NULL;
+  return why;
+}
+
+static const char *check_years(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_years(v, o);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
+static const char *check_months(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_months(v, &o->months_mask);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
+static const char *check_seasons(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_seasons(v, &o->seasons_mask);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
+/* The read row follows the op row: the op is known here. */
+static const char *check_read(gzs_opts_t *o, const char *v) {
+  (void)v;
+  if (o->read_root && gzs_op_is_moment(o->op))
+    return "--op var/var1/std/std1/rms read in parallel only (use --read parallel)";
+  return NULL;
+}
+
 static const char *check_stats_png(gzs_opts_t *o, const char *v) {
   (void)o;
   return is_png(v) ? NULL : "the plot must be a .png file";
@@ -930,6 +989,10 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->config);
   free(o->command_line);
   free(o->slice_text);
+  free(o->steps_text);
+  free(o->years_text);
+  free(o->months_text);
+  free(o->seasons_text);
   memset(o, 0, sizeof *o);
 }
 

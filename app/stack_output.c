@@ -316,7 +316,15 @@ static void drop_attr(gz_meta_t *m, const char *name) {
 }
 
 static const char *cf_method(gzs_op_t op) {
-  static const char *names[] = {"mean", "sum", "maximum", "minimum"};
+  static const char *names[] = {"mean",
+                                "sum",
+                                "maximum",
+                                "minimum",
+                                "variance",
+                                "variance",
+                                "standard_deviation",
+                                "standard_deviation",
+                                "root_mean_square"};
   return names[op];
 }
 
@@ -355,7 +363,7 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   drop_attr(m, "actual_range");
   drop_attr(m, "missing_value");
   drop_attr(m, "_FillValue");
-  if (o->op == GZS_OP_SUM) {
+  if (o->op == GZS_OP_SUM || (gzs_op_is_moment(o->op) && o->op != GZS_OP_RMS)) {
     drop_attr(m, "valid_range");
     drop_attr(m, "valid_min");
     drop_attr(m, "valid_max");

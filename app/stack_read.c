@@ -37,6 +37,8 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
 
   r->acc = gzs_acc_alloc(o->op, M);
   gzs_acc_init(&s, o->op, r->acc, &r->counts, M);
+  s.square = r->moment_pass == 2;
+  s.center = r->center;
   if (!buf || !s.acc) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
     failed = 1;
@@ -62,7 +64,8 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
       for (size_t off = 0; off < M && !failed; off += blen) {
         size_t n = M - off < blen ? M - off : blen;
         double t0 = MPI_Wtime();
-        if (gzs_read_part(rd, g - fi->first, off, n, M, buf, err, errlen) != 0) {
+        if (gzs_read_part(rd, gzs_file_record(fi, g - fi->first), off, n, M, buf, err,
+                          errlen) != 0) {
           failed = 1;
           break;
         }

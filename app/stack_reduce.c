@@ -59,7 +59,9 @@ static gz_op_t gz_op_of(gzs_op_t op) {
 /* The budget: e_abs (parallel reading; root reading set it while reading)
  * and the allreduce's configuration. */
 static void plan_allreduce(const gzs_opts_t *o, gzs_run_t *r, gz_config_t *cfg) {
-  if (!r->have_scatter) {
+  if (r->moment_pass) {
+    gzs_moment_budget(r);
+  } else if (!r->have_scatter) {
     gzs_split_t split;
     r->e_abs = gzs_bound_abs(o->e, o->eb_mode, r->lo, r->hi);
     split = gzs_bound_split(o->op, o->bound, 0, r->e_abs, r->nsnap);

@@ -40,6 +40,8 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   int nf = o->ninputs, P = r->size, failed = 0;
   const int W = 4 + GZ_IO_MAXDIMS; /* uint64 words per file */
   uint64_t *words = calloc((size_t)nf * (size_t)W + 1, sizeof(uint64_t));
+  unsigned char **dflags = calloc((size_t)nf + 1, sizeof(unsigned char *));
+  unsigned char *dates = NULL;
   double *fills = calloc((size_t)nf + 1, sizeof(double));
 
   r->files = calloc((size_t)nf + 1, sizeof(gzs_file_t));
@@ -75,6 +77,15 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
       for (int d = 0; d < m->ndims; d++)
         w[4 + d] = m->dims[d];
       fills[i] = m->has_fill ? m->fill_value : 0.0;
+      if (o->have_dates && !failed) {
+        dflags[i] = malloc(m->dims[0] + 1);
+        if (!dflags[i] ||
+            gzs_date_flags(o, o->inputs[i], m, dflags[i], err, errlen) != 0) {
+          if (!dflags[i])
+            snprintf(err, errlen, "out of memory");
+          failed = 1;
+        }
+      }
       if (i == 0 && gz_meta_copy(&r->meta0, m) == 0)
         r->has_meta0 = 1;
       else if (i == 0) {
@@ -84,9 +95,12 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
     }
     gz_reader_close(rd);
   }
-  if (gzs_agree(comm, failed, err)) {
+  if (gzs_agree(comm, failed || !dflags, err)) {
     free(words);
     free(fills);
+    for (int i = 0; dflags && i < nf; i++)
+      free(dflags[i]);
+    free(dflags);
     return -1;
   }
   MPI_Allreduce(MPI_IN_PLACE, words, nf * W, MPI_UINT64_T, MPI_SUM, comm);
@@ -108,6 +122,24 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   }
   free(words);
   free(fills);
+  if (o->have_dates) { /* every rank: the flags of every record */
+    dates = calloc(r->nsnap + 1, 1);
+    for (int i = 0; i < nf && dates; i++)
+      if (dflags[i])
+        memcpy(dates + r->files[i].first, dflags[i], r->files[i].records);
+    failed = gzs_agree(comm, !dates, "out of memory for the record dates");
+    for (uint64_t off = 0; !failed && off < r->nsnap; off += GZS_MPI_CHUNK) {
+      int n = (int)(r->nsnap - off < GZS_MPI_CHUNK ? r->nsnap - off : GZS_MPI_CHUNK);
+      MPI_Allreduce(MPI_IN_PLACE, dates + off, n, MPI_UNSIGNED_CHAR, MPI_MAX, comm);
+    }
+  }
+  for (int i = 0; i < nf; i++)
+    free(dflags[i]);
+  free(dflags);
+  if (!failed && (o->have_steps || o->have_dates) &&
+      gzs_select_steps(o, r, dates, err, errlen) != 0)
+    failed = 1;
+  free(dates);
 
   /* every snapshot has the first file's shape and type */
   for (int i = 1; i < nf && !failed; i++) {
@@ -126,7 +158,7 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
       failed = 1;
     }
   }
-  if (!failed && r->nsnap == 0) {
+  if (!failed && r->nsnap == 0 && !o->have_steps && !o->have_dates) {
     snprintf(err, errlen, "the inputs hold no snapshot (first dimension of length 0)");
     failed = 1;
   }

@@ -71,6 +71,7 @@ typedef struct gz_attr {
 typedef struct gz_coord {
   char name[64];
   char units[64];
+  char calendar[32]; /* CF calendar attribute ("" when absent) */
   double *values;
   size_t count;
 } gz_coord_t;

@@ -437,6 +437,7 @@ static int read_scale(const char *path, hid_t scale, size_t len, gz_meta_t *meta
   c->count = len;
   memcpy(c->name, meta->dim_names[i], sizeof c->name);
   text_field(scale, "units", c->units, sizeof c->units);
+  text_field(scale, "calendar", c->calendar, sizeof c->calendar);
   return 0;
 }
 

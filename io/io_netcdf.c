@@ -298,6 +298,7 @@ static int read_coordinate(const char *path, int gid, int dimid, const char *dna
   c->count = len;
   snprintf(c->name, sizeof c->name, "%.63s", dname);
   att_text_field(g, cv, "units", c->units, sizeof c->units);
+  att_text_field(g, cv, "calendar", c->calendar, sizeof c->calendar);
   return 0;
 }
 

@@ -29,7 +29,8 @@ PACKAGES=(build-essential cmake pkg-config git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libnetcdf-dev netcdf-bin libpng-dev zlib1g-dev libzstd-dev libargtable2-dev libinih-dev
   libzfp-dev clang clang-format libclang-rt-14-dev valgrind python3-h5py
-  libsegyio-dev segyio-bin python3-segyio python3-numpy)
+  libsegyio-dev segyio-bin python3-segyio python3-numpy
+  cdo nco) # cdo, nco: tests/app_climate compares gzstack with them
 
 # The tests CI runs under valgrind: the codec, each family of collectives
 # at 2 ranks, the io round trips and the full-disk writes, the statistics.

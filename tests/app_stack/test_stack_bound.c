@@ -188,9 +188,185 @@ static void properties(void) {
   GZ_CHECK(bad_mono == 0, "claim monotone in the stage bounds: %d", bad_mono);
 }
 
+/* Second moments, by hand. */
+static void hand_moments(void) {
+  gzs_moment_plan_t p;
+  gzs_moment_in_t in;
+  double slop, ev;
+  /* var, e = 1e-3, c = 110: Ev = e; the sums get Ev/2 c = 0.055, the mean
+   * sqrt(Ev/2) (then c d^2 / c = Ev/2) */
+  p = gzs_moment_plan(GZS_OP_VAR, 1e-3, 110, 212, 303);
+  GZ_CHECK(p.ev == 1e-3 && near(p.e_sum, 0.055) && near(p.e_mean, sqrt(5e-4)),
+           "var plan: %g %g %g", p.ev, p.e_sum, p.e_mean);
+  /* var1: divisor 109: sums 5e-4 x 109, mean sqrt(5e-4 x 109 / 110) */
+  p = gzs_moment_plan(GZS_OP_VAR1, 1e-3, 110, 212, 303);
+  GZ_CHECK(near(p.e_sum, 5e-4 * 109) && near(p.e_mean, sqrt(5e-4 * 109 / 110)),
+           "var1 plan: %g %g", p.e_sum, p.e_mean);
+  /* std, e = 1e-2: Ev = e^2 = 1e-4 (sqrt(Ev) = e at var = 0) */
+  p = gzs_moment_plan(GZS_OP_STD1, 1e-2, 10, -1, 1);
+  GZ_CHECK(near(p.ev, 1e-4) && near(p.e_sum, 5e-5 * 9), "std1 plan: %g %g", p.ev,
+           p.e_sum);
+  /* rms of values in [212, 303]: rms >= 212, Ev = e x 212 = 0.212; the
+   * sums get Ev c */
+  p = gzs_moment_plan(GZS_OP_RMS, 1e-3, 110, 212, 303);
+  GZ_CHECK(near(p.ev, 0.212) && near(p.e_sum, 0.212 * 110) && p.e_mean == 0,
+           "rms plan, positive range: %g %g", p.ev, p.e_sum);
+  /* rms of values across 0: no floor, Ev = e^2 */
+  p = gzs_moment_plan(GZS_OP_RMS, 1e-3, 110, -1.8, 34.1);
+  GZ_CHECK(near(p.ev, 1e-6), "rms plan across 0: %g", p.ev);
+  GZ_CHECK(gzs_moment_floor(-5, -2) == 2 && gzs_moment_floor(-1, 3) == 0 &&
+               gzs_moment_floor(INFINITY, -INFINITY) == 0,
+           "floor of the range");
+  /* no count above ddof, e = 0, e = NaN: all exact (plan 0) */
+  p = gzs_moment_plan(GZS_OP_VAR1, 1e-3, 1, 0, 1);
+  GZ_CHECK(p.ev == 0 && p.e_sum == 0 && p.e_mean == 0, "var1 with c = 1: exact");
+  p = gzs_moment_plan(GZS_OP_STD, 0, 10, 0, 1);
+  GZ_CHECK(p.ev == 0 && p.e_sum == 0 && p.e_mean == 0, "e = 0: exact");
+  p = gzs_moment_plan(GZS_OP_STD, NAN, 10, 0, 1);
+  GZ_CHECK(p.ev == 0 && p.e_sum == 0, "e = NaN: exact");
+
+  /* Ev of var1: ar 0.05, mean within 0.02, range [0, 1], c = 10 (also
+   * c_max and N), P = 2: slop 2^-52 (10 + 2 + 4) 10 (1 + 0.02)^2;
+   * (0.05 + slop + 10 x 0.02^2) / 9 */
+  in.op = GZS_OP_VAR1;
+  in.ar_bound = 0.05;
+  in.mean_bound = 0.02;
+  in.lo = 0;
+  in.hi = 1;
+  in.c_lo = 10;
+  in.c_max = 10;
+  in.nsnap = 10;
+  in.ranks = 2;
+  slop = ldexp(16.0 * 10 * 1.02 * 1.02, -52);
+  ev = gzs_moment_sq_bound(&in);
+  GZ_CHECK(near(ev, (0.05 + slop + 10 * 0.0004) / 9), "var1 Ev %.17g", ev);
+  /* rms: (ar + 2^-52 16 c_max amax^2) / c_lo */
+  in.op = GZS_OP_RMS;
+  in.lo = -3;
+  in.hi = 2;
+  slop = ldexp(16.0 * 10 * 9, -52);
+  GZ_CHECK(near(gzs_moment_sq_bound(&in), (0.05 + slop) / 10), "rms Ev");
+  in.c_lo = 0;
+  GZ_CHECK(gzs_moment_sq_bound(&in) == 0, "no point: 0");
+
+  /* sqrt: at v~ = 4 with Ev = 0.01: 0.01 / (2 + sqrt(3.99)); near 0 the
+   * sqrt(Ev) = 0.1 bound; a floor 1 at v~ = 0: 0.01 / 1 */
+  GZ_CHECK(near(gzs_bound_sqrt(4, 0.01, 0), 0.01 / (2 + sqrt(3.99))), "sqrt at 4");
+  GZ_CHECK(near(gzs_bound_sqrt(1e-3, 0.01, 0), 0.1), "sqrt near 0: sqrt(Ev)");
+  GZ_CHECK(near(gzs_bound_sqrt(-1e-3, 0.01, 0), 0.1), "negative v~: sqrt(Ev)");
+  GZ_CHECK(near(gzs_bound_sqrt(0, 0.01, 1), 0.01), "floor 1: Ev / 1");
+  GZ_CHECK(gzs_bound_sqrt(5, 0, 0) == 0, "Ev 0: 0");
+  {
+    /* the claim: 2^-51 x result for the division and sqrt, f32 as usual */
+    gzs_claim_t c = gzs_moment_claim(GZ_FLOAT32, 1e-3, 2.0);
+    GZ_CHECK(near(c.stage, 1e-3 + ldexp(2.0, -51)) && c.f32 == ldexp(1.0, -23),
+             "moment claim %.17g %g", c.stage, c.f32);
+    c = gzs_moment_claim(GZ_FLOAT64, 1e-3, 2.0);
+    GZ_CHECK(c.f32 == 0 && c.claimed == c.stage, "f64 moment claim");
+  }
+}
+
+/* Second moments, simulated: values with a large offset (cancellation
+ * would show), the mean pass's result anywhere within its bound, the sums
+ * of squares anywhere within theirs; the field computed as
+ * app/stack_moments.c does must be within the claimed bound of the exact
+ * (long double) value, and the bound spent in full stays within e. */
+static void moment_properties(void) {
+  static const gzs_op_t ops[] = {GZS_OP_VAR, GZS_OP_VAR1, GZS_OP_STD, GZS_OP_STD1,
+                                 GZS_OP_RMS};
+  gz_rng_t rng;
+  double x[64];
+  int bad = 0, bad_budget = 0, trials = 0;
+  gz_rng_seed(&rng, 19);
+  for (int t = 0; t < 20000; t++) {
+    gzs_op_t op = ops[gz_rng_next(&rng) % 5];
+    int ddof = gzs_op_ddof(op), rms = op == GZS_OP_RMS;
+    int isvar = op == GZS_OP_VAR || op == GZS_OP_VAR1;
+    uint32_t c = 1 + (uint32_t)(gz_rng_next(&rng) % 64);
+    double off = ldexp(gz_rng_uniform(&rng) - 0.3, (int)(gz_rng_next(&rng) % 24));
+    double scale = ldexp(gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 20));
+    double e = ldexp(1.0 + gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 40));
+    double lo = INFINITY, hi = -INFINITY, mt, s = 0, ev, res, exact, bound, low = 0;
+    long double m = 0, ss = 0;
+    gzs_moment_plan_t p;
+    gzs_moment_in_t in;
+    gzs_claim_t cl;
+    if (t % 7 == 0)
+      scale = 0; /* constant data: var 0, where sqrt is steepest */
+    for (uint32_t i = 0; i < c; i++) {
+      x[i] = off + scale * (gz_rng_uniform(&rng) - 0.5);
+      lo = fmin(lo, x[i]);
+      hi = fmax(hi, x[i]);
+      m += x[i];
+    }
+    m /= c;
+    for (uint32_t i = 0; i < c; i++)
+      ss += rms ? (long double)x[i] * x[i] : (x[i] - m) * (x[i] - m);
+    if (c <= (uint32_t)ddof)
+      continue;
+    trials++;
+    p = gzs_moment_plan(op, e, c, lo, hi);
+    /* the mean pass: anywhere within e_mean (rounded to double) */
+    mt = (double)m + (rms ? 0 : p.e_mean * (2 * gz_rng_uniform(&rng) - 1));
+    for (uint32_t i = 0; i < c; i++) {
+      double d = rms ? x[i] : x[i] - mt;
+      s += d * d;
+    }
+    s += p.e_sum * (2 * gz_rng_uniform(&rng) - 1); /* the compressed sums */
+    in.op = op;
+    in.ar_bound = p.e_sum;
+    in.mean_bound = rms ? 0 : p.e_mean * (1 + 0x1p-50) + fabs(mt) * 0x1p-52;
+    in.lo = lo;
+    in.hi = hi;
+    in.c_lo = c;
+    in.c_max = c;
+    in.nsnap = c;
+    in.ranks = 1;
+    ev = gzs_moment_sq_bound(&in);
+    res = s > 0 ? s / (double)(c - (uint32_t)ddof) : 0;
+    exact = (double)(ss / (c - (uint32_t)ddof));
+    if (rms) {
+      low = gzs_moment_floor(lo, hi);
+      low *= low;
+    }
+    if (!isvar) {
+      res = sqrt(res);
+      exact = sqrt(exact);
+    }
+    bound = isvar ? ev : gzs_bound_sqrt(res * res, ev, low);
+    cl = gzs_moment_claim(GZ_FLOAT64, bound, fabs(res));
+    if (!(fabs(res - exact) <= cl.stage)) {
+      if (bad < 5)
+        fprintf(stderr, "op %d c %u off %g scale %g e %g: error %g > bound %g\n", (int)op,
+                c, off, scale, e, fabs(res - exact), cl.stage);
+      bad++;
+    }
+    /* spent in full, the budget stays within e (up to the double slop) */
+    {
+      double d = hi - lo + in.mean_bound;
+      double amax = fmax(fabs(lo), fabs(hi));
+      double slop = ldexp((c + 5.0) * c * (rms ? amax * amax : d * d), -52) /
+                    (double)(c - (uint32_t)ddof);
+      double within = isvar ? e : e * (1 + 1e-12);
+      double vb =
+          ev - slop -
+          (rms ? 0 : c * in.mean_bound * in.mean_bound - c * p.e_mean * p.e_mean) /
+              (double)(c - (uint32_t)ddof);
+      double b = isvar ? vb : gzs_bound_sqrt(res * res, fmax(vb, 0), low);
+      if (!(b <= within * (1 + 1e-9)))
+        bad_budget++;
+    }
+  }
+  GZ_CHECK(trials > 15000, "moment trials run: %d", trials);
+  GZ_CHECK(bad == 0, "var/std/rms within the claim: %d violations", bad);
+  GZ_CHECK(bad_budget == 0, "moment budgets within e: %d violations", bad_budget);
+}
+
 int main(void) {
   hand_budget();
   hand_claim();
   properties();
+  hand_moments();
+  moment_properties();
   return gz_test_finish();
 }

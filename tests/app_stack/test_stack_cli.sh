@@ -118,7 +118,7 @@ expect "generator double" "$GEN" -o "$T/gen2/w_d.h5" --nx 96 --nz 64 --snapshots
 expect_error "dtype mismatch" "w_d.h5: snapshot shape 64x96 f64 differs from 64x96 f32" \
   run 4 "$GZ" -i "$T/gen/w_a.h5" "$T/gen2/w_d.h5" --var /wavefield -e 1 -o "$X"
 expect_error "raw size" "not a multiple" run 3 "$GZ" -i "$SODA" --dims 95x2048 -e 1 -o "$X"
-expect_error "bad op" "--op median: use mean, sum, max or min" run 3 "$GZ" -i "$TREFHT" -e 1 -o "$X" --op median
+expect_error "bad op" "--op median: use mean, sum, max, min, var, var1, std, std1 or rms" run 3 "$GZ" -i "$TREFHT" -e 1 -o "$X" --op median
 expect_error "bad eb-mode" "--eb-mode" run 3 "$GZ" -i "$TREFHT" -e 1 -o "$X" --eb-mode pct
 expect_error "bad bound" "error bound must be" run 3 "$GZ" -i "$TREFHT" -e -1 -o "$X"
 expect_error "bad dims" "--dims 96xZ" run 3 "$GZ" -i "$SODA" --dims 96xZ -e 1 -o "$X"
