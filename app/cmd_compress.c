@@ -49,7 +49,7 @@ typedef struct compress_opts {
   int have_raw;
   int verify, force, quiet, threads;
   uint32_t chunk;
-  const char *format; /* decompress: nc|h5|raw for directory outputs */
+  const char *format; /* decompress: nc|h5|raw|sgy|rsf for directory outputs */
 } compress_opts_t;
 
 static double now(void) { return MPI_Wtime(); }
@@ -305,14 +305,13 @@ fail:
   return ret;
 }
 
+/* The output format: --format names an extension (nc, h5, raw, sgy, rsf),
+ * else the path's own extension decides. */
 static gz_format_t format_of(const compress_opts_t *o, const char *path) {
+  char ext[16];
   if (o->format) {
-    if (!strcmp(o->format, "nc"))
-      return GZ_FMT_NETCDF;
-    if (!strcmp(o->format, "h5"))
-      return GZ_FMT_HDF5;
-    if (!strcmp(o->format, "raw"))
-      return GZ_FMT_RAW;
+    snprintf(ext, sizeof ext, "x.%s", o->format);
+    return gz_io_format_from_path(ext);
   }
   return gz_io_format_from_path(path);
 }
@@ -342,7 +341,7 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
   if (fmt == GZ_FMT_UNKNOWN) {
     snprintf(err, errlen,
              "%s: cannot tell the output format from its extension "
-             "(use .nc, .h5 or .raw, or --format)",
+             "(use .nc, .h5, .raw, .sgy or .rsf, or --format)",
              out);
     return -1;
   }
@@ -438,7 +437,7 @@ void gz_compress_print_help(FILE *out) {
       "Output:\n"
       "  -o, --output PATH       file for one input, an existing directory for many;\n"
       "                          default: beside the input (+.gzc)\n"
-      "  --format nc|h5|raw      decompress: output format when -o is a directory\n"
+      "  --format nc|h5|raw|sgy|rsf  decompress: output format when -o is a directory\n"
       "                          (default: from -o's extension, else nc)\n"
       "  --force                 overwrite existing outputs\n"
       "  --verify                decompress again and print ratio, bit rate, GB/s,\n"
@@ -485,7 +484,7 @@ static void make_table(compress_args_t *t) {
   t->a.dims = arg_str0(NULL, "dims", "AxBxC", "raw shape");
   t->a.dtype = arg_str0(NULL, "dtype", "f32|f64", "raw type");
   t->a.endian = arg_str0(NULL, "endian", "little|big", "raw byte order");
-  t->a.format = arg_str0(NULL, "format", "nc|h5|raw", "output format");
+  t->a.format = arg_str0(NULL, "format", "nc|h5|raw|sgy|rsf", "output format");
   t->a.verify = arg_lit0(NULL, "verify", "verify");
   t->a.force = arg_lit0(NULL, "force", "overwrite");
   t->a.quiet = arg_lit0("q", "quiet", "quiet");
@@ -548,8 +547,8 @@ static int read_table(const compress_args_t *t, int nerr, const char *prog,
     snprintf(err, errlen, "--dtype %s: use f32 or f64", dtype);
   else if (!one_of(endian, "little", "big", NULL))
     snprintf(err, errlen, "--endian %s: use little or big", endian);
-  else if (!one_of(o->format, "nc", "h5", "raw"))
-    snprintf(err, errlen, "--format %s: use nc, h5 or raw", o->format);
+  else if (o->format && format_of(o, "") == GZ_FMT_UNKNOWN)
+    snprintf(err, errlen, "--format %s: use nc, h5, raw, sgy or rsf", o->format);
   else if (dims && gz_parse_dims(dims, &o->raw) != 0)
     snprintf(err, errlen, "--dims %s: expected positive sizes like 96x2048", dims);
   else if (o->threads < 1)

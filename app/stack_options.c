@@ -185,8 +185,8 @@ static const opt_row_t options[] = {
      "gpu: the allreduce runs on each rank's GPU (by node-local rank); without one, the "
      "CPU with a note (default cpu)"},
     {"output", NULL, "o", "output", "FILE", OPT_STRING, NULL, NULL, AT(output), NULL,
-     check_output, NULL, "-o/--output is required (.nc, .h5 or .raw)", 2,
-     ".nc, .h5 or .raw: the stacked field with its dimensions, coordinates, units and "
+     check_output, NULL, "-o/--output is required (.nc, .h5, .raw, .sgy or .rsf)", 2,
+     ".nc, .h5, .raw, .sgy or .rsf: the stacked field with its dimensions, coordinates, units and "
      "provenance; points without data are NaN (_FillValue NaN)"},
     {"png", NULL, NULL, "png", "FILE.png", OPT_STRING, NULL, NULL, AT(png), NULL,
      check_png, NULL, NULL, 2,
@@ -670,7 +670,7 @@ static const char *check_dims(gzs_opts_t *o, const char *v) {
 static const char *check_output(gzs_opts_t *o, const char *v) {
   (void)o;
   if (gz_io_format_from_path(v) == GZ_FMT_UNKNOWN)
-    return "the output format follows the extension: use .nc, .h5 or .raw";
+    return "the output format follows the extension: use .nc, .h5, .raw, .sgy or .rsf";
   return NULL;
 }
 
