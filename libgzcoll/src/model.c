@@ -9,7 +9,11 @@
  * are set up lazily by some transports), every rank measures
  *   - the codec: one pass of each phase over 512 Ki float32 values, all
  *     ranks at once (beyond the caches, and ranks sharing cores slow each
- *     other as in a call), slowest rank (replaces the small calibration);
+ *     other as in a call), slowest rank (replaces the small calibration).
+ *     The codec's speed does not depend on the communicator: a process
+ *     measures it at its first probe only and later probes agree on the
+ *     value kept (a program or test creating many contexts would otherwise
+ *     pay tens of ms each); learning refines it per context;
  *   - 3 small allreduces (8 bytes): g = the fastest, alpha = g / ceil(log2 P);
  *   - 2 ring-neighbour sendrecvs of 8 bytes (the fixed cost of one step);
  *   - ring-neighbour sendrecvs (send to rank + 1, receive from rank - 1, the
@@ -46,6 +50,7 @@
 #include "coll_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +59,9 @@
 #define GZ_PROBE_AR ((size_t)256 << 10)
 #define GZ_PROBE_CODEC_N ((size_t)1 << 19) /* 2 MiB of float32, 4 MiB of codes */
 #define GZ_BW_MIN 1e3
+
+/* This process's codec speed from its first probe (0: not measured yet). */
+static _Atomic double process_codec_eps;
 #define GZ_BW_MAX 1e13
 
 /* The bandwidth at which the model of (coll, algo) takes T seconds. */
@@ -114,8 +122,14 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     rc = ring_xfer(ctx, sbuf, rbuf, 8);
   /* the codec at a realistic size, every rank at once (ranks sharing cores
    * slow each other down, as in a call); the slowest rank */
-  if (!(ctx->pinned & GZ_PIN_CODEC))
-    v[6] = -gz_calibrate(GZ_PROBE_CODEC_N, 1);
+  if (!(ctx->pinned & GZ_PIN_CODEC)) {
+    double eps = atomic_load(&process_codec_eps);
+    if (!(eps > 0)) {
+      eps = gz_calibrate(GZ_PROBE_CODEC_N, 1);
+      atomic_store(&process_codec_eps, eps);
+    }
+    v[6] = -eps;
+  }
   /* latency: small allreduces, 8-byte ring steps */
   v[0] = HUGE_VAL; /* the fastest of 3: a busy host's preemption is no latency */
   for (int i = 0; i < 3 && rc == GZ_OK; i++) {
