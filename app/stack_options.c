@@ -186,7 +186,8 @@ static const opt_row_t options[] = {
      "CPU with a note (default cpu)"},
     {"output", NULL, "o", "output", "FILE", OPT_STRING, NULL, NULL, AT(output), NULL,
      check_output, NULL, "-o/--output is required (.nc, .h5, .raw, .sgy or .rsf)", 2,
-     ".nc, .h5, .raw, .sgy or .rsf: the stacked field with its dimensions, coordinates, units and "
+     ".nc, .h5, .raw, .sgy or .rsf: the stacked field with its dimensions, coordinates, "
+     "units and "
      "provenance; points without data are NaN (_FillValue NaN)"},
     {"png", NULL, NULL, "png", "FILE.png", OPT_STRING, NULL, NULL, AT(png), NULL,
      check_png, NULL, NULL, 2,
