@@ -13,20 +13,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* The names GZCOLL_ALGO accepts for the collectives. */
-static const struct {
-  const char *name;
-  gz_coll_t coll;
-} coll_names[] = {{"allreduce", GZ_COLL_ALLREDUCE},
-                  {"reduce_scatter", GZ_COLL_REDUCE_SCATTER},
-                  {"reduce_scatter_block", GZ_COLL_REDUCE_SCATTER},
-                  {"allgather", GZ_COLL_ALLGATHER},
-                  {"bcast", GZ_COLL_BCAST},
-                  {"scatter", GZ_COLL_SCATTER},
-                  {"alltoall", GZ_COLL_ALLTOALL},
-                  {"p2p", GZ_COLL_P2P},
-                  {"send", GZ_COLL_P2P}};
-
 const char *gz_env_get(const char *name) {
   const char *s = getenv(name);
   return s && *s ? s : NULL;
@@ -97,17 +83,6 @@ int gz_env_enum(const char *name, const char *const *names, int *index) {
   return GZ_ENV_BAD;
 }
 
-static int coll_lookup(const char *s, size_t len, gz_coll_t *coll) {
-  for (size_t i = 0; i < sizeof coll_names / sizeof coll_names[0]; i++) {
-    if (strlen(coll_names[i].name) == len &&
-        strncasecmp(coll_names[i].name, s, len) == 0) {
-      *coll = coll_names[i].coll;
-      return 1;
-    }
-  }
-  return 0;
-}
-
 int gz_env_algo(const char *name, gz_env_algo_fn apply, void *arg) {
   const char *p = gz_env_get(name);
   char item[64];
@@ -128,7 +103,7 @@ int gz_env_algo(const char *name, gz_env_algo_fn apply, void *arg) {
     memcpy(item, p, len);
     item[len] = '\0';
     eq = strchr(item, '=');
-    if (!eq || !coll_lookup(item, (size_t)(eq - item), &coll) ||
+    if (!eq || !gz_coll_lookup(item, (size_t)(eq - item), &coll) ||
         gz_algo_parse(eq + 1, &algo) != GZ_OK || (apply && !apply(arg, (int)coll, algo)))
       return GZ_ENV_BAD;
     p += len;
