@@ -16,7 +16,9 @@
  *   GZCOLL_P2P           on | off (default): MPI_Send / MPI_Recv of float data
  *   GZCOLL_VERBOSE       on | off (default): one report line per call kind at
  *                        MPI_Finalize
- * Booleans accept 1/0, on/off, yes/no, true/false. A value that does not
+ * Booleans accept 1/0, on/off, yes/no, true/false. The values are parsed by
+ * libgzcoll's getters (libgzcoll/src/gz_env.h), as the library reads its own
+ * variables. A value that does not
  * parse gives one warning line naming the variable (rank 0) and the whole
  * library passes through: a typo must never silently change the numbers.
  * Every variable must be the same on every rank (mpirun -x sets them so);
@@ -25,8 +27,9 @@
  */
 #include "gzcoll_pmpi.h"
 
+#include "gz_env.h"
+
 #include <ctype.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,53 +59,9 @@ void gzp_warn(const char *fmt, ...) {
   fflush(stderr);
 }
 
-static const char *env(const char *name) {
-  const char *s = getenv(name);
-  return s && *s ? s : NULL;
-}
-
 /* Case-insensitive comparison of s[0..len) with word. */
 static int word_eq(const char *s, size_t len, const char *word) {
   return strlen(word) == len && strncasecmp(s, word, len) == 0;
-}
-
-static int parse_bool(const char *s, int *value) {
-  static const char *const yes[] = {"1", "on", "yes", "true"};
-  static const char *const no[] = {"0", "off", "no", "false"};
-  for (size_t i = 0; i < 4; i++) {
-    if (strcasecmp(s, yes[i]) == 0) {
-      *value = 1;
-      return 1;
-    }
-    if (strcasecmp(s, no[i]) == 0) {
-      *value = 0;
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static int parse_size(const char *s, size_t *value) {
-  char *end;
-  unsigned long long v;
-  double mult = 1;
-  while (isspace((unsigned char)*s))
-    s++;
-  if (!isdigit((unsigned char)*s))
-    return 0;
-  v = strtoull(s, &end, 10);
-  if (*end == 'k' || *end == 'K')
-    mult = 1024.0, end++;
-  else if (*end == 'm' || *end == 'M')
-    mult = 1024.0 * 1024.0, end++;
-  else if (*end == 'g' || *end == 'G')
-    mult = 1024.0 * 1024.0 * 1024.0, end++;
-  while (isspace((unsigned char)*end))
-    end++;
-  if (*end || (double)v * mult > 1e18)
-    return 0;
-  *value = (size_t)((double)v * mult);
-  return 1;
 }
 
 static int kind_lookup(const char *s, size_t len, gzp_kind_t *kind) {
@@ -146,84 +105,51 @@ static int parse_collectives(const char *s, unsigned *mask) {
   return 1;
 }
 
-/* GZCOLL_ALGO, the grammar libgzcoll reads: "name" or "coll=name,...". Which
- * algorithm applies to which collective is libgzcoll's decision (a context
- * it refuses is reported by comm_cache.c). */
-static int parse_algo(const char *s) {
-  char item[64];
-  gz_algo_t algo;
-  if (!strchr(s, '='))
-    return gz_algo_parse(s, &algo) == GZ_OK;
-  while (*s) {
-    const char *end = strchr(s, ','), *eq;
-    size_t len = end ? (size_t)(end - s) : strlen(s);
-    if (len == 0 || len >= sizeof item)
-      return 0;
-    memcpy(item, s, len);
-    item[len] = '\0';
-    eq = strchr(item, '=');
-    if (!eq || gz_algo_parse(eq + 1, &algo) != GZ_OK)
-      return 0;
-    if (!word_eq(item, (size_t)(eq - item), "p2p") &&
-        !word_eq(item, (size_t)(eq - item), "send")) {
-      gzp_kind_t kind;
-      if (!kind_lookup(item, (size_t)(eq - item), &kind))
-        return 0;
-    }
-    s += len;
-    if (*s == ',')
-      s++;
-  }
-  return 1;
-}
-
 static void load(void) {
+  static const char *const eb_modes[] = {"abs", "rel", NULL};
+  static const char *const bounds[] = {"strict", "per-message", "per_message", NULL};
   gzp_config_t c;
   const char *s, *bad = NULL;
-  char *end;
+  int st, index;
 
   memset(&c, 0, sizeof c);
   c.gz = (gz_config_t)GZ_CONFIG_INIT;
   c.min_bytes = GZP_DEFAULT_MIN_BYTES;
   c.collectives = (1u << (GZP_ALLTOALL + 1)) - 1u;
 
-  if ((s = env("GZCOLL_VERBOSE")) && !parse_bool(s, &c.verbose))
+  if (gz_env_bool("GZCOLL_VERBOSE", &c.verbose) == GZ_ENV_BAD)
     bad = "GZCOLL_VERBOSE";
-  if (!bad && (s = env("GZCOLL_ERROR_BOUND"))) {
-    double e = strtod(s, &end);
-    while (isspace((unsigned char)*end))
-      end++;
-    if (*end || !(e > 0) || !isfinite(e))
+  if (!bad &&
+      (st = gz_env_double("GZCOLL_ERROR_BOUND", &c.gz.error_bound)) != GZ_ENV_UNSET) {
+    if (st == GZ_ENV_BAD)
       bad = "GZCOLL_ERROR_BOUND";
-    c.gz.error_bound = e;
     c.enabled = 1;
   }
-  if (!bad && (s = env("GZCOLL_EB_MODE"))) {
-    if (strcasecmp(s, "abs") == 0)
-      c.gz.eb_mode = GZ_EB_ABS;
-    else if (strcasecmp(s, "rel") == 0)
-      c.gz.eb_mode = GZ_EB_REL;
-    else
+  if (!bad && (st = gz_env_enum("GZCOLL_EB_MODE", eb_modes, &index)) != GZ_ENV_UNSET) {
+    if (st == GZ_ENV_BAD)
       bad = "GZCOLL_EB_MODE";
-  }
-  if (!bad && (s = env("GZCOLL_BOUND"))) {
-    if (strcasecmp(s, "strict") == 0)
-      c.gz.bound_policy = GZ_BOUND_STRICT;
-    else if (strcasecmp(s, "per-message") == 0 || strcasecmp(s, "per_message") == 0)
-      c.gz.bound_policy = GZ_BOUND_PER_MESSAGE;
     else
-      bad = "GZCOLL_BOUND";
+      c.gz.eb_mode = index == 0 ? GZ_EB_ABS : GZ_EB_REL;
   }
-  if (!bad && (s = env("GZCOLL_MIN_BYTES")) && !parse_size(s, &c.min_bytes))
+  if (!bad && (st = gz_env_enum("GZCOLL_BOUND", bounds, &index)) != GZ_ENV_UNSET) {
+    if (st == GZ_ENV_BAD)
+      bad = "GZCOLL_BOUND";
+    else
+      c.gz.bound_policy = index == 0 ? GZ_BOUND_STRICT : GZ_BOUND_PER_MESSAGE;
+  }
+  if (!bad && gz_env_size("GZCOLL_MIN_BYTES", &c.min_bytes) == GZ_ENV_BAD)
     bad = "GZCOLL_MIN_BYTES";
-  if (!bad && (s = env("GZCOLL_COLLECTIVES")) && !parse_collectives(s, &c.collectives))
+  if (!bad && (s = gz_env_get("GZCOLL_COLLECTIVES")) &&
+      !parse_collectives(s, &c.collectives))
     bad = "GZCOLL_COLLECTIVES";
-  if (!bad && (s = env("GZCOLL_ALGO"))) {
-    if (!parse_algo(s))
+  /* which algorithm applies to which collective is libgzcoll's decision (a
+   * context it refuses is reported by comm_cache.c): the grammar only here */
+  if (!bad && (s = gz_env_get("GZCOLL_ALGO"))) {
+    if (gz_env_algo("GZCOLL_ALGO", NULL, NULL) == GZ_ENV_BAD)
       bad = "GZCOLL_ALGO";
     snprintf(c.algo, sizeof c.algo, "%s", s);
   }
-  if (!bad && (s = env("GZCOLL_P2P")) && !parse_bool(s, &c.p2p))
+  if (!bad && gz_env_bool("GZCOLL_P2P", &c.p2p) == GZ_ENV_BAD)
     bad = "GZCOLL_P2P";
 
   if (bad) {

@@ -285,6 +285,9 @@ typedef struct gz_choice {
 
 int gz_algo_applies(gz_coll_t coll, gz_algo_t algo);
 const char *gz_coll_name(gz_coll_t coll);
+/* The collective named by s[0..len) (any case; aliases reduce_scatter_block,
+ * send, recv): 1 and *coll, or 0. */
+int gz_coll_lookup(const char *s, size_t len, gz_coll_t *coll);
 /* GZ_ERR_ARG when the configuration forces an algorithm that does not
  * apply (identical on every rank). */
 gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,

@@ -30,6 +30,12 @@
  *                      centric algorithms, with the CPU operations (testing
  *                      knob for device/; needs cfg.device_pool_bytes > 0).
  *   GZCOLL_CUDA_AWARE  0 or 1: override the detection of CUDA-aware MPI.
+ *   GZCOLL_ALPHA, GZCOLL_CODEC_EPS, GZCOLL_RATIO, GZCOLL_LEARN: the cost
+ *                      model (docs/performance-model.md).
+ *   All are read through env.c (gz_env.h), as pmpi/ reads its own: numbers
+ *   > 0 and finite, GZCOLL_LEARN and GZCOLL_CUDA_AWARE 0 or 1 (and "auto"),
+ *   other words in any case; an unset or empty variable keeps the default,
+ *   an invalid one makes gz_ctx_create return GZ_ERR_ARG.
  *
  * Device pool (device/device_ctx.c): with cfg.device_pool_bytes > 0 each
  *   rank that sees a device allocates that much device memory, as much
@@ -53,8 +59,8 @@
  *   Cost: one small allreduce, ceil(log2 P) alpha, each.
  */
 #include "coll_internal.h"
+#include "gz_env.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -195,87 +201,26 @@ gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local) {
 
 /* ---- configuration and environment -------------------------------------- */
 
-static const struct {
-  const char *name;
-  gz_coll_t coll;
-} coll_names[] = {{"allreduce", GZ_COLL_ALLREDUCE},
-                  {"reduce_scatter", GZ_COLL_REDUCE_SCATTER},
-                  {"reduce_scatter_block", GZ_COLL_REDUCE_SCATTER},
-                  {"allgather", GZ_COLL_ALLGATHER},
-                  {"bcast", GZ_COLL_BCAST},
-                  {"scatter", GZ_COLL_SCATTER},
-                  {"alltoall", GZ_COLL_ALLTOALL},
-                  {"p2p", GZ_COLL_P2P},
-                  {"send", GZ_COLL_P2P}};
-
-static int coll_lookup(const char *s, size_t len, gz_coll_t *coll) {
-  for (size_t i = 0; i < sizeof coll_names / sizeof coll_names[0]; i++) {
-    if (strlen(coll_names[i].name) == len && strncmp(coll_names[i].name, s, len) == 0) {
-      *coll = coll_names[i].coll;
-      return 1;
-    }
+/* One GZCOLL_ALGO item (gz_env_algo): coll -1 forces algo on every
+ * collective it applies to; a named collective must accept it. */
+static int apply_env_algo(void *arg, int coll, gz_algo_t algo) {
+  gz_ctx_t ctx = arg;
+  for (int c = 0; c < GZ_COLL_COUNT; c++) {
+    if (coll >= 0 ? c != coll : !gz_algo_applies((gz_coll_t)c, algo))
+      continue;
+    if (!gz_algo_applies((gz_coll_t)c, algo))
+      return 0;
+    ctx->forced[c] = algo;
+    ctx->force_src[c] = algo == GZ_ALGO_AUTO ? GZ_FORCE_NONE : GZ_FORCE_ENV;
+    ctx->force_bad[c] = 0;
   }
-  return 0;
-}
-
-/* GZCOLL_ALGO: "name" or "coll=name[,coll=name...]". */
-static gz_result_t parse_env_algo(gz_ctx_t ctx, const char *env) {
-  char item[64];
-  const char *p = env;
-  gz_algo_t algo;
-  if (!strchr(env, '=')) {
-    if (gz_algo_parse(env, &algo) != GZ_OK)
-      return GZ_ERR_ARG;
-    for (int c = 0; c < GZ_COLL_COUNT; c++) {
-      if (gz_algo_applies((gz_coll_t)c, algo)) {
-        ctx->forced[c] = algo;
-        ctx->force_src[c] = algo == GZ_ALGO_AUTO ? GZ_FORCE_NONE : GZ_FORCE_ENV;
-        ctx->force_bad[c] = 0;
-      }
-    }
-    return GZ_OK;
-  }
-  while (*p) {
-    const char *end = strchr(p, ','), *eq;
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    gz_coll_t coll;
-    if (len >= sizeof item)
-      return GZ_ERR_ARG;
-    memcpy(item, p, len);
-    item[len] = '\0';
-    eq = strchr(item, '=');
-    if (!eq || !coll_lookup(item, (size_t)(eq - item), &coll) ||
-        gz_algo_parse(eq + 1, &algo) != GZ_OK || !gz_algo_applies(coll, algo))
-      return GZ_ERR_ARG;
-    ctx->forced[coll] = algo;
-    ctx->force_src[coll] = algo == GZ_ALGO_AUTO ? GZ_FORCE_NONE : GZ_FORCE_ENV;
-    ctx->force_bad[coll] = 0;
-    p += len;
-    if (*p == ',')
-      p++;
-  }
-  return GZ_OK;
-}
-
-static gz_result_t env_double(const char *name, double *value) {
-  const char *s = getenv(name);
-  char *end;
-  double v;
-  if (!s || !*s)
-    return GZ_OK;
-  v = strtod(s, &end);
-  while (isspace((unsigned char)*end))
-    end++;
-  if (*end || !(v > 0) || !isfinite(v))
-    return GZ_ERR_ARG;
-  *value = v;
-  return GZ_OK;
+  return 1;
 }
 
 static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
-  gz_result_t rc = GZ_OK;
-  const char *env;
+  static const char *const learn_settings[] = {"0", "1", NULL};
   double v;
+  int st, learn = 1;
   if (cfg) {
     if (cfg->version < 1 || cfg->version > GZ_CONFIG_VERSION)
       return GZ_ERR_VERSION;
@@ -302,9 +247,8 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
         applies && ctx->cfg.algo != GZ_ALGO_AUTO ? GZ_FORCE_CONFIG : GZ_FORCE_NONE;
     ctx->force_bad[c] = !applies;
   }
-  env = getenv("GZCOLL_ALGO");
-  if (env && *env && (rc = parse_env_algo(ctx, env)) != GZ_OK)
-    return rc;
+  if (gz_env_algo("GZCOLL_ALGO", apply_env_algo, ctx) == GZ_ENV_BAD)
+    return GZ_ERR_ARG;
   ctx->link_bps =
       ctx->cfg.link_bytes_per_s > 0 ? ctx->cfg.link_bytes_per_s : GZ_DEFAULT_LINK_BPS;
   if (ctx->cfg.link_bytes_per_s > 0)
@@ -324,27 +268,24 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
                 {"GZCOLL_RATIO", GZ_PIN_RATIO, offsetof(struct gz_ctx, ratio)}};
     for (size_t k = 0; k < sizeof pins / sizeof pins[0]; k++) {
       double *field = (double *)(void *)((char *)ctx + pins[k].off);
-      const char *e = getenv(pins[k].name);
-      if ((rc = env_double(pins[k].name, field)) != GZ_OK)
-        return rc;
-      if (e && *e)
+      st = gz_env_double(pins[k].name, field);
+      if (st == GZ_ENV_BAD)
+        return GZ_ERR_ARG;
+      if (st == GZ_ENV_SET)
         ctx->pinned |= pins[k].pin;
     }
-    env = getenv("GZCOLL_LEARN");
-    if (env && *env) {
-      if (strcmp(env, "0") && strcmp(env, "1"))
-        return GZ_ERR_ARG;
-      if (!strcmp(env, "0"))
-        ctx->pinned |= GZ_PIN_NOLEARN;
-    }
+    if (gz_env_enum("GZCOLL_LEARN", learn_settings, &learn) == GZ_ENV_BAD)
+      return GZ_ERR_ARG;
+    if (learn == 0)
+      ctx->pinned |= GZ_PIN_NOLEARN;
   }
   v = GZ_DEFAULT_CHUNK;
-  if ((rc = env_double("GZCOLL_CHUNK", &v)) != GZ_OK)
-    return rc;
+  if (gz_env_double("GZCOLL_CHUNK", &v) == GZ_ENV_BAD)
+    return GZ_ERR_ARG;
   ctx->chunk_elems = v < GZ_BLOCK ? GZ_BLOCK : (size_t)v / GZ_BLOCK * GZ_BLOCK;
   v = (double)GZ_DEFAULT_PART;
-  if ((rc = env_double("GZCOLL_PART_BYTES", &v)) != GZ_OK)
-    return rc;
+  if (gz_env_double("GZCOLL_PART_BYTES", &v) == GZ_ENV_BAD)
+    return GZ_ERR_ARG;
   ctx->part_bytes = v < 1 ? 1 : v > (double)GZ_DEFAULT_PART ? GZ_DEFAULT_PART : (size_t)v;
   return GZ_OK;
 }

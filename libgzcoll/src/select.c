@@ -41,6 +41,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* The registry: which compressed algorithm serves which collective. mpi and
  * auto apply everywhere. For p2p any compressed name means "compressed". */
@@ -106,7 +107,7 @@ gz_result_t gz_algo_parse(const char *name, gz_algo_t *algo) {
   return GZ_ERR_ARG;
 }
 
-/* Collective names of gz_explain and gz_model_predict. */
+/* Collective names (gz_explain, gz_model_predict, GZCOLL_ALGO in env.c). */
 static const struct {
   const char *name;
   gz_coll_t coll;
@@ -120,6 +121,16 @@ static const struct {
              {"send", GZ_COLL_P2P},
              {"recv", GZ_COLL_P2P},
              {"p2p", GZ_COLL_P2P}};
+
+int gz_coll_lookup(const char *s, size_t len, gz_coll_t *coll) {
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (strlen(names[i].name) == len && strncasecmp(names[i].name, s, len) == 0) {
+      *coll = names[i].coll;
+      return 1;
+    }
+  }
+  return 0;
+}
 
 static double dmax(double a, double b) { return a > b ? a : b; }
 static double dmin(double a, double b) { return a < b ? a : b; }
@@ -216,10 +227,7 @@ gz_result_t gz_model_predict(const gz_model_t *model_in, const char *collective,
       !(model_in->comp_bps >= 0))
     return GZ_ERR_ARG;
   m = *model_in;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(collective, names[i].name) == 0)
-      coll = names[i].coll;
-  if (coll == GZ_COLL_COUNT)
+  if (!gz_coll_lookup(collective, strlen(collective), &coll))
     return GZ_ERR_ARG;
   seconds[GZ_ALGO_AUTO] = -1;
   for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
@@ -410,10 +418,7 @@ gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
   const char *chosen;
   if (!ctx || !collective || !buf || buflen == 0 || !gz_dtype_size(dtype))
     return GZ_ERR_ARG;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(collective, names[i].name) == 0)
-      coll = names[i].coll;
-  if (coll == GZ_COLL_COUNT)
+  if (!gz_coll_lookup(collective, strlen(collective), &coll))
     return GZ_ERR_ARG;
   rc = choose(ctx, coll, count, dtype, &ch); /* no bookkeeping, no exploration */
   format_costs(&ch, coll, costs, sizeof costs);

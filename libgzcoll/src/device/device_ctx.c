@@ -7,6 +7,7 @@
  */
 #include "coll_internal.h"
 #include "device/backend.h"
+#include "gz_env.h"
 
 #include "gz_device.h"
 
@@ -37,19 +38,15 @@ static int mpi_cuda_aware(void) {
  * "0": staged; "1": device pointers to MPI, refused (GZ_ERR_UNSUPPORTED)
  * when the MPI says it is not CUDA-aware; anything else GZ_ERR_ARG. */
 static gz_result_t detect_cuda_aware(int *aware) {
-  const char *env = getenv("GZCOLL_CUDA_AWARE");
-  int mpi = mpi_cuda_aware();
+  static const char *const settings[] = {"auto", "0", "1", NULL};
+  int mpi = mpi_cuda_aware(), setting = 0;
   *aware = mpi == 1;
-  if (!env || !*env || strcmp(env, "auto") == 0)
-    return GZ_OK;
-  if (strcmp(env, "0") == 0) {
-    *aware = 0;
-    return GZ_OK;
-  }
-  if (strcmp(env, "1") != 0)
+  if (gz_env_enum("GZCOLL_CUDA_AWARE", settings, &setting) == GZ_ENV_BAD)
     return GZ_ERR_ARG;
-  *aware = 1;
-  return mpi == 0 ? GZ_ERR_UNSUPPORTED : GZ_OK;
+  if (setting == 0) /* unset or "auto" */
+    return GZ_OK;
+  *aware = setting == 2;
+  return *aware && mpi == 0 ? GZ_ERR_UNSUPPORTED : GZ_OK;
 }
 
 static size_t small_bytes(gz_ctx_t ctx) {
@@ -57,13 +54,14 @@ static size_t small_bytes(gz_ctx_t ctx) {
 }
 
 gz_result_t gz_dev_ctx_setup(gz_ctx_t ctx) {
-  const char *env = getenv("GZCOLL_BACKEND");
+  static const char *const backends[] = {"auto", "ops", NULL};
   size_t bytes = ctx->cfg.device_pool_bytes, small = small_bytes(ctx);
   size_t stage = bytes > GZ_DEV_PIECE * 8 ? bytes : GZ_DEV_PIECE * 8;
+  int backend = 0;
   gz_result_t rc;
-  if (env && *env && strcmp(env, "ops") != 0 && strcmp(env, "auto") != 0)
+  if (gz_env_enum("GZCOLL_BACKEND", backends, &backend) == GZ_ENV_BAD)
     return GZ_ERR_ARG;
-  ctx->dev_ops = env && strcmp(env, "ops") == 0;
+  ctx->dev_ops = backend == 1;
   ctx->dev_enabled = bytes > 0;
   if (!ctx->dev_enabled)
     return ctx->dev_ops ? GZ_ERR_ARG : GZ_OK;
