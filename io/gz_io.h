@@ -323,6 +323,10 @@ int gz_io_netcdf_probe(const char *path);
 
 /* Helpers shared by the backends (io_common.c / io_meta.c). */
 size_t gz_io_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 */
+/* 1 on a little-endian host. */
+int gz_io_host_is_little(void);
+/* Reverse the bytes of each of n elements of esize bytes at p, in place. */
+void gz_io_swap_bytes(unsigned char *p, size_t n, size_t esize);
 void gz_io_errorf(char *err, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -55,6 +55,22 @@ const char *gz_format_name(gz_format_t fmt) {
   }
 }
 
+int gz_io_host_is_little(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+void gz_io_swap_bytes(unsigned char *p, size_t n, size_t esize) {
+  for (size_t i = 0; i < n; i++, p += esize)
+    for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
+      unsigned char t = p[a];
+      p[a] = p[b];
+      p[b] = t;
+    }
+}
+
 size_t gz_io_dtype_size(gz_dtype_t dtype) {
   return dtype == GZ_FLOAT32 ? 4 : dtype == GZ_FLOAT64 ? 8 : 0;
 }

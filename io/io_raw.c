@@ -22,22 +22,6 @@ typedef struct {
   char *path;
 } raw_state_t;
 
-static int host_is_little(void) {
-  const uint16_t one = 1;
-  unsigned char b;
-  memcpy(&b, &one, 1);
-  return b == 1;
-}
-
-static void swap_bytes(unsigned char *p, size_t n, size_t esize) {
-  for (size_t i = 0; i < n; i++, p += esize)
-    for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
-      unsigned char t = p[a];
-      p[a] = p[b];
-      p[b] = t;
-    }
-}
-
 /* "24x96x2048" from dims[from..ndims). */
 static void dims_text(const gz_raw_opts_t *raw, int from, char *buf, size_t len) {
   size_t used = 0;
@@ -87,7 +71,7 @@ static int raw_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   }
   memcpy(s->path, path, strlen(path) + 1);
   s->esize = esize;
-  s->swap = raw->big_endian ? host_is_little() : !host_is_little();
+  s->swap = raw->big_endian ? gz_io_host_is_little() : !gz_io_host_is_little();
   s->fd = open(path, O_RDONLY);
   if (s->fd < 0) {
     gz_io_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -159,7 +143,7 @@ static int raw_read(void *state, const gz_meta_t *meta, const size_t *start,
     got += (size_t)k;
   }
   if (s->swap)
-    swap_bytes(p, n, s->esize);
+    gz_io_swap_bytes(p, n, s->esize);
   return 0;
 }
 
@@ -185,7 +169,7 @@ int gz_io_write_raw(const char *tmp, const char *path, const gz_meta_t *meta,
     gz_io_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     return -1;
   }
-  if (host_is_little()) {
+  if (gz_io_host_is_little()) {
     if (fwrite(p, esize, n, f) != n)
       goto write_fail;
   } else {
@@ -197,7 +181,7 @@ int gz_io_write_raw(const char *tmp, const char *path, const gz_meta_t *meta,
     for (size_t i = 0; i < n; i += piece) {
       size_t m = n - i < piece ? n - i : piece;
       memcpy(buf, p + i * esize, m * esize);
-      swap_bytes(buf, m, esize);
+      gz_io_swap_bytes(buf, m, esize);
       if (fwrite(buf, esize, m, f) != m)
         goto write_fail;
     }

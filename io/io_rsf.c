@@ -44,13 +44,6 @@ typedef struct {
   void *values; /* ascii_float: every value, read at open */
 } rsf_state_t;
 
-static int host_is_little(void) {
-  const uint16_t one = 1;
-  unsigned char b;
-  memcpy(&b, &one, 1);
-  return b == 1;
-}
-
 /* The header text (up to the separator or the end, at most
  * RSF_MAX_HEADER bytes); *sep_at = offset of the data after the separator,
  * or 0 without one. */
@@ -269,10 +262,10 @@ static int rsf_open(const char *path, const char *var, const gz_raw_opts_t *raw,
     esize = -1;
   if (!strcmp(fmt, "native_float") || !strcmp(fmt, "xdr_float")) {
     m->dtype = GZ_FLOAT32;
-    s->swap = (strcmp(fmt, "xdr_float") == 0) == host_is_little();
+    s->swap = (strcmp(fmt, "xdr_float") == 0) == gz_io_host_is_little();
   } else if (!strcmp(fmt, "native_double") || !strcmp(fmt, "xdr_double")) {
     m->dtype = GZ_FLOAT64;
-    s->swap = (strcmp(fmt, "xdr_double") == 0) == host_is_little();
+    s->swap = (strcmp(fmt, "xdr_double") == 0) == gz_io_host_is_little();
   } else if (!strcmp(fmt, "ascii_float")) {
     m->dtype = GZ_FLOAT32;
     ascii = 1;
@@ -400,12 +393,7 @@ static int rsf_read(void *state, const gz_meta_t *meta, const size_t *start,
     got += (size_t)k;
   }
   if (s->swap)
-    for (size_t i = 0; i < n; i++)
-      for (size_t a = 0, b = s->esize - 1; a < b; a++, b--) {
-        unsigned char t = p[i * s->esize + a];
-        p[i * s->esize + a] = p[i * s->esize + b];
-        p[i * s->esize + b] = t;
-      }
+    gz_io_swap_bytes(p, n, s->esize);
   return 0;
 }
 
@@ -475,8 +463,9 @@ int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
     fprintf(f, "\tunit=\"%s\"\n", unit);
   }
   fprintf(f, "\tdata_format=\"%s\" esize=%zu in=\"stdin\"\n",
-          meta->dtype == GZ_FLOAT64 ? (host_is_little() ? "native_double" : "xdr_double")
-                                    : (host_is_little() ? "native_float" : "xdr_float"),
+          meta->dtype == GZ_FLOAT64
+              ? (gz_io_host_is_little() ? "native_double" : "xdr_double")
+              : (gz_io_host_is_little() ? "native_float" : "xdr_float"),
           es);
   if (fwrite(rsf_sep, 1, 3, f) != 3 || fwrite(data, es, n, f) != n || fflush(f) != 0) {
     gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));

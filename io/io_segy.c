@@ -125,22 +125,6 @@ static int revision(const unsigned char *bin, int lsb, int *minor) {
   return v >= 0x100 ? (int)(v >> 8) : (int)v;
 }
 
-static int host_is_little(void) {
-  const uint16_t one = 1;
-  unsigned char b;
-  memcpy(&b, &one, 1);
-  return b == 1;
-}
-
-static void swap_each(unsigned char *p, size_t n, size_t esize) {
-  for (size_t i = 0; i < n; i++, p += esize)
-    for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
-      unsigned char t = p[a];
-      p[a] = p[b];
-      p[b] = t;
-    }
-}
-
 static int read_at(int fd, void *dst, size_t n, unsigned long long off) {
   unsigned char *p = dst;
   size_t got = 0;
@@ -632,8 +616,8 @@ static int read_piece(segy_state_t *s, gz_dtype_t dtype, size_t t, size_t k, siz
                    errno ? strerror(errno) : "unexpected end of file");
       return -1;
     }
-    if (s->lsb != host_is_little())
-      swap_each(b, m, 8);
+    if (s->lsb != gz_io_host_is_little())
+      gz_io_swap_bytes(b, m, 8);
     memcpy(out, b, m * 8);
     return 0;
   } else {
@@ -881,8 +865,8 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
     else
       make_trace_header(tbuf, meta, t, ns, head + TEXT_SIZE);
     memcpy(tbuf + TRH_SIZE, src + t * ns * es, ns * es);
-    if (file_little != host_is_little())
-      swap_each(tbuf + TRH_SIZE, ns, es);
+    if (file_little != gz_io_host_is_little())
+      gz_io_swap_bytes(tbuf + TRH_SIZE, ns, es);
     if (fwrite(tbuf, 1, TRH_SIZE + ns * es, f) != TRH_SIZE + ns * es)
       goto write_fail;
   }
