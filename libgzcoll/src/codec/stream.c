@@ -193,6 +193,20 @@ gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, s
 
 /* The box of a format-2 stream and its chunking: d from the caller's shape
  * (leading dimensions folded), then flattened until one slab fits a chunk. */
+/* The chunks, each coded into its worst-case slot of `slot` bytes, moved
+ * back to back in place; the index gets its CRC. Returns the data bytes. */
+static size_t compact_chunks(uint8_t *index, size_t nchunks, uint8_t *data, size_t slot) {
+  size_t pos = 0;
+  for (size_t c = 0; c < nchunks; c++) {
+    size_t size = get_u32(index + 8 * c);
+    if (pos != c * slot)
+      memmove(data + pos, data + c * slot, size);
+    pos += size;
+  }
+  put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
+  return pos;
+}
+
 static int plan2(const gz_codec_params_t *p, size_t n, size_t d[3], size_t *chunk_vals) {
   size_t target = p->chunk_len ? p->chunk_len : GZ_CHUNK2_DEFAULT, slab;
   d[0] = d[1] = 1;
@@ -248,7 +262,7 @@ static void chunk_box(const size_t d[3], size_t len, size_t box[3]) {
 static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, size_t n,
                                uint8_t *o, size_t *out_size, double eb) {
   uint8_t *index, *data;
-  size_t elem = gz_dtype_size(params->dtype), nchunks, chunk_vals, slot, pos, d[3];
+  size_t elem = gz_dtype_size(params->dtype), nchunks, chunk_vals, slot, d[3];
   gz_quant_t qp = gz_codec_quant(eb);
   int nomem = 0;
 
@@ -300,22 +314,14 @@ static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, 
   }
   if (nomem)
     return GZ_ERR_NOMEM;
-  pos = 0;
-  for (size_t c = 0; c < nchunks; c++) {
-    size_t size = get_u32(index + 8 * c);
-    if (pos != c * slot)
-      memmove(data + pos, data + c * slot, size);
-    pos += size;
-  }
-  put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
-  *out_size = (size_t)(data - o) + pos;
+  *out_size = (size_t)(data - o) + compact_chunks(index, nchunks, data, slot);
   return GZ_OK;
 }
 
 gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t n,
                         void *out, size_t cap, size_t *out_size) {
   uint8_t *o = out, *index, *data;
-  size_t elem, nchunks, chunk_len, slot, pos;
+  size_t elem, nchunks, chunk_len, slot;
   double eb;
   gz_quant_t qp;
 
@@ -374,15 +380,7 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
     put_u32(index + 8 * c, (uint32_t)size);
     put_u32(index + 8 * c + 4, gz_crc32(dst, size));
   }
-  pos = 0;
-  for (size_t c = 0; c < nchunks; c++) {
-    size_t size = get_u32(index + 8 * c);
-    if (pos != c * slot)
-      memmove(data + pos, data + c * slot, size);
-    pos += size;
-  }
-  put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
-  *out_size = (size_t)(data - o) + pos;
+  *out_size = (size_t)(data - o) + compact_chunks(index, nchunks, data, slot);
   return GZ_OK;
 }
 
