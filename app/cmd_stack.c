@@ -92,6 +92,11 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->exact);
   free(r->exact_part);
   free(r->exact_result);
+  free(r->rec_days);
+  free(r->rec_ym);
+  free(r->gout);
+  free(r->gtime);
+  free(r->gbnd);
   for (int i = 0; i < r->nwritten; i++)
     free(r->written[i]);
   free(r->written);
@@ -142,7 +147,12 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   if (gzs_scan(&o, &r, comm, err, sizeof err) != 0 || check_view(&o, &r, comm))
     goto done;
   phase_end(&clock, &r.t, &r.t.scan);
-  if (gzs_op_is_moment(o.op)) {
+  if (gzs_grouped(&o)) {
+    /* one stack per group, each with its reference */
+    if (gzs_groups(&o, &r, comm, err, sizeof err) != 0)
+      goto done;
+    phase_end(&clock, &r.t, &r.t.result);
+  } else if (gzs_op_is_moment(o.op)) {
     /* two readings and reductions (one for rms), reference included */
     if (gzs_moments(&o, &r, comm, err, sizeof err) != 0)
       goto done;
