@@ -387,7 +387,9 @@ void gzs_device_close(gzs_device_t *d);
 
 /* Outputs (stack_output.c), rank 0. */
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);
-int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
+/* The output file: runs[0] (.nc: and runs[1..nruns-1], --var a,b,c). */
+int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
+                     size_t errlen);
 int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
 int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
 void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r);

@@ -425,19 +425,29 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   return rc ? -1 : 0;
 }
 
-int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
-  gz_meta_t m;
-  int rc;
+int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
+                     size_t errlen) {
+  gzs_run_t *r = &runs[0];
+  gz_meta_t *m = calloc((size_t)nruns + 1, sizeof(gz_meta_t));
+  const gz_meta_t **metas = calloc((size_t)nruns + 1, sizeof(gz_meta_t *));
+  const void **datas = calloc((size_t)nruns + 1, sizeof(void *));
+  int rc = -1, built = 0;
   gzs_progress(o, r, 0, "writing %s", o->output);
-  if (build_meta(o, r, &m) != 0) {
-    gz_meta_free(&m);
-    snprintf(err, errlen, "%s: out of memory for the metadata", o->output);
-    return -1;
+  if (!m || !metas || !datas)
+    goto oom;
+  for (built = 0; built < nruns; built++) {
+    gzs_run_t *rk = &runs[built];
+    if (build_meta(o, rk, &m[built]) != 0 ||
+        (nruns > 1 && gz_meta_add_attr_numbers(&m[built], "gzstack_claimed_bound",
+                                               &rk->claimed, 1) != 0)) {
+      built++;
+      goto oom;
+    }
+    metas[built] = &m[built];
+    datas[built] = rk->ngroups ? rk->gout : rk->out;
   }
   if (gz_io_format_from_path(o->output) == GZ_FMT_NETCDF) {
     /* CF: the input's coordinate attributes, time or climatology bounds */
-    const gz_meta_t *metas[1] = {&m};
-    const void *datas[1] = {r->ngroups ? r->gout : r->out};
     gz_cf_extra_t x = {NULL, NULL, 0};
     x.source = r->files[0].format == GZ_FMT_NETCDF ? o->inputs[0] : NULL;
     if (r->ngroups && r->have_gtime) {
@@ -445,14 +455,22 @@ int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen
       x.climatology =
           o->group_kind == GZS_GROUP_MONTH || o->group_kind == GZS_GROUP_SEASON;
     }
-    rc = gz_io_write_netcdf_cf(o->output, metas, datas, 1, &x, o->force, err, errlen);
+    rc = gz_io_write_netcdf_cf(o->output, metas, datas, nruns, &x, o->force, err, errlen);
   } else {
-    rc = gz_io_write(o->output, gz_io_format_from_path(o->output), &m,
-                     r->ngroups ? r->gout : r->out, o->force, err, errlen);
+    rc = gz_io_write(o->output, gz_io_format_from_path(o->output), metas[0], datas[0],
+                     o->force, err, errlen);
   }
-  gz_meta_free(&m);
   if (rc == 0)
     add_written(r, o->output);
+  goto done;
+oom:
+  snprintf(err, errlen, "%s: out of memory for the metadata", o->output);
+done:
+  for (int k = 0; m && k < built; k++)
+    gz_meta_free(&m[k]);
+  free(m);
+  free(metas);
+  free(datas);
   return rc;
 }
 
