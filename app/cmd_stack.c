@@ -94,6 +94,10 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->exact_result);
   free(r->rec_days);
   free(r->rec_ym);
+  free(r->rec_mlen);
+  free(r->sel_w);
+  free(r->snap_w);
+  free(r->wsum);
   free(r->gout);
   free(r->gtime);
   free(r->gbnd);
@@ -146,6 +150,8 @@ static int stack_one(const gzs_opts_t *o, const gzs_opts_t *all, const gzs_run_t
   /* --var a,b,c: every variable along the first one's stacking axis */
   if (gzs_agree(comm, first && r->rank == 0 && same_axis(first, r, all, err, errlen) != 0,
                 err))
+    return -1;
+  if (gzs_weights_setup(o, r, comm, err, errlen) != 0)
     return -1;
   phase_end(clock, &r->t, &r->t.scan);
   if (gzs_grouped(o)) {

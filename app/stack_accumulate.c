@@ -26,6 +26,9 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
   s->counts = counts;
   s->npoints = npoints;
   s->done = 0;
+  s->w = 1.0;
+  s->wdone = 0.0;
+  s->wsum = NULL;
   s->lo = INFINITY;
   s->hi = -INFINITY;
 }
@@ -34,11 +37,19 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
  * at the snapshots already done, plus the current one before p. */
 static int start_counts(gzs_acc_t *s, size_t p) {
   uint32_t *c = malloc(sizeof(uint32_t) * s->npoints + 1);
-  if (!c)
+  double *w = s->wsum ? malloc(sizeof(double) * s->npoints + 1) : NULL;
+  if (!c || (s->wsum && !w)) {
+    free(c);
+    free(w);
     return -1;
+  }
   for (size_t i = 0; i < s->npoints; i++)
     c[i] = (uint32_t)s->done + (i < p);
+  for (size_t i = 0; w && i < s->npoints; i++)
+    w[i] = s->wdone + (i < p ? s->w : 0.0);
   *s->counts = c;
+  if (s->wsum)
+    *s->wsum = w;
   return 0;
 }
 
@@ -60,6 +71,8 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
       double d = s->center ? v - s->center[off + i] : v;
       v = d * d;
     }
+    if (s->wsum) /* --weights (mean only) */
+      v *= s->w;
     switch (s->op) {
     case GZS_OP_MEAN:
     case GZS_OP_SUM:
@@ -78,6 +91,8 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
     }
     if (*s->counts)
       (*s->counts)[off + i]++;
+    if (s->wsum && *s->wsum)
+      (*s->wsum)[off + i] += s->w;
   }
   s->lo = lo;
   s->hi = hi;

@@ -30,10 +30,10 @@ gzs_split_t gzs_bound_split(gzs_op_t op, gz_bound_policy_t policy, int root_read
 }
 
 double gzs_bound_allreduce(gzs_op_t op, gz_bound_policy_t policy, double e_allreduce,
-                           uint32_t c_min) {
+                           double c_min) {
   double eb = e_allreduce;
   if (op == GZS_OP_MEAN && policy == GZ_BOUND_STRICT)
-    eb = e_allreduce * (double)c_min;
+    eb = e_allreduce * c_min;
   return eb > 0 && isfinite(eb) ? eb : 0.0;
 }
 
@@ -46,6 +46,10 @@ double gzs_bound_rank_eb(gzs_op_t op, gz_bound_policy_t policy, double error_bou
 }
 
 gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in) {
+  return gzs_bound_claim_w(in, 0.0);
+}
+
+gzs_claim_t gzs_bound_claim_w(const gzs_claim_in_t *in, double w_min) {
   gzs_claim_t c = {0.0, 0.0, 0.0};
   double amax = fmax(fabs(in->lo), fabs(in->hi));
   double cmin = in->c_min ? (double)in->c_min : 1.0;
@@ -54,7 +58,10 @@ gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in) {
     amax = 0;
   switch (in->op) {
   case GZS_OP_MEAN:
-    c.stage = in->ar_bound / cmin + in->sc_bound + ldexp(np * amax, -52);
+    if (w_min > 0) /* weighted: sum w x / sum w, both sums rounded */
+      c.stage = in->ar_bound / w_min + ldexp((2 * np + 2) * amax, -52);
+    else
+      c.stage = in->ar_bound / cmin + in->sc_bound + ldexp(np * amax, -52);
     break;
   case GZS_OP_SUM:
     c.stage = in->ar_bound + (double)in->c_max * in->sc_bound + ldexp(np * n * amax, -52);

@@ -50,9 +50,11 @@ gzs_split_t gzs_bound_split(gzs_op_t op, gz_bound_policy_t policy, int root_read
 /* The error_bound the allreduce of the partial sums / maxima is asked for:
  * strict mean e_allreduce * c_min (the sum within that, so the mean at a
  * point with count c >= c_min within e_allreduce), otherwise e_allreduce.
- * 0 when that is not a positive finite number: the plain MPI allreduce. */
+ * A weighted mean (--weights) passes the smallest positive per-point sum
+ * of weights as c_min. 0 when that is not a positive finite number: the
+ * plain MPI allreduce. */
 double gzs_bound_allreduce(gzs_op_t op, gz_bound_policy_t policy, double e_allreduce,
-                           uint32_t c_min);
+                           double c_min);
 
 /* The quantization bound eb each rank's partial gets from the library for
  * that error_bound (gzcoll.h): strict sum / mean error_bound / P, so a
@@ -83,6 +85,8 @@ typedef struct gzs_claim {
 
 /* stage bound:
  *   mean: ar_bound / c_min + sc_bound + 2^-52 (N + P) amax
+ *   weighted mean: ar_bound / w_min + 2^-52 (2 (N + P) + 2) amax (the
+ *         products w x, the sums of w x and of w, the division rounded)
  *   sum:  ar_bound + c_max sc_bound + 2^-52 (N + P) N amax
  *   max / min: ar_bound + sc_bound
  * amax = max(|lo|, |hi|) (0 when not finite): the 2^-52 terms cover the
@@ -91,6 +95,9 @@ typedef struct gzs_claim {
  * f32 = 2^(ilogb(result_max + stage) - 24) for float32 outputs with a
  * nonzero result, 0 otherwise. */
 gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in);
+/* The same for a weighted mean (--weights): w_min the smallest positive
+ * per-point sum of weights (0: unweighted, gzs_bound_claim). */
+gzs_claim_t gzs_bound_claim_w(const gzs_claim_in_t *in, double w_min);
 
 /* ---- second moments (docs/operators.md)
  *

@@ -19,10 +19,26 @@ int gzs_agree_counts(gzs_run_t *r, MPI_Comm comm) {
   r->hi = flags[1];
   r->any_mask = flags[2] > 0;
   r->masked_points = 0;
+  if (r->snap_w) { /* --weights: the total, the same sum on every rank */
+    r->w_tot = 0;
+    for (uint64_t g = 0; g < r->nsnap; g++)
+      r->w_tot += r->snap_w[g];
+    r->w_min = r->w_tot;
+  }
   if (!r->any_mask) {
     r->c_min = r->c_max = (uint32_t)r->nsnap;
     return 0;
   }
+  if (r->snap_w && !r->wsum) { /* nothing missing here: every local weight */
+    double mine = 0;
+    for (uint64_t g = r->my_first; g < r->my_first + r->my_count; g++)
+      mine += r->snap_w[g];
+    r->wsum = malloc(sizeof(double) * M + 1);
+    for (size_t i = 0; r->wsum && i < M; i++)
+      r->wsum[i] = mine;
+  }
+  if (gzs_agree(comm, r->snap_w && !r->wsum, "out of memory for the sums of weights"))
+    return -1;
   if (!r->counts) { /* nothing missing here: every local snapshot counts */
     r->counts = malloc(sizeof(uint32_t) * M + 1);
     if (r->counts)
@@ -36,7 +52,17 @@ int gzs_agree_counts(gzs_run_t *r, MPI_Comm comm) {
     int n = (int)(M - off < GZS_MPI_CHUNK ? M - off : GZS_MPI_CHUNK);
     MPI_Allreduce(MPI_IN_PLACE, r->counts + off, n, MPI_UINT32_T, MPI_SUM, comm);
   }
+  for (size_t off = 0; r->wsum && off < M; off += GZS_MPI_CHUNK) {
+    int n = (int)(M - off < GZS_MPI_CHUNK ? M - off : GZS_MPI_CHUNK);
+    MPI_Allreduce(MPI_IN_PLACE, r->wsum + off, n, MPI_DOUBLE, MPI_SUM, comm);
+  }
   r->t.communicate += MPI_Wtime() - t0;
+  if (r->wsum) { /* the smallest positive sum of weights */
+    r->w_min = 0;
+    for (size_t i = 0; i < M; i++)
+      if (r->wsum[i] > 0 && (r->w_min == 0 || r->wsum[i] < r->w_min))
+        r->w_min = r->wsum[i];
+  }
   r->c_min = UINT32_MAX;
   r->c_max = 0;
   for (size_t i = 0; i < M; i++) {

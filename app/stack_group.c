@@ -51,26 +51,32 @@ static int needs_dates(const gzs_opts_t *o) {
          o->group_kind == GZS_GROUP_YEAR;
 }
 
+int gzs_need_times(const gzs_opts_t *o) {
+  return gzs_grouped(o) || o->weights_kind == GZS_WEIGHTS_DAYS;
+}
+
 int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
-                     double *days, double *ym, char *err, size_t errlen) {
+                     double *days, double *ym, double *mlen, char *err, size_t errlen) {
   const gz_coord_t *c = &m->coords[0];
   gzs_time_axis_t ax;
-  char why[400];
-  int need = needs_dates(o);
+  char why[400], opt[300];
+  int need = needs_dates(o) || o->weights_kind == GZS_WEIGHTS_DAYS;
+  if (needs_dates(o))
+    snprintf(opt, sizeof opt, "--group %s", o->group_text);
+  else
+    snprintf(opt, sizeof opt, "--weights days");
   for (size_t j = 0; j < m->dims[0]; j++)
-    days[j] = ym[j] = NAN;
+    days[j] = ym[j] = mlen[j] = NAN;
   if (!c->values || c->count != m->dims[0]) {
     if (need)
       snprintf(err, errlen,
-               "--group %s: %s: variable %s has no time coordinate along its first "
-               "dimension %s",
-               o->group_text, path, m->var, m->dim_names[0]);
+               "%s: %s: variable %s has no time coordinate along its first dimension %s",
+               opt, path, m->var, m->dim_names[0]);
     return need ? -1 : 0;
   }
   if (gzs_time_axis(c->units, c->calendar, &ax, why, sizeof why) != 0) {
     if (need)
-      snprintf(err, errlen, "--group %s: %s: coordinate %s: %s", o->group_text, path,
-               c->name, why);
+      snprintf(err, errlen, "%s: %s: coordinate %s: %s", opt, path, c->name, why);
     return need ? -1 : 0;
   }
   for (size_t j = 0; j < c->count; j++) {
@@ -79,12 +85,13 @@ int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
     if (gzs_time_date(&ax, c->values[j], &y, &mo) != 0) {
       if (!need)
         continue;
-      snprintf(err, errlen, "--group %s: %s: %s[%zu] = %g is not a date", o->group_text,
-               path, c->name, j, c->values[j]);
+      snprintf(err, errlen, "%s: %s: %s[%zu] = %g is not a date", opt, path, c->name, j,
+               c->values[j]);
       return -1;
     }
     days[j] = ax.origin + c->values[j] * ax.scale;
     ym[j] = (double)y * 12.0 + (mo - 1);
+    mlen[j] = gzs_month_start(ax.cal, y, mo + 1) - gzs_month_start(ax.cal, y, mo);
   }
   return 0;
 }
@@ -285,6 +292,8 @@ static int select_group(const gzs_opts_t *o, gzs_run_t *r, const groups_t *g, si
     first += c;
   }
   r->nsnap = n;
+  if (r->sel_w && gzs_weights_select(r, mem, n) != 0)
+    return -1;
   if (o->read_root) {
     r->my_first = 0;
     r->my_count = n / P + (q < n % P);
@@ -307,10 +316,10 @@ static int run_group(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err
 
 /* The state of one group out of the way of the next. */
 static void reset_group(gzs_run_t *r) {
-  void **arrays[] = {(void **)&r->acc,        (void **)&r->counts,
-                     (void **)&r->reduced,    (void **)&r->result,
-                     (void **)&r->out,        (void **)&r->exact,
-                     (void **)&r->exact_part, (void **)&r->exact_result};
+  void **arrays[] = {
+      (void **)&r->acc,        (void **)&r->counts,       (void **)&r->reduced,
+      (void **)&r->result,     (void **)&r->out,          (void **)&r->exact,
+      (void **)&r->exact_part, (void **)&r->exact_result, (void **)&r->wsum};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
     free(*arrays[i]);
     *arrays[i] = NULL;

@@ -69,7 +69,11 @@ typedef struct gzs_opts {
   int group_kind;                     /* GZS_GROUP_* */
   uint64_t group_n;                   /* --group N: records per group */
   double running;                     /* --running N: window length (0: none) */
-  char *command_line;                 /* for provenance */
+  char *weights_text;                 /* --weights as given */
+  int weights_kind;                   /* GZS_WEIGHTS_* */
+  double *weights;                    /* --weights W1,W2,...: nweights values */
+  size_t nweights;
+  char *command_line; /* for provenance */
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -197,13 +201,19 @@ typedef struct gzs_run {
   /* --group / --running (stack_group.c): per input record (all inputs,
    * before selection) its time in days of the calendar and year * 12 +
    * month - 1 (NaN: no time coordinate); then one field per group */
-  double *rec_days, *rec_ym;
+  double *rec_days, *rec_ym, *rec_mlen; /* rec_mlen: days in its month */
   int has_time; /* agreed: every input has a readable CF time axis */
   size_t ngroups;
   void *gout;           /* ngroups fields in the output dtype */
   double *gtime, *gbnd; /* per group: its time and bounds (input units) */
   int have_gtime;
   double q_max_error; /* --verify: the largest error over the groups */
+  /* --weights (stack_weights.c): per selected record (sel_w) and per
+   * snapshot of the stack under way (snap_w, NULL: unweighted); per-point
+   * sums of the weights of the valid samples (wsum, NULL: every point has
+   * them all, w_tot) and the smallest positive one (w_min) */
+  double *sel_w, *snap_w, *wsum;
+  double w_tot, w_min;
   /* keep_ctx: gzs_reduce keeps its contexts for later calls of the same
    * configuration (groups: one set-up instead of one per group); freed by
    * gzs_release_contexts (collective) */
@@ -272,6 +282,12 @@ typedef struct gzs_acc {
   uint32_t **counts; /* per-point counts, allocated at the first missing value */
   size_t npoints;
   uint64_t done; /* snapshots fully accumulated before the current one */
+  /* --weights: the current snapshot's weight w multiplies its values (mean),
+   * wdone the weights of the snapshots done; *wsum per-point sums of the
+   * weights of valid samples, allocated with the counts (wsum NULL:
+   * unweighted) */
+  double w, wdone;
+  double **wsum;
   double lo, hi; /* range of the valid values seen */
 } gzs_acc_t;
 
@@ -335,7 +351,9 @@ const char *gzs_parse_group(const char *v, gzs_opts_t *o);
  * year * 12 + month - 1, NaN when the file has no readable time axis
  * (an error naming --group when the groups need dates). */
 int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
-                     double *days, double *ym, char *err, size_t errlen);
+                     double *days, double *ym, double *mlen, char *err, size_t errlen);
+/* Do the records need their times (--group, --running, --weights days)? */
+int gzs_need_times(const gzs_opts_t *o);
 /* Every group through the pipeline (after gzs_scan): r->gout etc. */
 int gzs_groups(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                size_t errlen);
@@ -344,6 +362,17 @@ void gzs_cell_method(const gzs_opts_t *o, const char *dim, char *buf, size_t len
 /* Days in the calendar <-> CF time value (stack_dates.c). */
 double gzs_time_value(const gzs_time_axis_t *ax, double days);
 double gzs_month_start(int cal, long long year, int month);
+
+enum { GZS_WEIGHTS_NONE = 0, GZS_WEIGHTS_LIST, GZS_WEIGHTS_FILE, GZS_WEIGHTS_DAYS };
+/* --weights W1,W2,...|FILE|days into o (NULL or why not). */
+const char *gzs_parse_weights(const char *v, gzs_opts_t *o);
+/* After gzs_scan: r->sel_w, one weight per selected record (collective;
+ * -1 with the message, agreed, naming --weights). */
+int gzs_weights_setup(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+                      size_t errlen);
+/* The weights of snapshots [0, n) of the stack under way (from sel_w by
+ * the selected index of each; idx NULL: the identity): r->snap_w. */
+int gzs_weights_select(gzs_run_t *r, const uint64_t *idx, uint64_t n);
 
 /* The record in file fi of its k-th stacked snapshot. */
 static inline uint64_t gzs_file_record(const gzs_file_t *fi, uint64_t k) {

@@ -116,6 +116,7 @@ static const char *check_months(gzs_opts_t *o, const char *v);
 static const char *check_seasons(gzs_opts_t *o, const char *v);
 static const char *check_group(gzs_opts_t *o, const char *v);
 static const char *check_running(gzs_opts_t *o, const char *v);
+static const char *check_weights(gzs_opts_t *o, const char *v);
 static int running_ok(double v) { return v >= 1 && v <= 4294967295.0 && v == floor(v); }
 
 static const char *const groups[] = {
@@ -188,6 +189,13 @@ static const opt_row_t options[] = {
      1,
      "one stacked field per window of N consecutive records, sliding by one (cdo "
      "runmean,N); any --op, each window within E"},
+    {"weights", NULL, NULL, "weights", "W1,W2,...|FILE|days", OPT_STRING, NULL, NULL,
+     AT(weights_text), NULL, check_weights, NULL, NULL, 1,
+     "weighted mean: sum w x / sum w at each point over its valid values (ncra -w), one "
+     "weight >= 0 per selected record in order across the inputs, as a list, a file of "
+     "numbers, or days = the length of each record's month from the CF time coordinate "
+     "(with --group year: cdo yearmonmean); with --group / --running each group divides "
+     "by its own weights"},
     {"algo", NULL, NULL, "algo", "auto|redoub|ring|mpi", OPT_CHOICE, "auto", algos,
      AT(algo), NULL, NULL, NULL, NULL, 1,
      "allreduce algorithm (default auto; mpi = the uncompressed MPI_Allreduce)"},
@@ -733,6 +741,11 @@ static const char *check_running(gzs_opts_t *o, const char *v) {
   return o->group_kind ? "--group and --running exclude each other" : NULL;
 }
 
+/* The weights row follows the op row. */
+static const char *check_weights(gzs_opts_t *o, const char *v) {
+  return gzs_parse_weights(v, o);
+}
+
 /* The read row follows the op row: the op is known here. */
 static const char *check_read(gzs_opts_t *o, const char *v) {
   (void)v;
@@ -1020,6 +1033,8 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->months_text);
   free(o->seasons_text);
   free(o->group_text);
+  free(o->weights_text);
+  free(o->weights);
   memset(o, 0, sizeof *o);
 }
 

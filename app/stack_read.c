@@ -39,6 +39,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   gzs_acc_init(&s, o->op, r->acc, &r->counts, M);
   s.square = r->moment_pass == 2;
   s.center = r->center;
+  s.wsum = r->snap_w ? &r->wsum : NULL;
   if (!buf || !s.acc) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
     failed = 1;
@@ -61,6 +62,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
       continue;
     }
     for (uint64_t g = a; g < b && !failed; g++) {
+      s.w = r->snap_w ? r->snap_w[g] : 1.0;
       for (size_t off = 0; off < M && !failed; off += blen) {
         size_t n = M - off < blen ? M - off : blen;
         double t0 = MPI_Wtime();
@@ -76,6 +78,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
         }
       }
       s.done++;
+      s.wdone += s.w;
       gzs_progress(o, r, 0,
                    "reading: %llu/%llu snapshots on rank 0 (%llu in all on %d ranks)",
                    (unsigned long long)s.done, (unsigned long long)r->my_count,

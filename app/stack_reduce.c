@@ -43,10 +43,11 @@ void gzs_finish_field(const gzs_opts_t *o, const gzs_run_t *r, const double *red
                       double *res) {
   for (size_t i = 0; i < r->npoints; i++) {
     uint32_t c = r->counts ? r->counts[i] : (uint32_t)r->nsnap;
-    if (c == 0)
+    double w = r->snap_w ? (r->wsum ? r->wsum[i] : r->w_tot) : (double)c;
+    if (c == 0 || !(w > 0)) /* no sample (or, weighted, only weights 0) */
       res[i] = NAN;
     else if (o->op == GZS_OP_MEAN)
-      res[i] = red[i] / (double)c;
+      res[i] = red[i] / w;
     else
       res[i] = red[i];
   }
@@ -70,7 +71,8 @@ static void plan_allreduce(const gzs_opts_t *o, gzs_run_t *r, gz_config_t *cfg) 
   cfg->bound_policy = o->bound;
   cfg->algo = o->algo;
   cfg->eb_mode = GZ_EB_ABS;
-  cfg->error_bound = gzs_bound_allreduce(o->op, o->bound, r->e_allreduce, r->c_min);
+  cfg->error_bound = gzs_bound_allreduce(o->op, o->bound, r->e_allreduce,
+                                         r->snap_w ? r->w_min : (double)r->c_min);
   if (cfg->error_bound == 0) {
     cfg->error_bound = 1.0; /* unused: the plain MPI allreduce is exact */
     cfg->algo = GZ_ALGO_MPI;
@@ -163,7 +165,7 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
                         .nsnap = r->nsnap,
                         .ranks = r->size,
                         .result_max = maxabs};
-  claim = gzs_bound_claim(&in);
+  claim = gzs_bound_claim_w(&in, r->snap_w ? r->w_min : 0.0);
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;
   r->claimed = claim.claimed;

@@ -46,11 +46,12 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   double *fills = calloc((size_t)nf + 1, sizeof(double));
   double **tdays = calloc((size_t)nf + 1, sizeof(double *)); /* --group: times */
   double **tym = calloc((size_t)nf + 1, sizeof(double *));
-  int grouped = gzs_grouped(o);
+  double **tml = calloc((size_t)nf + 1, sizeof(double *));
+  int grouped = gzs_need_times(o);
 
   r->files = calloc((size_t)nf + 1, sizeof(gzs_file_t));
   r->nfiles = nf;
-  if (!words || !fills || !r->files || !tdays || !tym) {
+  if (!words || !fills || !r->files || !tdays || !tym || !tml) {
     snprintf(err, errlen, "out of memory for %d inputs", nf);
     failed = 1;
   }
@@ -93,9 +94,11 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
       if (grouped && !failed) {
         tdays[i] = malloc(sizeof(double) * m->dims[0] + 1);
         tym[i] = malloc(sizeof(double) * m->dims[0] + 1);
-        if (!tdays[i] || !tym[i] ||
-            gzs_record_times(o, o->inputs[i], m, tdays[i], tym[i], err, errlen) != 0) {
-          if (!tdays[i] || !tym[i])
+        tml[i] = malloc(sizeof(double) * m->dims[0] + 1);
+        if (!tdays[i] || !tym[i] || !tml[i] ||
+            gzs_record_times(o, o->inputs[i], m, tdays[i], tym[i], tml[i], err, errlen) !=
+                0) {
+          if (!tdays[i] || !tym[i] || !tml[i])
             snprintf(err, errlen, "out of memory");
           failed = 1;
         }
@@ -112,12 +115,14 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   if (gzs_agree(comm, failed || !dflags, err)) {
     free(words);
     free(fills);
-    for (int i = 0; tdays && tym && i < nf; i++) {
+    for (int i = 0; tdays && tym && tml && i < nf; i++) {
       free(tdays[i]);
       free(tym[i]);
+      free(tml[i]);
     }
     free(tdays);
     free(tym);
+    free(tml);
     for (int i = 0; dflags && i < nf; i++)
       free(dflags[i]);
     free(dflags);
@@ -157,18 +162,23 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   if (grouped && !failed) { /* every rank: the times of every record */
     r->rec_days = calloc(r->nsnap + 1, sizeof(double));
     r->rec_ym = calloc(r->nsnap + 1, sizeof(double));
-    for (int i = 0; i < nf && r->rec_days && r->rec_ym; i++)
+    r->rec_mlen = calloc(r->nsnap + 1, sizeof(double));
+    for (int i = 0; i < nf && r->rec_days && r->rec_ym && r->rec_mlen; i++)
       if (tdays[i]) {
+        memcpy(r->rec_mlen + r->files[i].first, tml[i],
+               sizeof(double) * r->files[i].records);
         memcpy(r->rec_days + r->files[i].first, tdays[i],
                sizeof(double) * r->files[i].records);
         memcpy(r->rec_ym + r->files[i].first, tym[i],
                sizeof(double) * r->files[i].records);
       }
-    failed = gzs_agree(comm, !r->rec_days || !r->rec_ym, "out of memory for the times");
+    failed = gzs_agree(comm, !r->rec_days || !r->rec_ym || !r->rec_mlen,
+                       "out of memory for the times");
     for (uint64_t off = 0; !failed && off < r->nsnap; off += GZS_MPI_CHUNK) {
       int n = (int)(r->nsnap - off < GZS_MPI_CHUNK ? r->nsnap - off : GZS_MPI_CHUNK);
       MPI_Allreduce(MPI_IN_PLACE, r->rec_days + off, n, MPI_DOUBLE, MPI_SUM, comm);
       MPI_Allreduce(MPI_IN_PLACE, r->rec_ym + off, n, MPI_DOUBLE, MPI_SUM, comm);
+      MPI_Allreduce(MPI_IN_PLACE, r->rec_mlen + off, n, MPI_DOUBLE, MPI_SUM, comm);
     }
     r->has_time = 1;
     for (uint64_t j = 0; !failed && j < r->nsnap; j++)
@@ -178,10 +188,12 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
     free(dflags[i]);
     free(tdays[i]);
     free(tym[i]);
+    free(tml[i]);
   }
   free(dflags);
   free(tdays);
   free(tym);
+  free(tml);
   if (!failed && (o->have_steps || o->have_dates) &&
       gzs_select_steps(o, r, dates, err, errlen) != 0)
     failed = 1;

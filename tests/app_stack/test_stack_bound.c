@@ -93,6 +93,17 @@ static void hand_claim(void) {
            c.stage);
   GZ_CHECK(c.f32 == 0 && c.claimed == c.stage, "f64: no float32 term");
 
+  /* weighted mean (--weights): the same sum bound over the smallest sum
+   * of weights w_min = 30 (not c_min), rounding 2^-52 (2 (N + P) + 2) amax
+   * = 250 * 300 * 2^-52 */
+  c = gzs_bound_claim_w(&(gzs_claim_in_t){GZS_OP_MEAN, GZ_FLOAT64, 0.12, 0, 200, 300, 120,
+                                          120, 120, 4, 280},
+                        30.0);
+  GZ_CHECK(near(c.stage, 0.004 + 75000.0 / 4503599627370496.0),
+           "weighted mean f64: stage %.17g", c.stage);
+  GZ_CHECK(gzs_bound_allreduce(GZS_OP_MEAN, GZ_BOUND_STRICT, 1e-3, 30.0) == 0.03,
+           "weighted mean: the sum's bound e * w_min");
+
   /* the same in float32: half an ulp at 280.001 (2^8 <= x < 2^9) is
    * 2^(8 - 24) = 2^-16 = 1.52587890625e-05 */
   c = gzs_bound_claim(&(gzs_claim_in_t){GZS_OP_MEAN, GZ_FLOAT32, 0.12, 0, 200, 300, 120,

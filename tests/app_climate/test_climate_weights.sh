@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# gzstack --weights (see CMakeLists.txt): weighted means against ncra
+# --prw -w (a list, and a file with zero weights on ERSST's missing
+# values) and cdo yearmonmean (--group year --weights days), at 1, 3 and 4
+# ranks, within the claimed bound, the same missing points; errors naming
+# --weights; a discrimination case (the unweighted mean must differ).
+set -u
+GZ=$1 MPIRUN=$2
+DATA=${GZ_DATA_DIR:-}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+run() { "$MPIRUN" --oversubscribe -np "$@"; }
+
+for tool in cdo ncra ncdump; do
+  command -v $tool >/dev/null || { echo "FAIL: $tool not installed (scripts/gz.sh deps)"; exit 1; }
+done
+if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
+  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
+fi
+TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
+SST=$DATA/climate_ersst_v5/sst.mnmean.nc
+export CDO_HISTORY_INFO=0
+
+nmiss() { cdo -s infon "$1" | awk 'NR > 1 { n += $7 } END { print n + 0 }'; }
+claimed() { ncdump -h "$1" | sed -n 's/.*:gzstack_claimed_bound = \([^ ;]*\).*/\1/p'; }
+# diff <= claimed + k halves of a float32 ulp of the largest reference value
+within() {
+  awk -v d="$1" -v c="$2" -v m="$3" -v k="${4:-1}" 'BEGIN {
+    u = 0; if (m > 0) { u = 1; while (u * 2 <= m) u *= 2; while (u > m) u /= 2; u /= 16777216 }
+    exit !(d + 0 <= c + k * u) }'
+}
+# compare WHAT GZ_OUT REF [far|ULPS]: ULPS halves of a float32 ulp of the
+# reference's rounding (1 unless given)
+compare() {
+  local what=$1 g=$2 ref=$3 far=${4:-} d c m k=1
+  case $far in [0-9]*) k=$far far= ;; esac
+  d=$(cdo -s output -timmax -fldmax -abs -sub "$g" "$ref" | tr -d ' ')
+  m=$(cdo -s output -timmax -fldmax -abs "$ref" | tr -d ' ')
+  c=$(claimed "$g")
+  if [ -z "$d" ] || [ -z "$c" ] || [ -z "$m" ]; then ko "$what: no difference ($d), claim ($c) or max ($m)"; return; fi
+  if [ -n "$far" ]; then
+    if within "$d" "$c" "$m"; then ko "$what: expected a difference beyond $c, got $d"; else ok; fi
+    return
+  fi
+  if within "$d" "$c" "$m" "$k"; then ok; else ko "$what: |gzstack - reference| = $d > claimed $c"; fi
+  [ "$(nmiss "$g")" = "$(nmiss "$ref")" ] && ok || ko "$what: missing points $(nmiss "$g") vs $(nmiss "$ref")"
+  echo "  $what: max |diff| $d, claimed $c, missing $(nmiss "$g")"
+}
+gz() {
+  local np=$1 out=$2 algo=
+  shift 2
+  [ "$np" -gt 1 ] && algo="--algo ring"
+  if run "$np" "$GZ" stack "$@" $algo -o "$out" --verify -q >"$TMP/out" 2>&1; then ok; else
+    ko "gzstack $* (np $np) failed"; cat "$TMP/out"; fi
+}
+
+# a list of per-record weights 1..7 (ncra --prw -w)
+W=$(seq 1 110 | awk '{ print $1 % 7 + 1 }' | paste -sd, -)
+ncra -O --prw -w "$W" -v TREFHT "$TREFHT" "$TMP/ref_w.nc" || ko "ncra -w"
+for np in 1 3 4; do
+  gz $np "$TMP/w_$np.nc" -i "$TREFHT" --var TREFHT --weights "$W" -e 1e-3
+  compare "TREFHT --weights 1..7 np $np" "$TMP/w_$np.nc" "$TMP/ref_w.nc"
+done
+cdo -s timmean -selvar,TREFHT "$TREFHT" "$TMP/ref_mean.nc" || ko "cdo timmean"
+compare "weighted vs unweighted mean (must differ)" "$TMP/w_3.nc" "$TMP/ref_mean.nc" far
+# a file of weights 0..4 on SST (land NaN; some records weigh 0)
+seq 1 128 | awk '{ print $1 % 5 }' >"$TMP/w.txt"
+ncra -O --prw -w "$(paste -sd, "$TMP/w.txt")" -v sst "$SST" "$TMP/ref_wf.nc" || ko "ncra -w file"
+gz 3 "$TMP/wf.nc" -i "$SST" --var sst --weights "$TMP/w.txt" -e 1e-3
+compare "sst --weights FILE np 3" "$TMP/wf.nc" "$TMP/ref_wf.nc"
+# days per month by year (cdo yearmonmean). CDO's own result can be a whole
+# float32 ulp off (its weights arithmetic): 2010 with ncra --dbl and the
+# days of 2010's months is within half an ulp of gzstack -e 0, CDO's is one
+# ulp away, so the CDO comparison allows the reference a full ulp.
+cdo -s yearmonmean "$SST" "$TMP/ref_ymm.nc" || ko "cdo yearmonmean"
+for np in 1 4; do
+  gz $np "$TMP/ymm_$np.nc" -i "$SST" --var sst --group year --weights days -e 1e-3
+  compare "sst --group year --weights days np $np" "$TMP/ymm_$np.nc" "$TMP/ref_ymm.nc" 2
+done
+ncra -O --dbl --prw -w 31,28,31,30,31,30,31,31,30,31,30,31 -d time,0,11 -v sst "$SST" \
+  "$TMP/ref_2010.nc" || ko "ncra 2010"
+gz 3 "$TMP/y2010.nc" -i "$SST" --var sst --years 2010 --weights days -e 0
+compare "sst --years 2010 --weights days -e 0 np 3 (ncra --dbl)" "$TMP/y2010.nc" "$TMP/ref_2010.nc"
+
+expect() {
+  local code=$1 pat=$2
+  shift 2
+  run 2 "$GZ" stack "$@" -e 1e-3 -o "$TMP/err.nc" -q >"$TMP/out" 2>&1
+  local rc=$?
+  if [ $rc -eq "$code" ] && grep -q -- "$pat" "$TMP/out" && [ ! -e "$TMP/err.nc" ]; then ok; else
+    ko "$* -> exit $rc (expected $code, '$pat')"; cat "$TMP/out"; fi
+}
+expect 1 "--weights 1,2,3: 3 weights for 110 selected records" -i "$TREFHT" --var TREFHT --weights 1,2,3
+expect 1 "--weights 0,0: every weight is 0" -i "$TREFHT" --var TREFHT --steps 0:1 --weights 0,0
+expect 2 "--weights 1,-2" -i "$TREFHT" --var TREFHT --weights 1,-2
+expect 2 "--weights days.*--op mean" -i "$TREFHT" --var TREFHT --op max --weights days
+expect 1 "--weights $TMP/nosuch" -i "$TREFHT" --var TREFHT --weights "$TMP/nosuch"
+head -c $((96 * 20 * 4 * 3)) /dev/zero >"$TMP/raw.raw"
+expect 1 "--weights days.*no time coordinate" -i "$TMP/raw.raw" --dims 96x20 --weights days
+
+echo "test_climate_weights: $pass passed, $fail failed"
+[ $fail -eq 0 ]
