@@ -149,9 +149,25 @@ static size_t key_index(const long long *keys, size_t n, long long k) {
   return lo;
 }
 
-/* orig[s]: the original record index of selected snapshot s. */
+/* --ensemble: every input holds as many selected records (the members). */
+static int same_members(const gzs_run_t *r, const gzs_opts_t *o, char *err,
+                        size_t errlen) {
+  for (int f = 1; f < r->nfiles; f++)
+    if (r->files[f].records != r->files[0].records) {
+      snprintf(err, errlen,
+               "--ensemble: %s holds %llu selected records and %s %llu (every member the "
+               "same number, as cdo ensmean)",
+               o->inputs[f], (unsigned long long)r->files[f].records, o->inputs[0],
+               (unsigned long long)r->files[0].records);
+      return -1;
+    }
+  return 0;
+}
+
+/* orig[s]: the original record index of selected snapshot s, in file
+ * sel_file[s]. */
 static int make_groups(const gzs_opts_t *o, const gzs_run_t *r, const uint64_t *orig,
-                       groups_t *g, char *err, size_t errlen) {
+                       const int *sel_file, groups_t *g, char *err, size_t errlen) {
   uint64_t N = r->nsnap;
   long long *keys = NULL;
   memset(g, 0, sizeof *g);
@@ -186,6 +202,8 @@ static int make_groups(const gzs_opts_t *o, const gzs_run_t *r, const uint64_t *
              o->group_text, (unsigned long long)o->group_n, (unsigned long long)N);
     return -1;
   }
+  if (o->ensemble && same_members(r, o, err, errlen) != 0)
+    return -1;
   keys = malloc(sizeof(long long) * N + 1);
   g->members = malloc(sizeof(uint64_t) * N + 1);
   if (!keys || !g->members)
@@ -198,7 +216,8 @@ static int make_groups(const gzs_opts_t *o, const gzs_run_t *r, const uint64_t *
       groups_free(g);
       return -1;
     }
-    keys[s] = key_of(o, r, s, orig[s]);
+    keys[s] = o->ensemble ? (long long)(s - r->files[sel_file[s]].first) /* its record */
+                          : key_of(o, r, s, orig[s]);
   }
   g->key = malloc(sizeof(long long) * N + 1);
   if (!g->key)
@@ -250,6 +269,11 @@ static void group_time(const gzs_opts_t *o, gzs_run_t *r, const groups_t *g, siz
       hi = d;
       yhi = r->rec_ym[orig[mem[i]]];
     }
+  }
+  if (o->ensemble) { /* the members' common time: the first input's */
+    r->gtime[k] = r->gbnd[2 * k] = r->gbnd[2 * k + 1] =
+        gzs_time_value(ax, r->rec_days[orig[mem[0]]]);
+    return;
   }
   if (o->group_kind == GZS_GROUP_YEAR) {
     lo = gzs_month_start(ax->cal, g->key[k], 1);
@@ -351,7 +375,7 @@ int gzs_groups(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
     orig[s] = r->files[sel_file[s]].base + sel_rec[s];
   }
   /* every rank makes the same groups from the same agreed table */
-  if (make_groups(o, r, orig, &g, err, errlen) != 0) {
+  if (make_groups(o, r, orig, sel_file, &g, err, errlen) != 0) {
     if (r->rank == 0)
       fprintf(stderr, "gzstack stack: %s\n", err);
     goto done;
@@ -434,7 +458,9 @@ void gzs_cell_method(const gzs_opts_t *o, const char *dim, char *buf, size_t len
                                 "standard_deviation",
                                 "root_mean_square"};
   const char *m = names[o->op];
-  if (o->group_kind == GZS_GROUP_MONTH || o->group_kind == GZS_GROUP_SEASON)
+  if (o->ensemble) /* across the members, not along time: nothing to add */
+    snprintf(buf, len, "%s", "");
+  else if (o->group_kind == GZS_GROUP_MONTH || o->group_kind == GZS_GROUP_SEASON)
     snprintf(buf, len, "%s: mean within years %s: %s over years", dim, dim, m);
   else
     snprintf(buf, len, "%s: %s", dim, m);

@@ -69,6 +69,7 @@ typedef struct gzs_opts {
   int group_kind;                     /* GZS_GROUP_* */
   uint64_t group_n;                   /* --group N: records per group */
   double running;                     /* --running N: window length (0: none) */
+  int ensemble;                       /* --ensemble: record k of every input */
   char *weights_text;                 /* --weights as given */
   int weights_kind;                   /* GZS_WEIGHTS_* */
   double *weights;                    /* --weights W1,W2,...: nweights values */
@@ -343,7 +344,7 @@ enum {
   GZS_GROUP_N
 };
 static inline int gzs_grouped(const gzs_opts_t *o) {
-  return o->group_kind != GZS_GROUP_NONE || o->running > 0;
+  return o->group_kind != GZS_GROUP_NONE || o->running > 0 || o->ensemble;
 }
 /* "month", "season", "year" or N >= 1 into o (NULL or why not). */
 const char *gzs_parse_group(const char *v, gzs_opts_t *o);

@@ -117,6 +117,7 @@ static const char *check_seasons(gzs_opts_t *o, const char *v);
 static const char *check_group(gzs_opts_t *o, const char *v);
 static const char *check_running(gzs_opts_t *o, const char *v);
 static const char *check_weights(gzs_opts_t *o, const char *v);
+static const char *check_ensemble(gzs_opts_t *o, const char *v);
 static int running_ok(double v) { return v >= 1 && v <= 4294967295.0 && v == floor(v); }
 
 static const char *const groups[] = {
@@ -189,6 +190,11 @@ static const opt_row_t options[] = {
      1,
      "one stacked field per window of N consecutive records, sliding by one (cdo "
      "runmean,N); any --op, each window within E"},
+    {"ensemble", NULL, NULL, "ensemble", NULL, OPT_BOOL, "false", NULL, AT(ensemble),
+     NULL, check_ensemble, NULL, NULL, 1,
+     "stack record k of every input (the ensemble members) into record k of the output, "
+     "keeping the time axis of the first input (cdo ensmean / ensstd1 ..., nces); every "
+     "input holds the same number of (selected) records; any --op"},
     {"weights", NULL, NULL, "weights", "W1,W2,...|FILE|days", OPT_STRING, NULL, NULL,
      AT(weights_text), NULL, check_weights, NULL, NULL, 1,
      "weighted mean: sum w x / sum w at each point over its valid values (ncra -w), one "
@@ -739,6 +745,14 @@ static const char *check_group(gzs_opts_t *o, const char *v) {
 static const char *check_running(gzs_opts_t *o, const char *v) {
   (void)v;
   return o->group_kind ? "--group and --running exclude each other" : NULL;
+}
+
+/* The ensemble row follows the group and running rows. */
+static const char *check_ensemble(gzs_opts_t *o, const char *v) {
+  (void)v;
+  return o->ensemble && (o->group_kind || o->running > 0)
+             ? "--ensemble excludes --group and --running"
+             : NULL;
 }
 
 /* The weights row follows the op row. */

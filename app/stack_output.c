@@ -377,9 +377,10 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
         o, r->has_meta0 && r->meta0.dim_names[0][0] ? r->meta0.dim_names[0] : "record",
         method, sizeof method);
     snprintf(buf, sizeof buf, "%s%s%s", a && a->is_text ? a->text : "",
-             a && a->is_text ? " " : "", method);
+             a && a->is_text && method[0] ? " " : "", method);
   }
-  rc |= gz_meta_add_attr_text(m, "cell_methods", buf);
+  if (buf[0])
+    rc |= gz_meta_add_attr_text(m, "cell_methods", buf);
 
   /* history: this run first, then the input's */
   gmtime_r(&now, &tmv);
@@ -399,6 +400,8 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
     char g[64];
     if (o->running > 0)
       snprintf(g, sizeof g, "running %.0f", o->running);
+    else if (o->ensemble)
+      snprintf(g, sizeof g, "ensemble");
     else
       snprintf(g, sizeof g, "%s", o->group_text ? o->group_text : "");
     rc |= gz_meta_add_global_text(m, "gzstack_group", g);
@@ -450,7 +453,7 @@ int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
     /* CF: the input's coordinate attributes, time or climatology bounds */
     gz_cf_extra_t x = {NULL, NULL, 0};
     x.source = r->files[0].format == GZ_FMT_NETCDF ? o->inputs[0] : NULL;
-    if (r->ngroups && r->have_gtime) {
+    if (r->ngroups && r->have_gtime && !o->ensemble) {
       x.bounds = r->gbnd;
       x.climatology =
           o->group_kind == GZS_GROUP_MONTH || o->group_kind == GZS_GROUP_SEASON;

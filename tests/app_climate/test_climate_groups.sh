@@ -16,7 +16,7 @@ ok() { pass=$((pass + 1)); }
 ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
 run() { "$MPIRUN" --oversubscribe -np "$@"; }
 
-for tool in cdo ncdump; do
+for tool in cdo ncdump nces; do
   command -v $tool >/dev/null || { echo "FAIL: $tool not installed (scripts/gz.sh deps)"; exit 1; }
 done
 if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
@@ -27,8 +27,9 @@ SST=$DATA/climate_ersst_v5/sst.mnmean.nc
 export CDO_HISTORY_INFO=0
 
 nsteps() { cdo -s ntime "$1" | tr -d ' '; }
-# missing values summed over the steps (cdo infon column 7)
-nmiss() { cdo -s infon "$1" | awk 'NR > 1 { n += $7 } END { print n + 0 }'; }
+# missing values summed over the steps (cdo infon's Miss column)
+# (the field before the second ':', as some cdo dates hold no space: yseasstd1)
+nmiss() { cdo -s infon "$1" | awk 'NR > 1 { for (i = 3; i <= NF; i++) if ($i == ":") { n += $(i - 1); break } } END { print n + 0 }'; }
 # the largest |value| over every step
 refmax() { cdo -s output -timmax -fldmax -abs "$1" | tr -d ' '; }
 claimed() { ncdump -h "$1" | sed -n 's/.*:gzstack_claimed_bound = \([^ ;]*\).*/\1/p'; }
@@ -97,8 +98,25 @@ compare "sst --running 6 --months 6/8 np 1" "$TMP/rm.nc" "$TMP/ref_rm.nc"
 cdo -s ymonmax "$SST" "$TMP/ref_ymax.nc" || ko "cdo ymonmax"
 compare "month mean vs ymonmax (must differ)" "$TMP/ym_3.nc" "$TMP/ref_ymax.nc" far
 
+# --ensemble: record k of three members (TREFHT's years 1-30, 31-60,
+# 61-90) against cdo ensmean / ensstd1 and nces, the time axis kept
+for k in 1 2 3; do
+  cdo -s seltimestep,$((30 * k - 29))/$((30 * k)) -selvar,TREFHT "$TREFHT" "$TMP/m$k.nc" || ko "member $k"
+done
+cdo -s ensmean "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_em.nc" || ko "cdo ensmean"
+cdo -s ensstd1 "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_es.nc" || ko "cdo ensstd1"
+nces -O "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_nces.nc" || ko "nces"
+gz 3 "$TMP/em.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble -e 1e-3
+compare "TREFHT --ensemble np 3 (cdo ensmean)" "$TMP/em.nc" "$TMP/ref_em.nc"
+gz 1 "$TMP/em1.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble -e 1e-3
+compare "TREFHT --ensemble np 1 (nces)" "$TMP/em1.nc" "$TMP/ref_nces.nc"
+gz 4 "$TMP/es.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble --op std1 -e 1e-2
+compare "TREFHT --ensemble --op std1 np 4 (cdo ensstd1)" "$TMP/es.nc" "$TMP/ref_es.nc"
+[ "$(cdo -s showtimestamp "$TMP/em.nc")" = "$(cdo -s showtimestamp "$TMP/ref_em.nc")" ] && ok ||
+  ko "ensemble: time stamps differ from cdo ensmean's"
+
 # metadata: cdo reads the time axis; CF climatology bounds and cell_methods
-for f in ym_3 ys yr ts rv; do
+for f in ym_3 ys yr ts rv em; do
   cdo -s sinfo "$TMP/$f.nc" >"$TMP/sinfo" 2>&1 && ok || { ko "cdo sinfo $f"; cat "$TMP/sinfo"; }
 done
 ncdump -h "$TMP/ym_3.nc" >"$TMP/hdr"
@@ -132,6 +150,9 @@ expect 2 "exclude each other" -i "$SST" --var sst --group month --running 3
 expect 2 "--running 2.5" -i "$SST" --var sst --running 2.5
 expect 1 "--running 200" -i "$TREFHT" --var TREFHT --running 200
 expect 1 "--group 111" -i "$TREFHT" --var TREFHT --group 111
+expect 2 "--ensemble excludes" -i "$SST" --var sst --group year --ensemble
+cdo -s seltimestep,1/29 "$TMP/m2.nc" "$TMP/m29.nc" || ko "member of 29"
+expect 1 "--ensemble: .*m29.nc holds 29 selected records" -i "$TMP/m1.nc" "$TMP/m29.nc" --ensemble
 head -c $((96 * 20 * 4 * 3)) /dev/zero >"$TMP/raw.raw"
 expect 1 "--group month.*no time coordinate" -i "$TMP/raw.raw" --dims 96x20 --group month
 

@@ -24,7 +24,8 @@ TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
 SST=$DATA/climate_ersst_v5/sst.mnmean.nc
 export CDO_HISTORY_INFO=0
 
-nmiss() { cdo -s infon "$1" | awk 'NR > 1 { n += $7 } END { print n + 0 }'; }
+# (the field before the second ':', as some cdo dates hold no space: yseasstd1)
+nmiss() { cdo -s infon "$1" | awk 'NR > 1 { for (i = 3; i <= NF; i++) if ($i == ":") { n += $(i - 1); break } } END { print n + 0 }'; }
 claimed() { ncdump -h "$1" | sed -n 's/.*:gzstack_claimed_bound = \([^ ;]*\).*/\1/p'; }
 # diff <= claimed + k halves of a float32 ulp of the largest reference value
 within() {
