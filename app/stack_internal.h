@@ -70,9 +70,14 @@ typedef struct gzs_opts {
   uint64_t group_n;                   /* --group N: records per group */
   double running;                     /* --running N: window length (0: none) */
   int ensemble;                       /* --ensemble: record k of every input */
-  char *weights_text;                 /* --weights as given */
-  int weights_kind;                   /* GZS_WEIGHTS_* */
-  double *weights;                    /* --weights W1,W2,...: nweights values */
+  double deflate;                     /* --deflate 0-9 (netCDF output) */
+  int shuffle;                        /* --shuffle on|off (with --deflate) */
+  char *chunks_text;                  /* --chunks AxBxC as given */
+  size_t chunks[GZ_IO_MAXDIMS];
+  int nchunks;
+  char *weights_text; /* --weights as given */
+  int weights_kind;   /* GZS_WEIGHTS_* */
+  double *weights;    /* --weights W1,W2,...: nweights values */
   size_t nweights;
   char *command_line; /* for provenance */
 } gzs_opts_t;

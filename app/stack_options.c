@@ -118,6 +118,9 @@ static const char *check_group(gzs_opts_t *o, const char *v);
 static const char *check_running(gzs_opts_t *o, const char *v);
 static const char *check_weights(gzs_opts_t *o, const char *v);
 static const char *check_ensemble(gzs_opts_t *o, const char *v);
+static const char *check_chunks(gzs_opts_t *o, const char *v);
+static int deflate_ok(double v) { return v >= 0 && v <= 9 && v == floor(v); }
+static const choice_t on_off[] = {{"on", 1, 0}, {"off", 0, 0}, {0}};
 static int running_ok(double v) { return v >= 1 && v <= 4294967295.0 && v == floor(v); }
 
 static const char *const groups[] = {
@@ -218,6 +221,18 @@ static const opt_row_t options[] = {
      ".nc, .h5, .raw, .sgy or .rsf: the stacked field with its dimensions, coordinates, "
      "units and "
      "provenance; points without data are NaN (_FillValue NaN)"},
+    {"deflate", NULL, NULL, "deflate", "0-9", OPT_NUMBER, "0", NULL, AT(deflate),
+     deflate_ok, NULL, "the deflate level must be a whole number 0-9", NULL, 2,
+     ".nc output: zlib deflate level of the data variables (ncks -L; 0: none, the "
+     "default)"},
+    {"shuffle", NULL, NULL, "shuffle", "on|off", OPT_CHOICE, "on", on_off, AT(shuffle),
+     NULL, NULL, NULL, NULL, 2,
+     ".nc output with --deflate: the byte shuffle filter "
+     "(default on, as NCO)"},
+    {"chunks", NULL, NULL, "chunks", "AxBx...", OPT_STRING, NULL, NULL, AT(chunks_text),
+     NULL, check_chunks, NULL, NULL, 2,
+     ".nc output: chunk sizes of the output variable's dimensions, in order (ncks "
+     "--cnk_dmn; default: contiguous, or netCDF's chunks with --deflate)"},
     {"png", NULL, NULL, "png", "FILE.png", OPT_STRING, NULL, NULL, AT(png), NULL,
      check_png, NULL, NULL, 2,
      "render of the result; with --verify also FILE_exact.png and FILE_error.png (error "
@@ -755,6 +770,28 @@ static const char *check_ensemble(gzs_opts_t *o, const char *v) {
              : NULL;
 }
 
+static const char *check_chunks(gzs_opts_t *o, const char *v) {
+  const char *p = v;
+  o->nchunks = 0;
+  while (*p) {
+    char *e;
+    unsigned long long n;
+    if (!isdigit((unsigned char)*p))
+      return "expected positive chunk sizes like 1x89x180";
+    errno = 0;
+    n = strtoull(p, &e, 10);
+    if (errno || n == 0 || o->nchunks == GZ_IO_MAXDIMS)
+      return "expected at most 8 positive chunk sizes like 1x89x180";
+    o->chunks[o->nchunks++] = (size_t)n;
+    p = e;
+    if (*p == 'x' && p[1])
+      p++;
+    else if (*p)
+      return "expected positive chunk sizes like 1x89x180";
+  }
+  return o->nchunks ? NULL : "expected positive chunk sizes like 1x89x180";
+}
+
 /* The weights row follows the op row. */
 static const char *check_weights(gzs_opts_t *o, const char *v) {
   return gzs_parse_weights(v, o);
@@ -1048,6 +1085,7 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->seasons_text);
   free(o->group_text);
   free(o->weights_text);
+  free(o->chunks_text);
   free(o->weights);
   memset(o, 0, sizeof *o);
 }

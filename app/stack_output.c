@@ -49,6 +49,12 @@ int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen) {
   char exact[GZS_PATHLEN] = "", error[GZS_PATHLEN] = "";
   const char *t[6];
   int n = 0;
+  if ((o->deflate > 0 || o->nchunks) &&
+      gz_io_format_from_path(o->output) != GZ_FMT_NETCDF) {
+    snprintf(err, errlen, "%s: %s applies to .nc outputs only", o->output,
+             o->deflate > 0 ? "--deflate" : "--chunks");
+    return -1;
+  }
   t[n++] = o->output;
   if (o->png) {
     t[n++] = o->png;
@@ -451,7 +457,11 @@ int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
   }
   if (gz_io_format_from_path(o->output) == GZ_FMT_NETCDF) {
     /* CF: the input's coordinate attributes, time or climatology bounds */
-    gz_cf_extra_t x = {NULL, NULL, 0};
+    gz_cf_extra_t x = {NULL, NULL, 0, 0, 0, NULL, 0};
+    x.deflate = (int)o->deflate;
+    x.shuffle = o->shuffle;
+    x.chunks = o->chunks;
+    x.nchunks = o->nchunks;
     x.source = r->files[0].format == GZ_FMT_NETCDF ? o->inputs[0] : NULL;
     if (r->ngroups && r->have_gtime && !o->ensemble) {
       x.bounds = r->gbnd;

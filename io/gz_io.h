@@ -240,11 +240,19 @@ typedef struct gz_cf_extra {
    * `climatology` attribute (CF 7.4) */
   const double *bounds;
   int climatology;
+  /* data variables: deflate level 0-9 (0: none) with shuffle (1) or
+   * without; chunk sizes of the first variable's dimensions (nchunks 0:
+   * netCDF's default when deflated, else contiguous) */
+  int deflate, shuffle;
+  const size_t *chunks;
+  int nchunks;
 } gz_cf_extra_t;
-/* netCDF-4 file of nvars variables: metas[0] / datas[0] as gz_io_write()
- * writes them, then metas[k] / datas[k] (k >= 1) over dimensions of the
- * same names (the lengths must agree), and x's additions. An existing path
- * is refused unless force; the file appears only when complete. */
+/* netCDF-4 file of nvars variables metas[k] / datas[k] over dimensions of
+ * the same names (the lengths must agree), written as gz_io_write() writes
+ * one (coordinates as double with units and calendar, the variables'
+ * attributes, metas[0]'s global attributes), with x's additions. An
+ * existing path is refused unless force; the file appears only when
+ * complete. */
 int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
                           const void *const *datas, int nvars, const gz_cf_extra_t *x,
                           int force, char *err, size_t errlen);

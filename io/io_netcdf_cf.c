@@ -3,9 +3,9 @@
  * xarray) look for beyond gz_io_write(): the attributes of the coordinate
  * variables copied from a netCDF input (standard_name, axis, calendar,
  * long_name, ...), time bounds or CF climatology bounds of the record
- * dimension, and further variables beside the first. The file is made by
- * gz_io_write() under a temporary name, completed here, and renamed into
- * place only when complete (gz_io_commit.h).
+ * dimension, several variables, and deflate / shuffle / chunking of the
+ * data variables. The file is written under a temporary name and renamed
+ * into place only when complete (gz_io_commit.h).
  */
 #include "gz_io.h"
 #include "gz_io_commit.h"
@@ -53,31 +53,94 @@ static int value_attr(const char *name) {
          !strcmp(name, "valid_max") || !strcmp(name, "valid_range");
 }
 
-/* One more variable of meta's shape over dimensions of the same names. */
-static int def_var(int ncid, const gz_meta_t *m, int *varid, const char **what) {
+/* Storage of a data variable: contiguous, or chunked (x->chunks, else
+ * netCDF's default chunks) with deflate / shuffle. */
+static int def_storage(int ncid, int varid, const gz_meta_t *m, const gz_cf_extra_t *x) {
+  size_t chunk[GZ_IO_MAXDIMS];
+  int status;
+  if (!x->deflate && !x->nchunks)
+    return nc_def_var_chunking(ncid, varid, NC_CONTIGUOUS, NULL);
+  if (x->nchunks) {
+    for (int d = 0; d < m->ndims; d++)
+      chunk[d] = x->chunks[d] < m->dims[d] ? x->chunks[d] : m->dims[d];
+    if ((status = nc_def_var_chunking(ncid, varid, NC_CHUNKED, chunk)) != NC_NOERR)
+      return status;
+  }
+  if (x->deflate)
+    return nc_def_var_deflate(ncid, varid, x->shuffle, 1, x->deflate);
+  return NC_NOERR;
+}
+
+/* A dimension by name: defined, or checked against its length. */
+static int def_dim(int ncid, const char *name, size_t len, int *dimid) {
+  size_t have;
+  int status;
+  if (nc_inq_dimid(ncid, name, dimid) == NC_NOERR) {
+    if ((status = nc_inq_dimlen(ncid, *dimid, &have)) != NC_NOERR)
+      return status;
+    return have == len ? NC_NOERR : NC_EDIMSIZE;
+  }
+  return nc_def_dim(ncid, name, len, dimid);
+}
+
+/* The coordinate variables of m's dimensions not defined yet (double,
+ * units, calendar); cvids[d] -1 when none. */
+static int def_coords(int ncid, const gz_meta_t *m, int *cvids) {
+  for (int d = 0; d < m->ndims; d++) {
+    const gz_coord_t *c = &m->coords[d];
+    int dimid, status;
+    cvids[d] = -1;
+    if (!c->values || nc_inq_varid(ncid, m->dim_names[d], &dimid) == NC_NOERR)
+      continue;
+    if ((status = nc_inq_dimid(ncid, m->dim_names[d], &dimid)) != NC_NOERR ||
+        (status = nc_def_var(ncid, m->dim_names[d], NC_DOUBLE, 1, &dimid, &cvids[d])) !=
+            NC_NOERR)
+      return status;
+    if (c->units[0] && (status = nc_put_att_text(ncid, cvids[d], "units",
+                                                 strlen(c->units), c->units)) != NC_NOERR)
+      return status;
+    if (c->calendar[0] &&
+        (status = nc_put_att_text(ncid, cvids[d], "calendar", strlen(c->calendar),
+                                  c->calendar)) != NC_NOERR)
+      return status;
+  }
+  return NC_NOERR;
+}
+
+/* The global attributes of m. */
+static int put_globals(int ncid, const gz_meta_t *m) {
+  for (size_t i = 0; i < m->nglobal_attrs; i++) {
+    const gz_attr_t *a = &m->global_attrs[i];
+    int status;
+    if (!a->name[0] || a->name[0] == '_' || gz_io_reserved_attr(a->name))
+      continue;
+    status =
+        a->is_text
+            ? nc_put_att_text(ncid, NC_GLOBAL, a->name, a->count, a->text ? a->text : "")
+            : nc_put_att_double(ncid, NC_GLOBAL, a->name, NC_DOUBLE, a->count, a->values);
+    if (status != NC_NOERR)
+      return status;
+  }
+  return NC_NOERR;
+}
+
+/* A data variable of meta's shape over dimensions of the same names. */
+static int def_var(int ncid, const gz_meta_t *m, const gz_cf_extra_t *x, int *varid,
+                   const char **what) {
   int dimids[GZ_IO_MAXDIMS], status;
   nc_type t = m->dtype == GZ_FLOAT32 ? NC_FLOAT : NC_DOUBLE;
   const char *vname = strrchr(m->var, '/');
   vname = vname ? vname + 1 : m->var;
-  *what = "cannot define a dimension of a further variable";
-  for (int d = 0; d < m->ndims; d++) {
-    size_t len;
-    if (nc_inq_dimid(ncid, m->dim_names[d], &dimids[d]) == NC_NOERR) {
-      if ((status = nc_inq_dimlen(ncid, dimids[d], &len)) != NC_NOERR)
-        return status;
-      if (len != m->dims[d])
-        return NC_EDIMSIZE;
-    } else if ((status = nc_def_dim(ncid, m->dim_names[d], m->dims[d], &dimids[d])) !=
-               NC_NOERR) {
+  *what = "cannot define a dimension";
+  for (int d = 0; d < m->ndims; d++)
+    if ((status = def_dim(ncid, m->dim_names[d], m->dims[d], &dimids[d])) != NC_NOERR)
       return status;
-    }
-  }
-  *what = "cannot define a further variable";
+  *what = "cannot define a variable (or its compression)";
   if ((status = nc_def_var(ncid, vname[0] ? vname : "data", t, m->ndims, dimids,
                            varid)) != NC_NOERR ||
-      (status = nc_def_var_chunking(ncid, *varid, NC_CONTIGUOUS, NULL)) != NC_NOERR)
+      (status = def_storage(ncid, *varid, m, x)) != NC_NOERR)
     return status;
-  *what = "cannot write the attributes of a further variable";
+  *what = "cannot write the attributes of a variable";
   if (m->has_fill) {
     float f = (float)m->fill_value;
     status = t == NC_FLOAT
@@ -132,35 +195,66 @@ static int def_bounds(int ncid, const gz_meta_t *m, const gz_cf_extra_t *x, int 
                          strlen(name), name);
 }
 
-/* The metadata and data of the output written to tmp; completed there. */
-static int complete(const char *tmp, const char *path, const gz_meta_t *const *metas,
-                    const void *const *datas, int nvars, const gz_cf_extra_t *x,
-                    char *err, size_t errlen) {
-  int ncid = -1, src = -1, status, bvid = -1, varids[64];
-  const char *what = "cannot reopen the file";
+/* The whole file at tmp. */
+static int write_all(const char *tmp, const char *path, const gz_meta_t *const *metas,
+                     const void *const *datas, int nvars, const gz_cf_extra_t *x,
+                     char *err, size_t errlen) {
+  int ncid = -1, src = -1, status, bvid = -1, old, varids[64], cvids[64][GZ_IO_MAXDIMS];
+  const char *what = "cannot create the file";
   if (nvars > 64) {
     gz_io_errorf(err, errlen, "%s: at most 64 variables", path);
     return -1;
   }
-  if ((status = nc_open(tmp, NC_WRITE, &ncid)) != NC_NOERR ||
-      (status = nc_redef(ncid)) != NC_NOERR)
+  for (int d = 0; x->nchunks && d < metas[0]->ndims; d++)
+    if (x->nchunks != metas[0]->ndims || x->chunks[d] == 0) {
+      gz_io_errorf(err, errlen,
+                   "%s: --chunks needs %d sizes >= 1 (the output's dimensions), got %d",
+                   path, metas[0]->ndims, x->nchunks);
+      return -1;
+    }
+  if ((status = nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
     goto fail;
-  if (x->source && nc_open(x->source, NC_NOWRITE, &src) == NC_NOERR) {
-    what = "cannot copy the coordinates' attributes";
-    if ((status = copy_coord_attrs(src, ncid, metas[0])) != NC_NOERR)
+  nc_set_fill(ncid, NC_NOFILL, &old);
+  if (x->source && nc_open(x->source, NC_NOWRITE, &src) != NC_NOERR)
+    src = -1;
+  for (int k = 0; k < nvars; k++) {
+    what = "cannot define a dimension";
+    for (int d = 0; d < metas[k]->ndims; d++) {
+      int dimid;
+      if ((status = def_dim(ncid, metas[k]->dim_names[d], metas[k]->dims[d], &dimid)) !=
+          NC_NOERR)
+        goto fail;
+    }
+    what = "cannot define a coordinate variable";
+    if ((status = def_coords(ncid, metas[k], cvids[k])) != NC_NOERR)
+      goto fail;
+    if ((status = def_var(ncid, metas[k], x, &varids[k], &what)) != NC_NOERR)
       goto fail;
   }
-  for (int k = 1; k < nvars; k++)
-    if ((status = def_var(ncid, metas[k], &varids[k], &what)) != NC_NOERR)
-      goto fail;
+  if (src >= 0) {
+    what = "cannot copy the coordinates' attributes";
+    for (int k = 0; k < nvars; k++)
+      if ((status = copy_coord_attrs(src, ncid, metas[k])) != NC_NOERR)
+        goto fail;
+  }
   what = "cannot define the time bounds";
   if (x->bounds && (status = def_bounds(ncid, metas[0], x, &bvid)) != NC_NOERR)
+    goto fail;
+  what = "cannot write the global attributes";
+  if ((status = put_globals(ncid, metas[0])) != NC_NOERR)
     goto fail;
   what = "cannot finish the header";
   if ((status = nc_enddef(ncid)) != NC_NOERR)
     goto fail;
-  what = "cannot write a further variable";
-  for (int k = 1; k < nvars; k++) {
+  what = "cannot write a coordinate variable";
+  for (int k = 0; k < nvars; k++)
+    for (int d = 0; d < metas[k]->ndims; d++)
+      if (cvids[k][d] >= 0 &&
+          (status = nc_put_var_double(ncid, cvids[k][d], metas[k]->coords[d].values)) !=
+              NC_NOERR)
+        goto fail;
+  what = "cannot write the data";
+  for (int k = 0; k < nvars; k++) {
     status = metas[k]->dtype == GZ_FLOAT32 ? nc_put_var_float(ncid, varids[k], datas[k])
                                            : nc_put_var_double(ncid, varids[k], datas[k]);
     if (status != NC_NOERR)
@@ -171,6 +265,7 @@ static int complete(const char *tmp, const char *path, const gz_meta_t *const *m
     goto fail;
   if (src >= 0)
     nc_close(src);
+  src = -1;
   what = "cannot finish the file";
   status = nc_close(ncid);
   ncid = -1;
@@ -190,18 +285,22 @@ int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
                           const void *const *datas, int nvars, const gz_cf_extra_t *x,
                           int force, char *err, size_t errlen) {
   char tmp[4096];
+  unsigned long long need = 65536;
   if (nvars < 1 || !metas || !datas || !x) {
     gz_io_errorf(err, errlen, "%s: nothing to write", path);
     return -1;
   }
-  if (gz_io_check_target(path, force, err, errlen) != 0)
+  for (int k = 0; k < nvars; k++)
+    need +=
+        (unsigned long long)gz_meta_count(metas[k]) * gz_io_dtype_size(metas[k]->dtype);
+  if (gz_io_check_target(path, force, err, errlen) != 0 ||
+      gz_io_check_space(path, need + need / 100, err, errlen) != 0)
     return -1;
   if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
     gz_io_errorf(err, errlen, "%s: file name too long", path);
     return -1;
   }
-  if (gz_io_write(tmp, GZ_FMT_NETCDF, metas[0], datas[0], 1, err, errlen) != 0 ||
-      complete(tmp, path, metas, datas, nvars, x, err, errlen) != 0) {
+  if (write_all(tmp, path, metas, datas, nvars, x, err, errlen) != 0) {
     unlink(tmp);
     return -1;
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gzstack --var a,b,c: several variables in one run, one output (see
+# gzstack --var a,b,c: several variables in one run, one output, and the
+# netCDF-4 storage options --deflate / --shuffle / --chunks (see
 # CMakeLists.txt). Each variable's field against the reference tool's
 # (cdo timstd1 / timselmean per variable, ncwa -a Time for WRF, whose Time
 # is not a record dimension for ncra) within that variable's claimed
@@ -88,6 +89,20 @@ else
   ko "ncwa / ncdiff / ncap2 on WRF"
 fi
 
+# netCDF-4 deflate + shuffle and chunks (ncks -L 4 --cnk_dmn): the same
+# values, smaller, the storage ncdump -hs reports
+gz 3 "$TMP/vz.nc" -i "$TMP/two.nc" --var TREFHT,TC --op std1 -e 1e-2 --deflate 4 --chunks 32x64
+for v in TREFHT TC; do cdo_compare "--deflate 4 --chunks 32x64 $v np 3" "$TMP/vz.nc" "$TMP/ref_std1.nc" $v; done
+ncdump -hs "$TMP/vz.nc" >"$TMP/hdr"
+for v in TREFHT TC; do
+  grep -q "$v:_DeflateLevel = 4" "$TMP/hdr" && grep -q "$v:_Shuffle = \"true\"" "$TMP/hdr" &&
+    grep -q "$v:_ChunkSizes = 32, 64" "$TMP/hdr" && ok || ko "$v: deflate / shuffle / chunks not stored"
+done
+[ "$(stat -c %s "$TMP/vz.nc")" -lt "$(stat -c %s "$TMP/v_3.nc")" ] && ok || ko "deflated output not smaller"
+gz 1 "$TMP/vz0.nc" -i "$TMP/two.nc" --var TREFHT --deflate 1 --shuffle off -e 1e-3
+ncdump -hs "$TMP/vz0.nc" | grep -q 'TREFHT:_DeflateLevel = 1' && ! ncdump -hs "$TMP/vz0.nc" | grep -q 'TREFHT:_Shuffle' &&
+  ok || ko "--shuffle off"
+
 # errors name --var
 expect() {
   local code=$1 pat=$2 out=$3
@@ -101,6 +116,9 @@ expect 1 "--var TREFHT,lat: .*variable lat has no dimension time" "$TMP/e.nc" -i
 expect 2 "--var TREFHT,: an empty variable name" "$TMP/e.nc" -i "$TREFHT" --var TREFHT,
 expect 2 "--var TREFHT,TC: several variables" "$TMP/e.h5" -i "$TMP/two.nc" --var TREFHT,TC
 expect 1 "nosuch" "$TMP/e.nc" -i "$TMP/two.nc" --var TREFHT,nosuch
+expect 1 "--deflate applies to .nc" "$TMP/e.h5" -i "$TMP/two.nc" --var TREFHT --deflate 4
+expect 2 "--deflate 12" "$TMP/e.nc" -i "$TMP/two.nc" --var TREFHT --deflate 12
+expect 1 "--chunks needs 2 sizes" "$TMP/e.nc" -i "$TMP/two.nc" --var TREFHT --chunks 1x2x3
 
 echo "test_climate_vars: $pass passed, $fail failed"
 [ $fail -eq 0 ]
