@@ -135,7 +135,8 @@ static const opt_row_t options[] = {
     {"var", "dataset", NULL, "var,dataset", "NAME", OPT_STRING, NULL, NULL, AT(var), NULL,
      check_var, NULL, NULL, 0,
      "netCDF variable or HDF5 dataset path (--dataset); default: the only data "
-     "variable"},
+     "variable; a,b,c: several variables along the same stacking axis, in one run, "
+     "into one .nc output"},
     {"steps", NULL, NULL, "steps", "START[:STOP[:STRIDE]]", OPT_STRING, NULL, NULL,
      AT(steps_text), NULL, check_steps, NULL, NULL, 0,
      "stack only records START, START+STRIDE, ... up to STOP inclusive, counted from 0 "

@@ -70,6 +70,20 @@ gz() {
     ko "gzstack $* (np $np) failed"; cat "$TMP/out"; fi
 }
 
+# INI keys: group, op, error_bound and algo from a config file
+cat >"$TMP/g.ini" <<INI
+input = $SST
+var = sst
+group = season
+op = std1
+error_bound = 1e-2
+algo = ring
+INI
+cdo -s yseasstd1 "$SST" "$TMP/ref_ys.nc" || ko "cdo yseasstd1"
+if run 3 "$GZ" stack --config "$TMP/g.ini" -o "$TMP/ini.nc" --verify -q >"$TMP/out" 2>&1; then ok; else
+  ko "gzstack --config (group = season)"; cat "$TMP/out"; fi
+compare "config group = season, op = std1 np 3" "$TMP/ini.nc" "$TMP/ref_ys.nc"
+
 # month climatology (cdo ymonmean) at 1, 3 and 4 ranks
 cdo -s ymonmean "$SST" "$TMP/ref_ym.nc" || ko "cdo ymonmean"
 for np in 1 3 4; do
@@ -77,7 +91,6 @@ for np in 1 3 4; do
   compare "sst --group month np $np" "$TMP/ym_$np.nc" "$TMP/ref_ym.nc"
 done
 # seasons, sample std (cdo yseasstd1); years, max (cdo yearmax)
-cdo -s yseasstd1 "$SST" "$TMP/ref_ys.nc" || ko "cdo yseasstd1"
 gz 3 "$TMP/ys.nc" -i "$SST" --var sst --group season --op std1 -e 1e-2
 compare "sst --group season --op std1 np 3" "$TMP/ys.nc" "$TMP/ref_ys.nc"
 cdo -s yearmax "$SST" "$TMP/ref_yr.nc" || ko "cdo yearmax"
