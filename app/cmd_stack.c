@@ -124,6 +124,34 @@ static void phase_end(phase_clock_t *c, gzs_times_t *t, double *own) {
   c->sub = sub;
 }
 
+/* --var all: rank 0 lists the first input's variables along its record
+ * dimension, every rank receives them as o->var = "a,b,c". */
+static int all_vars(gzs_opts_t *o, MPI_Comm comm, int rank) {
+  char err[GZS_ERRLEN] = "", list[GZS_ERRLEN * 8];
+  int len = 0;
+  if (rank == 0) {
+    if (gz_io_detect(o->inputs[0]) != GZ_FMT_NETCDF)
+      snprintf(err, sizeof err, "--var all: %s is not a netCDF file", o->inputs[0]);
+    else if (gz_io_netcdf_vars_along(o->inputs[0], list, sizeof list, err, sizeof err) ==
+             0)
+      len = (int)strlen(list) + 1;
+    if (len == 0)
+      fprintf(stderr, "gzstack stack: --var all: %s\n", err);
+  }
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  if (len == 0)
+    return -1;
+  MPI_Bcast(list, len, MPI_CHAR, 0, comm);
+  free(o->var);
+  o->var = malloc((size_t)len);
+  if (gzs_agree(comm, !o->var, "out of memory"))
+    return -1;
+  memcpy(o->var, list, (size_t)len);
+  if (rank == 0 && !o->quiet)
+    fprintf(stderr, "gzstack: --var all: %s\n", list);
+  return 0;
+}
+
 /* Rank 0: variable k is stacked along the first variable's stacking axis
  * (the same first dimension, by name and length). */
 static int same_axis(const gzs_run_t *a, const gzs_run_t *b, const gzs_opts_t *o,
@@ -226,6 +254,10 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   if (rc != 0)
     return 2;
   MPI_Comm_rank(comm, &rank);
+  if (o.var && !strcmp(o.var, "all") && all_vars(&o, comm, rank) != 0) {
+    code = 1;
+    goto done;
+  }
   failed = split_vars(o.var, &names, &nvars, err, sizeof err) != 0;
   if (!failed && nvars > 1 && gz_io_format_from_path(o.output) != GZ_FMT_NETCDF) {
     snprintf(err, sizeof err,

@@ -136,7 +136,8 @@ static const opt_row_t options[] = {
      check_var, NULL, NULL, 0,
      "netCDF variable or HDF5 dataset path (--dataset); default: the only data "
      "variable; a,b,c: several variables along the same stacking axis, in one run, "
-     "into one .nc output"},
+     "into one .nc output; all: every numeric variable along the first input's record "
+     "dimension"},
     {"steps", NULL, NULL, "steps", "START[:STOP[:STRIDE]]", OPT_STRING, NULL, NULL,
      AT(steps_text), NULL, check_steps, NULL, NULL, 0,
      "stack only records START, START+STRIDE, ... up to STOP inclusive, counted from 0 "

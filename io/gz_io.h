@@ -256,6 +256,12 @@ typedef struct gz_cf_extra {
 int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
                           const void *const *datas, int nvars, const gz_cf_extra_t *x,
                           int force, char *err, size_t errlen);
+/* The numeric variables of a netCDF file's root group along its record
+ * dimension (the unlimited one; without one, the first dimension of the
+ * first numeric data variable), coordinate and bounds variables left out,
+ * comma-separated into buf (io_netcdf_cf.c). 0, or -1 with err. */
+int gz_io_netcdf_vars_along(const char *path, char *buf, size_t len, char *err,
+                            size_t errlen);
 
 /* ------------------------------------------------------------------------
  * Metadata

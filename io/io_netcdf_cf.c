@@ -306,3 +306,72 @@ int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
   }
   return gz_io_commit(tmp, path, force, err, errlen);
 }
+
+/* A coordinate variable (1-D, named after its dimension), or one that a
+ * `bounds` / `climatology` attribute names. */
+static int is_aux(int ncid, int varid, const char *name) {
+  int nvars, ndims, dimid;
+  char dname[NC_MAX_NAME + 1];
+  if (nc_inq_varndims(ncid, varid, &ndims) == NC_NOERR && ndims == 1 &&
+      nc_inq_vardimid(ncid, varid, &dimid) == NC_NOERR &&
+      nc_inq_dimname(ncid, dimid, dname) == NC_NOERR && !strcmp(dname, name))
+    return 1;
+  if (nc_inq_nvars(ncid, &nvars) != NC_NOERR)
+    return 0;
+  for (int v = 0; v < nvars; v++) {
+    static const char *const refs[] = {"bounds", "climatology"};
+    for (int k = 0; k < 2; k++) {
+      char text[NC_MAX_NAME + 1];
+      size_t len;
+      nc_type t;
+      if (nc_inq_att(ncid, v, refs[k], &t, &len) == NC_NOERR && t == NC_CHAR &&
+          len < sizeof text && nc_get_att_text(ncid, v, refs[k], text) == NC_NOERR) {
+        text[len] = '\0';
+        if (!strcmp(text, name))
+          return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+int gz_io_netcdf_vars_along(const char *path, char *buf, size_t len, char *err,
+                            size_t errlen) {
+  int ncid, nvars, unlim = -1, axis = -1, status;
+  size_t n = 0;
+  if ((status = nc_open(path, NC_NOWRITE, &ncid)) != NC_NOERR) {
+    gz_io_errorf(err, errlen, "%s: cannot open as netCDF: %s", path, nc_strerror(status));
+    return -1;
+  }
+  nc_inq_unlimdim(ncid, &unlim);
+  axis = unlim;
+  nc_inq_nvars(ncid, &nvars);
+  buf[0] = '\0';
+  for (int pass = axis >= 0; pass < 2; pass++) /* 0: find the axis; 1: list */
+    for (int v = 0; v < nvars; v++) {
+      char name[NC_MAX_NAME + 1];
+      int ndims, dimids[NC_MAX_VAR_DIMS];
+      nc_type t;
+      if (nc_inq_var(ncid, v, name, &t, &ndims, dimids, NULL) != NC_NOERR || ndims < 1 ||
+          t == NC_CHAR || t == NC_STRING || t > NC_UINT64 || is_aux(ncid, v, name))
+        continue;
+      if (pass == 0) {
+        axis = dimids[0]; /* no record dimension: the first data variable's first */
+        break;
+      }
+      if (dimids[0] != axis)
+        continue;
+      if (n + strlen(name) + 2 > len) {
+        nc_close(ncid);
+        gz_io_errorf(err, errlen, "%s: too many variables", path);
+        return -1;
+      }
+      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", name);
+    }
+  nc_close(ncid);
+  if (n == 0) {
+    gz_io_errorf(err, errlen, "%s: no numeric variable along a record dimension", path);
+    return -1;
+  }
+  return 0;
+}

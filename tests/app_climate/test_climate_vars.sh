@@ -89,6 +89,12 @@ else
   ko "ncwa / ncdiff / ncap2 on WRF"
 fi
 
+# --var all: every numeric variable along the record dimension (TC and
+# TREFHT; not lat, lon, time)
+gz 4 "$TMP/va.nc" -i "$TMP/two.nc" --var all -e 1e-3
+[ "$(cdo -s showname "$TMP/va.nc" | tr -s ' ')" = " TC TREFHT" ] && ok || ko "--var all: $(cdo -s showname "$TMP/va.nc")"
+for v in TREFHT TC; do cdo_compare "--var all $v np 4" "$TMP/va.nc" "$TMP/ref_mean.nc" $v; done
+
 # netCDF-4 deflate + shuffle and chunks (ncks -L 4 --cnk_dmn): the same
 # values, smaller, the storage ncdump -hs reports
 gz 3 "$TMP/vz.nc" -i "$TMP/two.nc" --var TREFHT,TC --op std1 -e 1e-2 --deflate 4 --chunks 32x64
@@ -116,6 +122,8 @@ expect 1 "--var TREFHT,lat: .*variable lat has no dimension time" "$TMP/e.nc" -i
 expect 2 "--var TREFHT,: an empty variable name" "$TMP/e.nc" -i "$TREFHT" --var TREFHT,
 expect 2 "--var TREFHT,TC: several variables" "$TMP/e.h5" -i "$TMP/two.nc" --var TREFHT,TC
 expect 1 "nosuch" "$TMP/e.nc" -i "$TMP/two.nc" --var TREFHT,nosuch
+head -c 4096 /dev/zero >"$TMP/raw.raw"
+expect 1 "--var all: .*raw.raw is not a netCDF file" "$TMP/e.nc" -i "$TMP/raw.raw" --dims 32 --var all
 expect 1 "--deflate applies to .nc" "$TMP/e.h5" -i "$TMP/two.nc" --var TREFHT --deflate 4
 expect 2 "--deflate 12" "$TMP/e.nc" -i "$TMP/two.nc" --var TREFHT --deflate 12
 expect 1 "--chunks needs 2 sizes" "$TMP/e.nc" -i "$TMP/two.nc" --var TREFHT --chunks 1x2x3
