@@ -119,6 +119,12 @@ static uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+double gz_bench_smooth(int rank, size_t i) {
+  double t = (double)i;
+  return sin(t * 6.283185307179586 / 4096.3 + 0.7 * rank) +
+         0.5 * sin(t * 6.283185307179586 / 517.7 + 1.3 * rank);
+}
+
 /* Element i of rank r's input, rounded to the benchmark type. */
 static double value(const bench_t *b, int r, size_t i) {
   double v;
@@ -128,9 +134,7 @@ static double value(const bench_t *b, int r, size_t i) {
   } else if (b->data_kind == 1) {
     v = (double)(mix(((uint64_t)r << 40) ^ (uint64_t)i) >> 11) * 0x1p-52 - 1.0;
   } else {
-    double t = (double)i;
-    v = sin(t * 6.283185307179586 / 4096.3 + 0.7 * r) +
-        0.5 * sin(t * 6.283185307179586 / 517.7 + 1.3 * r);
+    v = gz_bench_smooth(r, i);
   }
   return b->dtype == GZ_FLOAT32 ? (double)(float)v : v;
 }

@@ -7,6 +7,8 @@
 #     SETUP: shm (N ranks on shared memory, no cluster) or a name for the
 #     emulated cluster of N hosts at RATE (bench/cluster.sh up N RATE).
 # Per setup, into $BENCH_OUT (bench/results)/model_SETUP.txt:
+#   0. gzbench model --probe: the model's times for N ranks (and 512) from
+#      inputs probed on these hosts, to compare with step 1's measurements;
 #   1. gzbench coll allreduce, 1 MiB .. 64 MiB per rank, mpi/redoub/ring/auto;
 #   2. gzstack on N 4096 x 4096 float32 wavefield snapshots (64 MiB each, one
 #      per rank): --algo auto, mpi, ring, redoub (metrics JSON kept);
@@ -14,7 +16,7 @@
 #      libgzcoll_pmpi (GZCOLL_ERROR_BOUND=1e-4, GZCOLL_VERBOSE=1, no
 #      GZCOLL_ALGO).
 # Environment: BENCH_ITERS (3), BENCH_OUT, BENCH_DATA (/tmp/gz15), STEPS
-# ("coll stack pmpi").
+# ("model coll stack pmpi").
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +27,7 @@ RATE=${4:-1gbit}
 OUT=${BENCH_OUT:-$ROOT/bench/results}
 DATA=${BENCH_DATA:-/tmp/gz15}
 ITERS=${BENCH_ITERS:-3}
-STEPS=${STEPS:-coll stack pmpi}
+STEPS=${STEPS:-model coll stack pmpi}
 CL=$ROOT/bench/cluster.sh
 LOG=$OUT/model_$SETUP.txt
 mkdir -p "$OUT" "$DATA"
@@ -45,6 +47,11 @@ fi
   echo "# date $(date -u +%Y-%m-%dT%H:%MZ), host $(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), shared with other jobs"
   echo "# git $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet || echo +dirty)"
 } >"$LOG"
+
+if [[ " $STEPS " == *" model "* ]]; then
+  echo "## gzbench model --probe --ranks $N,512 --size 64MiB" >>"$LOG"
+  launch "$BUILD/app/gzbench" model --probe --ranks "$N,512" --size 64MiB >>"$LOG" 2>&1
+fi
 
 if [[ " $STEPS " == *" coll "* ]]; then
   echo "## gzbench coll --coll allreduce --algos mpi,redoub,ring,auto --min-bytes 1M --max-bytes 64M --iters $ITERS --warmup 1 --explain" >>"$LOG"
