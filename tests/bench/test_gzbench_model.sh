@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_bench_model.sh GZBENCH MPIEXEC - `gzbench model`: the printed times
+# test_gzbench_model.sh GZBENCH MPIEXEC - `gzbench model`: the printed times
 # follow the model's formula for given inputs (MPI's allreduce, checked
 # against the formula of docs/performance-model.md computed here), `auto` is
 # the cheapest column, --probe takes its inputs from a context on the
