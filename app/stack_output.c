@@ -886,14 +886,22 @@ static const char *human_bytes(double b, char *buf, size_t len) {
 void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
   char shape[256], b1[32], b2[32];
   shape_str(r, shape, sizeof shape);
+  if (o->key_text)
+    printf("gzstack: --key %s: %llu traces into %zu, fold up to %llu%s\n", o->key_text,
+           (unsigned long long)r->key_traces, r->key_groups, (unsigned long long)r->nsnap,
+           o->normalize_live ? ", mean over the live (non-zero) samples" : "");
   printf("gzstack: %s of %llu snapshots (%s %s %s, %d file%s) on %d rank%s -> %s\n",
          gzs_op_name(o->op), (unsigned long long)r->nsnap,
          r->has_meta0 && r->meta0.var[0] ? r->meta0.var : "data", shape,
          r->dtype == GZ_FLOAT32 ? "f32" : "f64", o->ninputs, o->ninputs == 1 ? "" : "s",
          r->size, r->size == 1 ? "" : "s", o->output);
   if (r->masked_points || r->any_mask)
-    printf("  missing values: per-point counts %u..%u, %zu point%s without data (NaN)\n",
-           r->c_min, r->c_max, r->masked_points, r->masked_points == 1 ? "" : "s");
+    printf("  %s: per-point counts %u..%u, %zu point%s without data (%s)\n",
+           o->normalize_live ? "live samples"
+           : o->key_text     ? "folds"
+                             : "missing values",
+           r->c_min, r->c_max, r->masked_points, r->masked_points == 1 ? "" : "s",
+           o->normalize_live ? "0" : "NaN");
   if (r->have_scatter)
     printf("  scatter %s (%s), ", gz_algo_name(r->sc.algo),
            r->sc.compressed ? "compressed" : "uncompressed");
