@@ -166,7 +166,8 @@ typedef struct gzs_run {
   uint64_t mask_bytes;            /* root read: mask bits sent by rank 0 */
   double stage_bound;             /* final error bound before the output rounding */
   double f32_term;                /* half an ulp of float32 at the largest output */
-  double claimed;                 /* stage_bound + f32_term (+ double slop) */
+  double ibm_term;                /* --segy-format ibm: the IBM rounding */
+  double claimed;                 /* stage_bound + f32_term + ibm_term */
   const char *algo_name;
   char algo_reason[96];
   int compressed;
@@ -363,6 +364,11 @@ int gzs_key_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
 const char *gzs_check_key(gzs_opts_t *o, const char *v);
 const char *gzs_check_fold_key(gzs_opts_t *o, const char *v);
 const char *gzs_check_normalize(gzs_opts_t *o, const char *v);
+
+/* --segy-format ibm: the IBM rounding into ibm_term and claimed (after the
+ * claim; result_max the largest |result|). stack_output.c */
+void gzs_claim_ibm(const gzs_opts_t *o, gzs_run_t *r, double result_max);
+const char *gzs_check_segy_format(gzs_opts_t *o, const char *v);
 
 /* Outputs (stack_output.c), rank 0. */
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);

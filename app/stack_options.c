@@ -233,7 +233,7 @@ static const opt_row_t options[] = {
      "non-zero samples at each time (sustack normpow=1); a time with no live sample is "
      "0 (default fold)"},
     {"segy_format", NULL, NULL, "segy-format", "ieee|ibm", OPT_CHOICE, "ieee",
-     segy_formats, AT(segy_ibm), NULL, NULL, NULL, NULL, 2,
+     segy_formats, AT(segy_ibm), NULL, gzs_check_segy_format, NULL, NULL, 2,
      "SEG-Y output samples: IEEE float (format 5) or IBM float (format 1; the claimed "
      "bound adds its rounding, 2^-20 of the largest value) (default ieee)"},
 };

@@ -402,6 +402,8 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   rc |= gz_meta_add_global_text(m, "gzstack_algorithm", r->algo_name ? r->algo_name : "");
   rc |= gz_meta_add_global_text(m, "gzstack_read", o->read_root ? "root" : "parallel");
   rc |= gz_meta_add_global_number(m, "gzstack_masked_points", (double)r->masked_points);
+  if (o->segy_ibm)
+    rc |= gz_meta_add_global_text(m, "segy_output_format", "ibm");
   {
     size_t n = 0;
     buf[0] = '\0';
@@ -410,6 +412,19 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
     rc |= gz_meta_add_global_text(m, "gzstack_inputs", buf);
   }
   return rc ? -1 : 0;
+}
+
+void gzs_claim_ibm(const gzs_opts_t *o, gzs_run_t *r, double result_max) {
+  r->ibm_term =
+      o->segy_ibm ? gzs_bound_ibm(result_max + r->stage_bound + r->f32_term) : 0;
+  r->claimed += r->ibm_term;
+}
+
+const char *gzs_check_segy_format(gzs_opts_t *o, const char *v) {
+  (void)v;
+  if (o->segy_ibm && (!o->output || gz_io_format_from_path(o->output) != GZ_FMT_SEGY))
+    return "IBM samples are for a SEG-Y output (-o FILE.sgy)";
+  return NULL;
 }
 
 int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
@@ -920,7 +935,11 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
          o->bound == GZ_BOUND_STRICT ? "strict" : "per-message", o->e,
          o->eb_mode == GZ_EB_REL ? " x range" : "", r->stage_bound);
   if (r->f32_term > 0)
-    printf(" + float32 rounding %.3g = %.6g", r->f32_term, r->claimed);
+    printf(" + float32 rounding %.3g", r->f32_term);
+  if (r->ibm_term > 0)
+    printf(" + IBM rounding %.3g", r->ibm_term);
+  if (r->f32_term > 0 || r->ibm_term > 0)
+    printf(" = %.6g", r->claimed);
   printf("\n");
   if (r->f32_term > r->e_abs && r->e_abs > 0)
     printf("  note: half an ulp of float32 at the result (%.3g) exceeds e: the float32 "

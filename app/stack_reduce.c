@@ -167,6 +167,7 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;
   r->claimed = claim.claimed;
+  gzs_claim_ibm(o, r, maxabs);
 }
 
 int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,

@@ -9,6 +9,8 @@ python3-segyio / numpy and checks gzstack's outputs against numpy.
   stack OP E OUT IN...        OUT's samples within E (+ half a float32 ulp) of
                               numpy's OP over the INs; OUT's headers are IN[0]'s
                               (binary header but its format code, which is 5)
+  ibmstack OP E OUT IN...     the same with OUT in IBM float (format 1): E plus
+                              2^-20 of the value
   headers A B                 textual, binary and trace headers byte-identical
   samples A B E               same geometry, samples within E
   rsfstack OP E OUT.rsf RAW DIMS  OUT (single-file RSF) vs numpy OP over the
@@ -137,8 +139,10 @@ def reduce(op, stack):
     return stack.min(axis=0)
 
 
-def within(got, want, e, what):
+def within(got, want, e, what, ibm=False):
     tol = e + np.spacing(np.abs(want).astype(np.float32)).astype(np.float64) / 2 * 1.001
+    if ibm:  # IBM float: 24-bit mantissa, hexadecimal exponent
+        tol += (np.abs(want) + e) * 2.0 ** -20 * 1.001
     err = np.abs(got - want)
     if not np.all(err <= tol):
         i = np.argmax(err - tol)
@@ -146,12 +150,12 @@ def within(got, want, e, what):
     print("ok: %s: max error %.3g (bound %g) over %d values" % (what, err.max(), e, err.size))
 
 
-def stack(op, e, out, ins):
+def stack(op, e, out, ins, want_fmt=5):
     ref = reduce(op, np.stack([traces(p)[0] for p in ins]))
     got, fmt = traces(out)
-    if fmt != 5:
-        fail("%s: sample format %d, not 5 (IEEE)" % (out, fmt))
-    within(got, ref, e, "%s of %d files" % (op, len(ins)))
+    if fmt != want_fmt:
+        fail("%s: sample format %d, not %d" % (out, fmt, want_fmt))
+    within(got, ref, e, "%s of %d files (format %d)" % (op, len(ins), fmt), fmt == 1)
     a, nsa, esa, ntra = raw_layout(ins[0])
     b, nsb, esb, ntrb = raw_layout(out)
     if (nsa, ntra) != (nsb, ntrb):
@@ -273,8 +277,8 @@ def keystack(key, norm, op, e, out, ins):
     got, fmt = traces(out)
     if got.shape != ref.shape:
         fail("%s: %s traces x samples, sustack gives %s" % (out, got.shape, ref.shape))
-    within(got, ref, e, "--key %s %s (%s) of %d traces into %d" %
-           (key, op, norm, x.shape[0], len(order)))
+    within(got, ref, e, "--key %s %s (%s) of %d traces into %d, format %d" %
+           (key, op, norm, x.shape[0], len(order), fmt), fmt == 1)
     with open_sgy(out) as f:
         oh = [dict(f.header[i]) for i in range(f.tracecount)]
     b, ns, es, ntr = raw_layout(out)
@@ -312,6 +316,8 @@ if __name__ == "__main__":
         exact(*args)
     elif cmd == "stack":
         stack(args[0], float(args[1]), args[2], args[3:])
+    elif cmd == "ibmstack":
+        stack(args[0], float(args[1]), args[2], args[3:], want_fmt=1)
     elif cmd == "headers":
         headers(*args)
     elif cmd == "samples":
