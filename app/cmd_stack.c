@@ -92,6 +92,7 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->exact);
   free(r->exact_part);
   free(r->exact_result);
+  free(r->key_group_of);
   for (int i = 0; i < r->nwritten; i++)
     free(r->written[i]);
   free(r->written);
@@ -139,7 +140,9 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   if (gzs_agree(comm, failed, err))
     goto done;
   phase_end(&clock, &r.t, &r.t.startup);
-  if (gzs_scan(&o, &r, comm, err, sizeof err) != 0 || check_view(&o, &r, comm))
+  rc = o.key_text ? gzs_key_scan(&o, &r, comm, err, sizeof err)
+                  : gzs_scan(&o, &r, comm, err, sizeof err);
+  if (rc != 0 || check_view(&o, &r, comm))
     goto done;
   phase_end(&clock, &r.t, &r.t.scan);
   if (gzs_op_is_moment(o.op)) {

@@ -4,7 +4,8 @@
  * time) go into a double accumulator (sum, or max/min) and, as soon as
  * some value is missing, into per-point uint32 counts of the valid
  * samples. Missing: NaN, +-Inf, or equal to the file's _FillValue /
- * missing_value. Also where a global snapshot lives, and reading a part of
+ * missing_value, and with --normalize live a zero (a dead sample, as
+ * sustack counts them). Also where a global snapshot lives, and reading a part of
  * one.
  */
 #include "stack_internal.h"
@@ -21,6 +22,7 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
                   size_t npoints) {
   s->op = op;
   s->square = 0;
+  s->zero_missing = 0;
   s->center = NULL;
   s->acc = acc;
   s->counts = counts;
@@ -47,7 +49,7 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
   double *acc = s->acc + off, lo = s->lo, hi = s->hi;
   for (size_t i = 0; i < n; i++) {
     double v = x[i];
-    int valid = isfinite(v) && !(has_fill && v == fill) &&
+    int valid = isfinite(v) && !(has_fill && v == fill) && !(s->zero_missing && v == 0) &&
                 !(bits && (bits[i >> 3] >> (i & 7) & 1));
     if (!valid) {
       if (!*s->counts && start_counts(s, off + i) != 0)

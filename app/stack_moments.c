@@ -127,6 +127,7 @@ static void finish_moments(const gzs_opts_t *o, gzs_run_t *r) {
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;
   r->claimed = claim.claimed;
+  gzs_claim_ibm(o, r, maxabs);
 }
 
 /* Rank 0: the exact field from the exact pass-1 sums (NULL for rms) and

@@ -402,6 +402,8 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   rc |= gz_meta_add_global_text(m, "gzstack_algorithm", r->algo_name ? r->algo_name : "");
   rc |= gz_meta_add_global_text(m, "gzstack_read", o->read_root ? "root" : "parallel");
   rc |= gz_meta_add_global_number(m, "gzstack_masked_points", (double)r->masked_points);
+  if (o->segy_ibm)
+    rc |= gz_meta_add_global_text(m, "segy_output_format", "ibm");
   {
     size_t n = 0;
     buf[0] = '\0';
@@ -410,6 +412,19 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
     rc |= gz_meta_add_global_text(m, "gzstack_inputs", buf);
   }
   return rc ? -1 : 0;
+}
+
+void gzs_claim_ibm(const gzs_opts_t *o, gzs_run_t *r, double result_max) {
+  r->ibm_term =
+      o->segy_ibm ? gzs_bound_ibm(result_max + r->stage_bound + r->f32_term) : 0;
+  r->claimed += r->ibm_term;
+}
+
+const char *gzs_check_segy_format(gzs_opts_t *o, const char *v) {
+  (void)v;
+  if (o->segy_ibm && (!o->output || gz_io_format_from_path(o->output) != GZ_FMT_SEGY))
+    return "IBM samples are for a SEG-Y output (-o FILE.sgy)";
+  return NULL;
 }
 
 int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
@@ -886,14 +901,22 @@ static const char *human_bytes(double b, char *buf, size_t len) {
 void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
   char shape[256], b1[32], b2[32];
   shape_str(r, shape, sizeof shape);
+  if (o->key_text)
+    printf("gzstack: --key %s: %llu traces into %zu, fold up to %llu%s\n", o->key_text,
+           (unsigned long long)r->key_traces, r->key_groups, (unsigned long long)r->nsnap,
+           o->normalize_live ? ", mean over the live (non-zero) samples" : "");
   printf("gzstack: %s of %llu snapshots (%s %s %s, %d file%s) on %d rank%s -> %s\n",
          gzs_op_name(o->op), (unsigned long long)r->nsnap,
          r->has_meta0 && r->meta0.var[0] ? r->meta0.var : "data", shape,
          r->dtype == GZ_FLOAT32 ? "f32" : "f64", o->ninputs, o->ninputs == 1 ? "" : "s",
          r->size, r->size == 1 ? "" : "s", o->output);
   if (r->masked_points || r->any_mask)
-    printf("  missing values: per-point counts %u..%u, %zu point%s without data (NaN)\n",
-           r->c_min, r->c_max, r->masked_points, r->masked_points == 1 ? "" : "s");
+    printf("  %s: per-point counts %u..%u, %zu point%s without data (%s)\n",
+           o->normalize_live ? "live samples"
+           : o->key_text     ? "folds"
+                             : "missing values",
+           r->c_min, r->c_max, r->masked_points, r->masked_points == 1 ? "" : "s",
+           o->normalize_live ? "0" : "NaN");
   if (r->have_scatter)
     printf("  scatter %s (%s), ", gz_algo_name(r->sc.algo),
            r->sc.compressed ? "compressed" : "uncompressed");
@@ -912,7 +935,11 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
          o->bound == GZ_BOUND_STRICT ? "strict" : "per-message", o->e,
          o->eb_mode == GZ_EB_REL ? " x range" : "", r->stage_bound);
   if (r->f32_term > 0)
-    printf(" + float32 rounding %.3g = %.6g", r->f32_term, r->claimed);
+    printf(" + float32 rounding %.3g", r->f32_term);
+  if (r->ibm_term > 0)
+    printf(" + IBM rounding %.3g", r->ibm_term);
+  if (r->f32_term > 0 || r->ibm_term > 0)
+    printf(" = %.6g", r->claimed);
   printf("\n");
   if (r->f32_term > r->e_abs && r->e_abs > 0)
     printf("  note: half an ulp of float32 at the result (%.3g) exceeds e: the float32 "

@@ -39,6 +39,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   gzs_acc_init(&s, o->op, r->acc, &r->counts, M);
   s.square = r->moment_pass == 2;
   s.center = r->center;
+  s.zero_missing = o->normalize_live;
   if (!buf || !s.acc) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
     failed = 1;
@@ -90,6 +91,8 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
 }
 
 int gzs_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t errlen) {
+  if (o->key_text)
+    return gzs_key_read(o, r, comm, err, errlen);
   return o->read_root ? gzs_read_root(o, r, comm, err, errlen)
                       : read_parallel(o, r, comm, err, errlen);
 }

@@ -43,8 +43,8 @@ void gzs_finish_field(const gzs_opts_t *o, const gzs_run_t *r, const double *red
                       double *res) {
   for (size_t i = 0; i < r->npoints; i++) {
     uint32_t c = r->counts ? r->counts[i] : (uint32_t)r->nsnap;
-    if (c == 0)
-      res[i] = NAN;
+    if (c == 0) /* no sample; with --normalize live all were zero (sustack: 0) */
+      res[i] = o->normalize_live ? 0.0 : NAN;
     else if (o->op == GZS_OP_MEAN)
       res[i] = red[i] / (double)c;
     else
@@ -167,6 +167,7 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;
   r->claimed = claim.claimed;
+  gzs_claim_ibm(o, r, maxabs);
 }
 
 int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,

@@ -210,7 +210,9 @@ void gz_reader_close(gz_reader_t *r);
  *    one; else headers are made (revision 1, big-endian, inline and
  *    crossline numbers from the coordinates). Samples are IEEE float32
  *    (format 5) for GZ_FLOAT32 data, IEEE float64 (format 6, revision 2)
- *    for GZ_FLOAT64, in the byte order of the headers. With a global
+ *    for GZ_FLOAT64, in the byte order of the headers; IBM float (format 1,
+ *    through libsegyio's conversion of the float32 values) when the global
+ *    text attribute segy_output_format is "ibm". With a global
  *    attribute gzstack_command (a stack's provenance) lines C35-C39 of the
  *    textual header carry the gzstack version, command and bound.
  *  RSF: a Madagascar header (n1 d1 o1 label1 unit1 ... from the dims in
