@@ -93,6 +93,11 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->exact_part);
   free(r->exact_result);
   free(r->key_group_of);
+  free(r->rec_days);
+  free(r->rec_ym);
+  free(r->gout);
+  free(r->gtime);
+  free(r->gbnd);
   for (int i = 0; i < r->nwritten; i++)
     free(r->written[i]);
   free(r->written);
@@ -116,11 +121,100 @@ static void phase_end(phase_clock_t *c, gzs_times_t *t, double *own) {
   c->sub = sub;
 }
 
+/* Rank 0: variable k is stacked along the first variable's stacking axis
+ * (the same first dimension, by name and length). */
+static int same_axis(const gzs_run_t *a, const gzs_run_t *b, const gzs_opts_t *o,
+                     char *err, size_t errlen) {
+  const gz_meta_t *x = &a->meta0, *y = &b->meta0;
+  if (y->ndims >= 1 && !strcmp(x->dim_names[0], y->dim_names[0]) &&
+      x->dims[0] == y->dims[0])
+    return 0;
+  snprintf(err, errlen,
+           "--var %s: %s: variable %s has no dimension %s (the stacking axis of %s, %zu "
+           "records); its first dimension is %s",
+           o->var, o->inputs[0], y->var, x->dim_names[0], x->var, x->dims[0],
+           y->ndims >= 1 ? y->dim_names[0] : "none (a scalar)");
+  return -1;
+}
+
+/* One variable: scan, then every group / the moments / the plain stack,
+ * with its reference. */
+static int stack_one(const gzs_opts_t *o, const gzs_opts_t *all, const gzs_run_t *first,
+                     gzs_run_t *r, phase_clock_t *clock, MPI_Comm comm, char *err,
+                     size_t errlen) {
+  int rc = o->key_text ? gzs_key_scan(o, r, comm, err, errlen)
+                       : gzs_scan(o, r, comm, err, errlen);
+  if (rc != 0 || check_view(o, r, comm))
+    return -1;
+  /* --var a,b,c: every variable along the first one's stacking axis */
+  if (gzs_agree(comm, first && r->rank == 0 && same_axis(first, r, all, err, errlen) != 0,
+                err))
+    return -1;
+  phase_end(clock, &r->t, &r->t.scan);
+  if (gzs_grouped(o)) {
+    /* one stack per group, each with its reference */
+    if (gzs_groups(o, r, comm, err, errlen) != 0)
+      return -1;
+    phase_end(clock, &r->t, &r->t.result);
+  } else if (gzs_op_is_moment(o->op)) {
+    /* two readings and reductions (one for rms), reference included */
+    if (gzs_moments(o, r, comm, err, errlen) != 0)
+      return -1;
+    phase_end(clock, &r->t, &r->t.result);
+  } else {
+    if (gzs_read(o, r, comm, err, errlen) != 0)
+      return -1;
+    phase_end(clock, &r->t, &r->t.accumulate);
+    gzs_progress(o, r, 0, "read %llu snapshots, reducing", (unsigned long long)r->nsnap);
+    if (gzs_reduce(o, r, comm, err, errlen) != 0)
+      return -1;
+    phase_end(clock, &r->t, &r->t.result);
+    if (o->verify && gzs_reference(o, r, comm, err, errlen) != 0)
+      return -1;
+    phase_end(clock, &r->t, &r->t.reference);
+  }
+  return 0;
+}
+
+/* --var a,b,c: the names (in one allocation, *names[0] owns the text);
+ * NULL var: one unnamed (the only data variable). -1: an empty name. */
+static int split_vars(const char *var, char ***names, int *n, char *err, size_t errlen) {
+  size_t len = var ? strlen(var) : 0;
+  char *text = malloc(len + 1), *p;
+  *n = 1;
+  for (size_t i = 0; i < len; i++)
+    *n += var[i] == ',';
+  *names = calloc((size_t)*n + 1, sizeof(char *));
+  if (!text || !*names) {
+    free(text);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  if (!var) {
+    free(text);
+    return 0;
+  }
+  memcpy(text, var, len + 1);
+  p = text;
+  (*names)[0] = text; /* owns the text, also after an error */
+  for (int k = 0; k < *n; k++) {
+    size_t l = strcspn(p, ",");
+    (*names)[k] = p;
+    if (l == 0) {
+      snprintf(err, errlen, "--var %s: an empty variable name", var);
+      return -1;
+    }
+    p[l] = '\0';
+    p += l + 1;
+  }
+  return 0;
+}
+
 int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
   gzs_opts_t o;
-  gzs_run_t r;
-  char err[GZS_ERRLEN] = "";
-  int rc, failed = 0, code = 1;
+  gzs_run_t *runs = NULL, *r;
+  char err[GZS_ERRLEN] = "", **names = NULL;
+  int rc, failed = 0, code = 1, nvars = 0, rank;
   phase_clock_t clock = {gz_app_start(), 0};
 
   rc = gzs_options_parse(argc, argv, comm, &o);
@@ -128,48 +222,53 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
     return 0;
   if (rc != 0)
     return 2;
-  memset(&r, 0, sizeof r);
-  r.t.t0 = MPI_Wtime();
-  MPI_Comm_rank(comm, &r.rank);
-  MPI_Comm_size(comm, &r.size);
-  gzs_device_note(&o, r.rank);
+  MPI_Comm_rank(comm, &rank);
+  failed = split_vars(o.var, &names, &nvars, err, sizeof err) != 0;
+  if (!failed && nvars > 1 && gz_io_format_from_path(o.output) != GZ_FMT_NETCDF) {
+    snprintf(err, sizeof err,
+             "--var %s: several variables are written to a .nc output only", o.var);
+    failed = 1;
+  }
+  if (failed) { /* the same verdict on every rank */
+    if (rank == 0)
+      fprintf(stderr, "gzstack stack: %s\n", err);
+    code = 2;
+    goto done;
+  }
+  runs = calloc((size_t)nvars, sizeof *runs);
+  if (gzs_agree(comm, !runs, "out of memory"))
+    goto done;
+  for (int k = 0; k < nvars; k++) {
+    runs[k].t.t0 = MPI_Wtime();
+    runs[k].rank = rank;
+    MPI_Comm_size(comm, &runs[k].size);
+  }
+  r = &runs[0];
+  gzs_device_note(&o, r->rank);
 
   /* outputs: refuse existing ones (without --force) before any work */
-  if (r.rank == 0 && gzs_check_targets(&o, err, sizeof err) != 0)
+  if (r->rank == 0 && gzs_check_targets(&o, err, sizeof err) != 0)
     failed = 1;
   if (gzs_agree(comm, failed, err))
     goto done;
-  phase_end(&clock, &r.t, &r.t.startup);
-  rc = o.key_text ? gzs_key_scan(&o, &r, comm, err, sizeof err)
-                  : gzs_scan(&o, &r, comm, err, sizeof err);
-  if (rc != 0 || check_view(&o, &r, comm))
-    goto done;
-  phase_end(&clock, &r.t, &r.t.scan);
-  if (gzs_op_is_moment(o.op)) {
-    /* two readings and reductions (one for rms), reference included */
-    if (gzs_moments(&o, &r, comm, err, sizeof err) != 0)
+  phase_end(&clock, &r->t, &r->t.startup);
+  for (int k = 0; k < nvars; k++) {
+    gzs_opts_t one = o; /* the same options, one variable */
+    one.var = names[k];
+    if (nvars > 1)
+      gzs_progress(&o, r, 1, "variable %s (%d of %d)", names[k], k + 1, nvars);
+    if (stack_one(&one, &o, k > 0 ? r : NULL, &runs[k], &clock, comm, err, sizeof err) !=
+        0)
       goto done;
-    phase_end(&clock, &r.t, &r.t.result);
-  } else {
-    if (gzs_read(&o, &r, comm, err, sizeof err) != 0)
-      goto done;
-    phase_end(&clock, &r.t, &r.t.accumulate);
-    gzs_progress(&o, &r, 0, "read %llu snapshots, reducing", (unsigned long long)r.nsnap);
-    if (gzs_reduce(&o, &r, comm, err, sizeof err) != 0)
-      goto done;
-    phase_end(&clock, &r.t, &r.t.result);
-    if (o.verify && gzs_reference(&o, &r, comm, err, sizeof err) != 0)
-      goto done;
-    phase_end(&clock, &r.t, &r.t.reference);
   }
 
   /* rank 0 writes; all agree on the outcome */
-  if (r.rank == 0 && gzs_write_output(&o, &r, err, sizeof err) != 0)
+  if (r->rank == 0 && gzs_write_output(&o, runs, nvars, err, sizeof err) != 0)
     failed = 1;
-  phase_end(&clock, &r.t, &r.t.write);
-  if (r.rank == 0 && !failed && gzs_write_pngs(&o, &r, err, sizeof err) != 0)
+  phase_end(&clock, &r->t, &r->t.write);
+  if (r->rank == 0 && !failed && gzs_write_pngs(&o, r, err, sizeof err) != 0)
     failed = 1;
-  phase_end(&clock, &r.t, &r.t.render);
+  phase_end(&clock, &r->t, &r->t.render);
   {
     /* peak resident memory of the largest and smallest rank so far */
     struct rusage ru;
@@ -178,36 +277,43 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
       rss[0] = rss[1] = 1024.0 * (double)ru.ru_maxrss; /* Linux: KiB */
     rss[1] = -rss[1];
     MPI_Allreduce(MPI_IN_PLACE, rss, 2, MPI_DOUBLE, MPI_MAX, comm);
-    r.peak_rss_max = rss[0];
-    r.peak_rss_min = -rss[1];
+    r->peak_rss_max = rss[0];
+    r->peak_rss_min = -rss[1];
   }
-  phase_end(&clock, &r.t, &r.t.finish);
-  r.t.total = clock.mark - gz_app_start(); /* the metrics show rank 0's */
-  if (!failed && r.rank == 0 && o.metrics &&
-      gzs_write_metrics(&o, &r, err, sizeof err) != 0)
+  phase_end(&clock, &r->t, &r->t.finish);
+  r->t.total = clock.mark - gz_app_start(); /* the metrics show rank 0's */
+  if (!failed && r->rank == 0 && o.metrics &&
+      gzs_write_metrics(&o, r, err, sizeof err) != 0)
     failed = 1;
-  if (failed && r.rank == 0)
-    gzs_remove_written(&r);
+  if (failed && r->rank == 0)
+    gzs_remove_written(r);
   if (gzs_agree(comm, failed, err))
     goto done;
-  if (r.rank == 0 && !o.quiet)
-    gzs_print_summary(&o, &r);
+  for (int k = 0; k < nvars && r->rank == 0 && !o.quiet; k++)
+    gzs_print_summary(&o, &runs[k]);
   fflush(stdout);
   code = 0;
   if (o.verify) {
-    int within = r.within;
+    int within = 1;
+    for (int k = 0; k < nvars; k++)
+      within &= runs[k].within;
     MPI_Bcast(&within, 1, MPI_INT, 0, comm);
-    if (!within) {
-      if (r.rank == 0)
+    for (int k = 0; k < nvars && !within && r->rank == 0; k++)
+      if (!runs[k].within)
         fprintf(stderr,
-                "gzstack stack: --verify: the error %.6g exceeds the claimed bound "
+                "gzstack stack: --verify: %s: the error %.6g exceeds the claimed bound "
                 "%.6g\n",
-                r.q.max_abs_error, r.claimed);
+                runs[k].meta0.var, runs[k].q.max_abs_error, runs[k].claimed);
+    if (!within)
       code = 1;
-    }
   }
 done:
-  gzs_run_free(&r);
+  for (int k = 0; runs && k < nvars; k++)
+    gzs_run_free(&runs[k]);
+  free(runs);
+  if (names)
+    free(names[0]);
+  free(names);
   gzs_opts_free(&o);
   return code;
 }

@@ -154,3 +154,13 @@ int gzs_time_date(const gzs_time_axis_t *ax, double v, long long *year, int *mon
   cal_date(ax->cal, (long long)floor(t + 1e-8), year, month);
   return 0;
 }
+
+double gzs_time_value(const gzs_time_axis_t *ax, double days) {
+  return (days - ax->origin) / ax->scale;
+}
+
+double gzs_month_start(int cal, long long year, int month) {
+  year += floordiv(month - 1, 12);
+  month = (int)(month - 1 - 12 * floordiv(month - 1, 12)) + 1;
+  return (double)cal_days(cal, year, month, 1);
+}

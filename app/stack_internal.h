@@ -65,6 +65,10 @@ typedef struct gzs_opts {
   long long year_lo[64], year_hi[64];
   unsigned months_mask, seasons_mask; /* bit m-1 for month m (0: any) */
   double slab_mb;                     /* read / reduce granularity in MiB of doubles */
+  char *group_text;                   /* --group as given (NULL: one stack) */
+  int group_kind;                     /* GZS_GROUP_* */
+  uint64_t group_n;                   /* --group N: records per group */
+  double running;                     /* --running N: window length (0: none) */
   char *command_line;                 /* for provenance */
   /* SEG-Y (stack_key.c): --key groups traces by a trace header field
    * (key_text as given, its 1-based byte and size 2 or 4), --fold-key the
@@ -94,6 +98,7 @@ void gzs_opts_json(const gzs_opts_t *o, gz_json_t *j);
 typedef struct gzs_file {
   uint64_t records;      /* snapshots stacked from it (after --steps) */
   uint64_t first;        /* global index of its first snapshot */
+  uint64_t base;         /* global index of its record 0 among all input records */
   uint64_t rec0, stride; /* its k-th snapshot is record rec0 + k stride (stride 0: 1) */
   uint64_t *recs;        /* or recs[k] (dates selected; NULL: the stride rule) */
   int format;            /* gz_format_t */
@@ -205,6 +210,23 @@ typedef struct gzs_run {
   uint32_t *key_group_of; /* key_traces entries */
   int key_lsb;            /* the first file's byte order (for messages) */
 
+  /* --group / --running (stack_group.c): per input record (all inputs,
+   * before selection) its time in days of the calendar and year * 12 +
+   * month - 1 (NaN: no time coordinate); then one field per group */
+  double *rec_days, *rec_ym;
+  int has_time; /* agreed: every input has a readable CF time axis */
+  size_t ngroups;
+  void *gout;           /* ngroups fields in the output dtype */
+  double *gtime, *gbnd; /* per group: its time and bounds (input units) */
+  int have_gtime;
+  double q_max_error; /* --verify: the largest error over the groups */
+  /* keep_ctx: gzs_reduce keeps its contexts for later calls of the same
+   * configuration (groups: one set-up instead of one per group); freed by
+   * gzs_release_contexts (collective) */
+  int keep_ctx, nctx;
+  gz_config_t ctx_cfg[8];
+  gz_ctx_t ctx_kept[8];
+
   gzs_times_t t;
   double peak_rss_max, peak_rss_min; /* bytes, over the ranks (getrusage) */
   char **written;                    /* files written by this run (rank 0), for cleanup */
@@ -232,6 +254,8 @@ int gzs_read_root(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                   size_t errlen);
 int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                size_t errlen);
+/* Destroy the contexts kept under keep_ctx (collective). stack_reduce.c */
+void gzs_release_contexts(gzs_run_t *r);
 int gzs_reference(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                   size_t errlen);
 /* var / var1 / std / std1 / rms: read, reduce and (--verify) reference in
@@ -311,6 +335,33 @@ const char *gzs_parse_seasons(const char *v, unsigned *mask);
 /* Is a record of this year and month selected? */
 int gzs_dates_selected(const gzs_opts_t *o, long long year, int month);
 
+/* --group / --running (stack_group.c). */
+enum {
+  GZS_GROUP_NONE = 0,
+  GZS_GROUP_MONTH,
+  GZS_GROUP_SEASON,
+  GZS_GROUP_YEAR,
+  GZS_GROUP_N
+};
+static inline int gzs_grouped(const gzs_opts_t *o) {
+  return o->group_kind != GZS_GROUP_NONE || o->running > 0;
+}
+/* "month", "season", "year" or N >= 1 into o (NULL or why not). */
+const char *gzs_parse_group(const char *v, gzs_opts_t *o);
+/* Rank that scanned file `path`: per record its days in the calendar and
+ * year * 12 + month - 1, NaN when the file has no readable time axis
+ * (an error naming --group when the groups need dates). */
+int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
+                     double *days, double *ym, char *err, size_t errlen);
+/* Every group through the pipeline (after gzs_scan): r->gout etc. */
+int gzs_groups(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+               size_t errlen);
+/* The CF cell_methods of the output for the record dimension dim. */
+void gzs_cell_method(const gzs_opts_t *o, const char *dim, char *buf, size_t len);
+/* Days in the calendar <-> CF time value (stack_dates.c). */
+double gzs_time_value(const gzs_time_axis_t *ax, double days);
+double gzs_month_start(int cal, long long year, int month);
+
 /* The record in file fi of its k-th stacked snapshot. */
 static inline uint64_t gzs_file_record(const gzs_file_t *fi, uint64_t k) {
   return fi->recs ? fi->recs[k] : fi->rec0 + k * (fi->stride ? fi->stride : 1);
@@ -372,7 +423,9 @@ const char *gzs_check_segy_format(gzs_opts_t *o, const char *v);
 
 /* Outputs (stack_output.c), rank 0. */
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);
-int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
+/* The output file: runs[0] (.nc: and runs[1..nruns-1], --var a,b,c). */
+int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
+                     size_t errlen);
 int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
 int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen);
 void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r);

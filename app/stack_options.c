@@ -116,6 +116,9 @@ static const char *check_steps(gzs_opts_t *o, const char *v);
 static const char *check_years(gzs_opts_t *o, const char *v);
 static const char *check_months(gzs_opts_t *o, const char *v);
 static const char *check_seasons(gzs_opts_t *o, const char *v);
+static const char *check_group(gzs_opts_t *o, const char *v);
+static const char *check_running(gzs_opts_t *o, const char *v);
+static int running_ok(double v) { return v >= 1 && v <= 4294967295.0 && v == floor(v); }
 
 static const char *const groups[] = {
     "Input (config-file key in brackets):", "Stacking and bound:", "Output:"};
@@ -175,6 +178,18 @@ static const opt_row_t options[] = {
      "from it); rms: sqrt(mean of squares) (ncra -y rms). E bounds the written var "
      "(squared units), std or rms; with --eb-mode rel E times the range (var: its "
      "square)"},
+    {"group", NULL, NULL, "group", "month|season|year|N", OPT_STRING, NULL, NULL,
+     AT(group_text), NULL, check_group, NULL, NULL, 1,
+     "one stacked field per group of the selected records, written along the record "
+     "dimension with CF bounds and cell_methods: month = each month of the year over "
+     "all years (cdo ymonmean), season = DJF, MAM, JJA, SON (cdo yseasmean; climatology "
+     "bounds), year = each calendar year (cdo yearmean), N = every N records (cdo "
+     "timselmean,N; the last group may hold fewer); any --op, each group within E"},
+    {"running", NULL, NULL, "running", "N", OPT_NUMBER, NULL, NULL, AT(running),
+     running_ok, check_running, "the window must be a whole number of records >= 1", NULL,
+     1,
+     "one stacked field per window of N consecutive records, sliding by one (cdo "
+     "runmean,N); any --op, each window within E"},
     {"algo", NULL, NULL, "algo", "auto|redoub|ring|mpi", OPT_CHOICE, "auto", algos,
      AT(algo), NULL, NULL, NULL, NULL, 1,
      "allreduce algorithm (default auto; mpi = the uncompressed MPI_Allreduce)"},
@@ -729,6 +744,16 @@ static const char *check_seasons(gzs_opts_t *o, const char *v) {
   return why;
 }
 
+static const char *check_group(gzs_opts_t *o, const char *v) {
+  return gzs_parse_group(v, o);
+}
+
+/* The running row follows the group row. */
+static const char *check_running(gzs_opts_t *o, const char *v) {
+  (void)v;
+  return o->group_kind ? "--group and --running exclude each other" : NULL;
+}
+
 /* The read row follows the op row: the op is known here. */
 static const char *check_read(gzs_opts_t *o, const char *v) {
   (void)v;
@@ -1017,6 +1042,7 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->seasons_text);
   free(o->key_text);
   free(o->fold_text);
+  free(o->group_text);
   memset(o, 0, sizeof *o);
 }
 

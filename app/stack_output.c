@@ -315,19 +315,6 @@ static void drop_attr(gz_meta_t *m, const char *name) {
   }
 }
 
-static const char *cf_method(gzs_op_t op) {
-  static const char *names[] = {"mean",
-                                "sum",
-                                "maximum",
-                                "minimum",
-                                "variance",
-                                "variance",
-                                "standard_deviation",
-                                "standard_deviation",
-                                "root_mean_square"};
-  return names[op];
-}
-
 static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   char buf[8192], when[64];
   const gz_attr_t *a;
@@ -338,21 +325,30 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   gz_meta_init(m);
   if (r->has_meta0 && gz_meta_copy(m, &r->meta0) != 0)
     return -1;
-  /* drop the record dimension */
-  free(m->coords[0].values);
-  for (int d = 0; d + 1 < GZ_IO_MAXDIMS; d++) {
-    m->dims[d] = m->dims[d + 1];
-    memcpy(m->dim_names[d], m->dim_names[d + 1], sizeof m->dim_names[d]);
-    m->coords[d] = m->coords[d + 1];
-  }
-  memset(&m->coords[GZ_IO_MAXDIMS - 1], 0, sizeof m->coords[0]);
-  m->ndims = r->snap_ndims;
-  for (int d = 0; d < r->snap_ndims; d++)
-    m->dims[d] = r->snap_dims[d];
-  if (m->ndims == 0) {
-    m->ndims = 1;
-    m->dims[0] = 1;
-    snprintf(m->dim_names[0], sizeof m->dim_names[0], "value");
+  if (r->ngroups) { /* one value per group along the record dimension */
+    m->ndims = r->snap_ndims + 1;
+    m->dims[0] = r->ngroups;
+    for (int d = 0; d < r->snap_ndims; d++)
+      m->dims[d + 1] = r->snap_dims[d];
+    if (gz_meta_set_coord(m, 0, NULL, NULL, r->have_gtime ? r->gtime : NULL,
+                          r->have_gtime ? r->ngroups : 0) != 0)
+      return -1;
+  } else { /* drop the record dimension */
+    free(m->coords[0].values);
+    for (int d = 0; d + 1 < GZ_IO_MAXDIMS; d++) {
+      m->dims[d] = m->dims[d + 1];
+      memcpy(m->dim_names[d], m->dim_names[d + 1], sizeof m->dim_names[d]);
+      m->coords[d] = m->coords[d + 1];
+    }
+    memset(&m->coords[GZ_IO_MAXDIMS - 1], 0, sizeof m->coords[0]);
+    m->ndims = r->snap_ndims;
+    for (int d = 0; d < r->snap_ndims; d++)
+      m->dims[d] = r->snap_dims[d];
+    if (m->ndims == 0) {
+      m->ndims = 1;
+      m->dims[0] = 1;
+      snprintf(m->dim_names[0], sizeof m->dim_names[0], "value");
+    }
   }
   m->dtype = r->dtype;
   m->has_scale = 0;
@@ -363,18 +359,26 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   drop_attr(m, "actual_range");
   drop_attr(m, "missing_value");
   drop_attr(m, "_FillValue");
-  if (o->op == GZS_OP_SUM || (gzs_op_is_moment(o->op) && o->op != GZS_OP_RMS)) {
+  /* valid_*: a sum or a spread is not an input value, and a result within
+   * e > 0 of the exact one can lie outside the inputs' valid range, where
+   * readers (cdo) would take it for missing */
+  if (o->e > 0 || o->op == GZS_OP_SUM ||
+      (gzs_op_is_moment(o->op) && o->op != GZS_OP_RMS)) {
     drop_attr(m, "valid_range");
     drop_attr(m, "valid_min");
     drop_attr(m, "valid_max");
   }
 
   /* CF cell_methods: "<record dim>: mean" appended to any existing one */
-  a = gz_meta_find_attr(m, "cell_methods");
-  snprintf(buf, sizeof buf, "%s%s%s: %s", a && a->is_text ? a->text : "",
-           a && a->is_text ? " " : "",
-           r->has_meta0 && r->meta0.dim_names[0][0] ? r->meta0.dim_names[0] : "record",
-           cf_method(o->op));
+  {
+    char method[256];
+    a = gz_meta_find_attr(m, "cell_methods");
+    gzs_cell_method(
+        o, r->has_meta0 && r->meta0.dim_names[0][0] ? r->meta0.dim_names[0] : "record",
+        method, sizeof method);
+    snprintf(buf, sizeof buf, "%s%s%s", a && a->is_text ? a->text : "",
+             a && a->is_text ? " " : "", method);
+  }
   rc |= gz_meta_add_attr_text(m, "cell_methods", buf);
 
   /* history: this run first, then the input's */
@@ -391,6 +395,15 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
                                 o->command_line ? o->command_line : "gzstack");
   rc |= gz_meta_add_global_text(m, "gzstack_operation", gzs_op_name(o->op));
   rc |= gz_meta_add_global_number(m, "gzstack_snapshots", (double)r->nsnap);
+  if (r->ngroups) {
+    char g[64];
+    if (o->running > 0)
+      snprintf(g, sizeof g, "running %.0f", o->running);
+    else
+      snprintf(g, sizeof g, "%s", o->group_text ? o->group_text : "");
+    rc |= gz_meta_add_global_text(m, "gzstack_group", g);
+    rc |= gz_meta_add_global_number(m, "gzstack_groups", (double)r->ngroups);
+  }
   rc |= gz_meta_add_global_number(m, "gzstack_ranks", (double)r->size);
   rc |= gz_meta_add_global_number(m, "gzstack_error_bound", o->e);
   rc |= gz_meta_add_global_text(m, "gzstack_eb_mode",
@@ -427,20 +440,52 @@ const char *gzs_check_segy_format(gzs_opts_t *o, const char *v) {
   return NULL;
 }
 
-int gzs_write_output(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
-  gz_meta_t m;
-  int rc;
+int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
+                     size_t errlen) {
+  gzs_run_t *r = &runs[0];
+  gz_meta_t *m = calloc((size_t)nruns + 1, sizeof(gz_meta_t));
+  const gz_meta_t **metas = calloc((size_t)nruns + 1, sizeof(gz_meta_t *));
+  const void **datas = calloc((size_t)nruns + 1, sizeof(void *));
+  int rc = -1, built = 0;
   gzs_progress(o, r, 0, "writing %s", o->output);
-  if (build_meta(o, r, &m) != 0) {
-    gz_meta_free(&m);
-    snprintf(err, errlen, "%s: out of memory for the metadata", o->output);
-    return -1;
+  if (!m || !metas || !datas)
+    goto oom;
+  for (built = 0; built < nruns; built++) {
+    gzs_run_t *rk = &runs[built];
+    if (build_meta(o, rk, &m[built]) != 0 ||
+        (nruns > 1 && gz_meta_add_attr_numbers(&m[built], "gzstack_claimed_bound",
+                                               &rk->claimed, 1) != 0)) {
+      built++;
+      goto oom;
+    }
+    metas[built] = &m[built];
+    datas[built] = rk->ngroups ? rk->gout : rk->out;
   }
-  rc = gz_io_write(o->output, gz_io_format_from_path(o->output), &m, r->out, o->force,
-                   err, errlen);
-  gz_meta_free(&m);
+  if (gz_io_format_from_path(o->output) == GZ_FMT_NETCDF) {
+    /* CF: the input's coordinate attributes, time or climatology bounds */
+    gz_cf_extra_t x = {NULL, NULL, 0};
+    x.source = r->files[0].format == GZ_FMT_NETCDF ? o->inputs[0] : NULL;
+    if (r->ngroups && r->have_gtime) {
+      x.bounds = r->gbnd;
+      x.climatology =
+          o->group_kind == GZS_GROUP_MONTH || o->group_kind == GZS_GROUP_SEASON;
+    }
+    rc = gz_io_write_netcdf_cf(o->output, metas, datas, nruns, &x, o->force, err, errlen);
+  } else {
+    rc = gz_io_write(o->output, gz_io_format_from_path(o->output), metas[0], datas[0],
+                     o->force, err, errlen);
+  }
   if (rc == 0)
     add_written(r, o->output);
+  goto done;
+oom:
+  snprintf(err, errlen, "%s: out of memory for the metadata", o->output);
+done:
+  for (int k = 0; m && k < built; k++)
+    gz_meta_free(&m[k]);
+  free(m);
+  free(metas);
+  free(datas);
   return rc;
 }
 

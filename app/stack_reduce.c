@@ -170,6 +170,40 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
   gzs_claim_ibm(o, r, maxabs);
 }
 
+static int same_config(const gz_config_t *a, const gz_config_t *b) {
+  return a->error_bound == b->error_bound && a->eb_mode == b->eb_mode &&
+         a->bound_policy == b->bound_policy && a->algo == b->algo &&
+         a->device_pool_bytes == b->device_pool_bytes;
+}
+
+/* A new context, or (keep_ctx) one kept from an earlier call with the same
+ * configuration; every rank makes the same choice (agreed configurations). */
+static gz_result_t get_context(gzs_run_t *r, MPI_Comm comm, const gz_config_t *cfg,
+                               gz_ctx_t *ctx, int *kept) {
+  gz_result_t grc;
+  *kept = 0;
+  for (int i = 0; r->keep_ctx && i < r->nctx; i++)
+    if (same_config(cfg, &r->ctx_cfg[i])) {
+      *ctx = r->ctx_kept[i];
+      *kept = 1;
+      return GZ_OK;
+    }
+  grc = gz_ctx_create(comm, cfg, ctx);
+  if (grc == GZ_OK && r->keep_ctx && r->nctx < 8) {
+    r->ctx_cfg[r->nctx] = *cfg;
+    r->ctx_kept[r->nctx++] = *ctx;
+    *kept = 1;
+  }
+  return grc;
+}
+
+void gzs_release_contexts(gzs_run_t *r) {
+  for (int i = 0; i < r->nctx; i++)
+    gz_ctx_destroy(r->ctx_kept[i]);
+  r->nctx = 0;
+  r->keep_ctx = 0;
+}
+
 int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                size_t errlen) {
   size_t M = r->npoints, slab = gzs_slab_values(o);
@@ -177,7 +211,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   gzs_device_t dev = {NULL, 0};
   gz_ctx_t ctx = NULL;
   gz_result_t grc;
-  int rc = -1;
+  int rc = -1, kept = 0;
   double t_setup;
 
   if (gzs_agree_counts(r, comm) != 0)
@@ -195,7 +229,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   if (o->device_gpu)
     cfg.device_pool_bytes = gzs_device_open(&dev, slab < M ? slab : M, comm);
   t_setup = MPI_Wtime();
-  grc = gz_ctx_create(comm, &cfg, &ctx);
+  grc = get_context(r, comm, &cfg, &ctx, &kept);
   r->t.setup += MPI_Wtime() - t_setup;
   if (grc != GZ_OK) {
     snprintf(err, errlen, "compressed allreduce: %s", gz_strerror(grc));
@@ -209,7 +243,8 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   finish_result(o, r);
   rc = 0;
 fail:
-  gz_ctx_destroy(ctx);
+  if (!kept)
+    gz_ctx_destroy(ctx);
   gzs_device_close(&dev);
   return rc;
 }

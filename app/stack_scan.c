@@ -8,6 +8,7 @@
  */
 #include "stack_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +44,13 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   unsigned char **dflags = calloc((size_t)nf + 1, sizeof(unsigned char *));
   unsigned char *dates = NULL;
   double *fills = calloc((size_t)nf + 1, sizeof(double));
+  double **tdays = calloc((size_t)nf + 1, sizeof(double *)); /* --group: times */
+  double **tym = calloc((size_t)nf + 1, sizeof(double *));
+  int grouped = gzs_grouped(o);
 
   r->files = calloc((size_t)nf + 1, sizeof(gzs_file_t));
   r->nfiles = nf;
-  if (!words || !fills || !r->files) {
+  if (!words || !fills || !r->files || !tdays || !tym) {
     snprintf(err, errlen, "out of memory for %d inputs", nf);
     failed = 1;
   }
@@ -86,6 +90,16 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
           failed = 1;
         }
       }
+      if (grouped && !failed) {
+        tdays[i] = malloc(sizeof(double) * m->dims[0] + 1);
+        tym[i] = malloc(sizeof(double) * m->dims[0] + 1);
+        if (!tdays[i] || !tym[i] ||
+            gzs_record_times(o, o->inputs[i], m, tdays[i], tym[i], err, errlen) != 0) {
+          if (!tdays[i] || !tym[i])
+            snprintf(err, errlen, "out of memory");
+          failed = 1;
+        }
+      }
       if (i == 0 && gz_meta_copy(&r->meta0, m) == 0)
         r->has_meta0 = 1;
       else if (i == 0) {
@@ -98,6 +112,12 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   if (gzs_agree(comm, failed || !dflags, err)) {
     free(words);
     free(fills);
+    for (int i = 0; tdays && tym && i < nf; i++) {
+      free(tdays[i]);
+      free(tym[i]);
+    }
+    free(tdays);
+    free(tym);
     for (int i = 0; dflags && i < nf; i++)
       free(dflags[i]);
     free(dflags);
@@ -118,6 +138,7 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
       f->dims[d] = w[4 + d];
     f->fill = fills[i];
     f->first = r->nsnap;
+    f->base = r->nsnap;
     r->nsnap += f->records;
   }
   free(words);
@@ -133,9 +154,34 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
       MPI_Allreduce(MPI_IN_PLACE, dates + off, n, MPI_UNSIGNED_CHAR, MPI_MAX, comm);
     }
   }
-  for (int i = 0; i < nf; i++)
+  if (grouped && !failed) { /* every rank: the times of every record */
+    r->rec_days = calloc(r->nsnap + 1, sizeof(double));
+    r->rec_ym = calloc(r->nsnap + 1, sizeof(double));
+    for (int i = 0; i < nf && r->rec_days && r->rec_ym; i++)
+      if (tdays[i]) {
+        memcpy(r->rec_days + r->files[i].first, tdays[i],
+               sizeof(double) * r->files[i].records);
+        memcpy(r->rec_ym + r->files[i].first, tym[i],
+               sizeof(double) * r->files[i].records);
+      }
+    failed = gzs_agree(comm, !r->rec_days || !r->rec_ym, "out of memory for the times");
+    for (uint64_t off = 0; !failed && off < r->nsnap; off += GZS_MPI_CHUNK) {
+      int n = (int)(r->nsnap - off < GZS_MPI_CHUNK ? r->nsnap - off : GZS_MPI_CHUNK);
+      MPI_Allreduce(MPI_IN_PLACE, r->rec_days + off, n, MPI_DOUBLE, MPI_SUM, comm);
+      MPI_Allreduce(MPI_IN_PLACE, r->rec_ym + off, n, MPI_DOUBLE, MPI_SUM, comm);
+    }
+    r->has_time = 1;
+    for (uint64_t j = 0; !failed && j < r->nsnap; j++)
+      r->has_time &= !isnan(r->rec_days[j]);
+  }
+  for (int i = 0; i < nf; i++) {
     free(dflags[i]);
+    free(tdays[i]);
+    free(tym[i]);
+  }
   free(dflags);
+  free(tdays);
+  free(tym);
   if (!failed && (o->have_steps || o->have_dates) &&
       gzs_select_steps(o, r, dates, err, errlen) != 0)
     failed = 1;

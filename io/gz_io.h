@@ -229,6 +229,28 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
 int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
                           double abs_bound, char *err, size_t errlen);
 
+/* What gz_io_write_netcdf_cf() adds for CF-aware tools (io_netcdf_cf.c). */
+typedef struct gz_cf_extra {
+  /* a netCDF input: the attributes of its coordinate variables (calendar,
+   * standard_name, axis, ...) go onto the output's coordinates of the same
+   * names, except _FillValue, actual_range, bounds and climatology; NULL:
+   * none */
+  const char *source;
+  /* bounds of the first dimension, 2 per value, in its coordinate's units
+   * (NULL: none): variable <dim>_bnds named by the coordinate's `bounds`
+   * attribute, or with climatology set, climatology_bounds named by its
+   * `climatology` attribute (CF 7.4) */
+  const double *bounds;
+  int climatology;
+} gz_cf_extra_t;
+/* netCDF-4 file of nvars variables: metas[0] / datas[0] as gz_io_write()
+ * writes them, then metas[k] / datas[k] (k >= 1) over dimensions of the
+ * same names (the lengths must agree), and x's additions. An existing path
+ * is refused unless force; the file appears only when complete. */
+int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
+                          const void *const *datas, int nvars, const gz_cf_extra_t *x,
+                          int force, char *err, size_t errlen);
+
 /* ------------------------------------------------------------------------
  * Metadata
  * ---------------------------------------------------------------------- */

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# gzstack --group / --running against CDO (see CMakeLists.txt): one field
+# per group, every time step within the claimed bound of cdo ymonmean /
+# yseasstd1 / yearmax / timselmean / runvar / runmean, the same missing
+# points, the same number of steps; the time axis with CF climatology or
+# time bounds and cell_methods (ncdump), read by cdo sinfo; errors that
+# name the option. A discrimination case checks that the comparison can
+# fail.
+set -u
+GZ=$1 MPIRUN=$2
+DATA=${GZ_DATA_DIR:-}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+run() { "$MPIRUN" --oversubscribe -np "$@"; }
+
+for tool in cdo ncdump; do
+  command -v $tool >/dev/null || { echo "FAIL: $tool not installed (scripts/gz.sh deps)"; exit 1; }
+done
+if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
+  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
+fi
+TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
+SST=$DATA/climate_ersst_v5/sst.mnmean.nc
+export CDO_HISTORY_INFO=0
+
+nsteps() { cdo -s ntime "$1" | tr -d ' '; }
+# missing values summed over the steps (cdo infon column 7)
+nmiss() { cdo -s infon "$1" | awk 'NR > 1 { n += $7 } END { print n + 0 }'; }
+# the largest |value| over every step
+refmax() { cdo -s output -timmax -fldmax -abs "$1" | tr -d ' '; }
+claimed() { ncdump -h "$1" | sed -n 's/.*:gzstack_claimed_bound = \([^ ;]*\).*/\1/p'; }
+# diff <= claimed + half a float32 ulp of the largest reference value
+within() {
+  awk -v d="$1" -v c="$2" -v m="$3" 'BEGIN {
+    u = 0; if (m > 0) { u = 1; while (u * 2 <= m) u *= 2; while (u > m) u /= 2; u /= 16777216 }
+    exit !(d + 0 <= c + u) }'
+}
+
+# compare DESCRIPTION GZ_OUT REF [far]: every step of both
+compare() {
+  local what=$1 g=$2 ref=$3 far=${4:-} diff c m ng nr nd
+  if [ "$(nsteps "$g")" != "$(nsteps "$ref")" ]; then
+    ko "$what: $(nsteps "$g") steps, the reference $(nsteps "$ref")"; return
+  fi
+  ok
+  diff=$(cdo -s output -timmax -fldmax -abs -sub "$g" "$ref" | tr -d ' ')
+  c=$(claimed "$g") m=$(refmax "$ref")
+  if [ -z "$diff" ] || [ -z "$c" ] || [ -z "$m" ]; then ko "$what: no difference ($diff), claim ($c) or max ($m)"; return; fi
+  if [ -n "$far" ]; then
+    if within "$diff" "$c" "$m"; then ko "$what: expected a difference beyond $c, got $diff"; else ok; fi
+    return
+  fi
+  if within "$diff" "$c" "$m"; then ok; else ko "$what: |gzstack - reference| = $diff > claimed $c (+ f32 of $m)"; fi
+  ng=$(nmiss "$g") nr=$(nmiss "$ref") nd=$(nmiss "$(cdo -s sub "$g" "$ref" "$TMP/d.nc" && echo "$TMP/d.nc")")
+  if [ "$ng" = "$nr" ] && [ "$nr" = "$nd" ]; then ok; else ko "$what: missing points gzstack $ng, reference $nr, union $nd"; fi
+  echo "  $what: $(nsteps "$g") steps, max |diff| $diff, claimed $c, missing $ng"
+}
+
+# gz NP OUT ARGS...: a gzstack run that must succeed; on several ranks the
+# compressed ring allreduce (auto may pick the plain MPI one on a busy machine)
+gz() {
+  local np=$1 out=$2 algo=
+  shift 2
+  [ "$np" -gt 1 ] && algo="--algo ring"
+  if run "$np" "$GZ" stack "$@" $algo -o "$out" --verify -q >"$TMP/out" 2>&1; then ok; else
+    ko "gzstack $* (np $np) failed"; cat "$TMP/out"; fi
+}
+
+# month climatology (cdo ymonmean) at 1, 3 and 4 ranks
+cdo -s ymonmean "$SST" "$TMP/ref_ym.nc" || ko "cdo ymonmean"
+for np in 1 3 4; do
+  gz $np "$TMP/ym_$np.nc" -i "$SST" --var sst --group month -e 1e-3
+  compare "sst --group month np $np" "$TMP/ym_$np.nc" "$TMP/ref_ym.nc"
+done
+# seasons, sample std (cdo yseasstd1); years, max (cdo yearmax)
+cdo -s yseasstd1 "$SST" "$TMP/ref_ys.nc" || ko "cdo yseasstd1"
+gz 3 "$TMP/ys.nc" -i "$SST" --var sst --group season --op std1 -e 1e-2
+compare "sst --group season --op std1 np 3" "$TMP/ys.nc" "$TMP/ref_ys.nc"
+cdo -s yearmax "$SST" "$TMP/ref_yr.nc" || ko "cdo yearmax"
+gz 4 "$TMP/yr.nc" -i "$SST" --var sst --group year --op max -e 1e-3
+compare "sst --group year --op max np 4" "$TMP/yr.nc" "$TMP/ref_yr.nc"
+# every 25 records, the last group of 10 (cdo timselmean,25)
+cdo -s timselmean,25 -selvar,TREFHT "$TREFHT" "$TMP/ref_ts.nc" || ko "cdo timselmean"
+gz 3 "$TMP/ts.nc" -i "$TREFHT" --var TREFHT --group 25 -e 1e-3
+compare "TREFHT --group 25 np 3" "$TMP/ts.nc" "$TMP/ref_ts.nc"
+# running windows (cdo runvar,11 / runmean,11), with a date selection
+cdo -s runvar,11 -selvar,TREFHT "$TREFHT" "$TMP/ref_rv.nc" || ko "cdo runvar"
+gz 4 "$TMP/rv.nc" -i "$TREFHT" --var TREFHT --running 11 --op var -e 1e-3
+compare "TREFHT --running 11 --op var np 4" "$TMP/rv.nc" "$TMP/ref_rv.nc"
+cdo -s runmean,6 -selmon,6/8 "$SST" "$TMP/ref_rm.nc" || ko "cdo runmean"
+gz 1 "$TMP/rm.nc" -i "$SST" --var sst --running 6 --months 6/8 -e 1e-3
+compare "sst --running 6 --months 6/8 np 1" "$TMP/rm.nc" "$TMP/ref_rm.nc"
+# the comparison can fail: the month means against the month maxima
+cdo -s ymonmax "$SST" "$TMP/ref_ymax.nc" || ko "cdo ymonmax"
+compare "month mean vs ymonmax (must differ)" "$TMP/ym_3.nc" "$TMP/ref_ymax.nc" far
+
+# metadata: cdo reads the time axis; CF climatology bounds and cell_methods
+for f in ym_3 ys yr ts rv; do
+  cdo -s sinfo "$TMP/$f.nc" >"$TMP/sinfo" 2>&1 && ok || { ko "cdo sinfo $f"; cat "$TMP/sinfo"; }
+done
+ncdump -h "$TMP/ym_3.nc" >"$TMP/hdr"
+grep -q 'time:climatology = "climatology_bounds"' "$TMP/hdr" && ok || ko "month: no climatology attribute"
+grep -q 'double climatology_bounds(time, bnds)' "$TMP/hdr" && ok || ko "month: no climatology_bounds"
+grep -q 'cell_methods = "time: mean within years time: mean over years"' "$TMP/hdr" && ok ||
+  ko "month: cell_methods"
+grep -q 'time:calendar = "proleptic_gregorian"' "$TMP/hdr" && ok || ko "month: calendar not kept"
+grep -q 'lat:standard_name = "latitude"' "$TMP/hdr" && ok || ko "month: lat attributes not kept"
+grep -q ':history = ".*gzstack stack.*\\n.*created 07/2017' "$TMP/hdr" && ok || ko "month: history not appended"
+# January: 2010-01-01 (76701) to 2020-02-01 (80384) in days since 1800-01-01;
+# September (no 2020 record): 2010-09-01 to 2019-10-01
+b=$(ncdump -v climatology_bounds "$TMP/ym_3.nc" | sed -n '/climatology_bounds =/,/;/p' | tr -d ' ;' | sed -n '2p;10p' | tr '\n' ' ')
+[ "$b" = "76701,80384, 76944,80261, " ] && ok || ko "month: climatology bounds $b"
+ncdump -h "$TMP/ts.nc" >"$TMP/hdr"
+grep -q 'time:bounds = "time_bnds"' "$TMP/hdr" && ok || ko "group 25: no time bounds"
+grep -q 'cell_methods = "time: mean"' "$TMP/hdr" && ok || ko "group 25: cell_methods"
+ncdump -h "$TMP/ys.nc" | grep -q 'time: standard_deviation over years"' && ok || ko "season: cell_methods"
+
+# errors name the option (exit 2: usage, 1: the data)
+expect() {
+  local code=$1 pat=$2
+  shift 2
+  run 1 "$GZ" stack "$@" -e 1e-3 -o "$TMP/err.nc" -q >"$TMP/out" 2>&1
+  local rc=$?
+  if [ $rc -eq "$code" ] && grep -q -- "$pat" "$TMP/out" && [ ! -e "$TMP/err.nc" ]; then ok; else
+    ko "$* -> exit $rc (expected $code, '$pat')"; cat "$TMP/out"; fi
+}
+expect 2 "--group foo" -i "$SST" --var sst --group foo
+expect 2 "exclude each other" -i "$SST" --var sst --group month --running 3
+expect 2 "--running 2.5" -i "$SST" --var sst --running 2.5
+expect 1 "--running 200" -i "$TREFHT" --var TREFHT --running 200
+expect 1 "--group 111" -i "$TREFHT" --var TREFHT --group 111
+head -c $((96 * 20 * 4 * 3)) /dev/zero >"$TMP/raw.raw"
+expect 1 "--group month.*no time coordinate" -i "$TMP/raw.raw" --dims 96x20 --group month
+
+echo "test_climate_groups: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# gzstack --var a,b,c: several variables in one run, one output (see
+# CMakeLists.txt). Each variable's field against the reference tool's
+# (cdo timstd1 / timselmean per variable, ncwa -a Time for WRF, whose Time
+# is not a record dimension for ncra) within that variable's claimed
+# bound (its gzstack_claimed_bound attribute); errors naming --var. A
+# discrimination case checks that the comparison can fail.
+set -u
+GZ=$1 MPIRUN=$2
+DATA=${GZ_DATA_DIR:-}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+run() { "$MPIRUN" --oversubscribe -np "$@"; }
+
+for tool in cdo ncdump ncap2 ncwa ncdiff; do
+  command -v $tool >/dev/null || { echo "FAIL: $tool not installed (scripts/gz.sh deps)"; exit 1; }
+done
+if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
+  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
+fi
+TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
+WRF=$DATA/weather_wrf_katrina/wrf_ci_test_file.nc
+export CDO_HISTORY_INFO=0
+
+# claimed FILE VAR: the variable's own claimed bound
+claimed() { ncdump -h "$1" | sed -n "s/.*$2:gzstack_claimed_bound = \([^ ;]*\).*/\1/p"; }
+# diff <= claimed + half a float32 ulp of the largest reference value m
+within() {
+  awk -v d="$1" -v c="$2" -v m="$3" 'BEGIN {
+    u = 0; if (m > 0) { u = 1; while (u * 2 <= m) u *= 2; while (u > m) u /= 2; u /= 16777216 }
+    exit !(d + 0 <= c + u) }'
+}
+# cdo_compare WHAT GZ_OUT REF VAR [far]
+cdo_compare() {
+  local what=$1 g=$2 ref=$3 v=$4 far=${5:-} d c m
+  d=$(cdo -s output -timmax -fldmax -abs -sub -selvar,"$v" "$g" -selvar,"$v" "$ref" | tr -d ' ')
+  m=$(cdo -s output -timmax -fldmax -abs -selvar,"$v" "$ref" | tr -d ' ')
+  c=$(claimed "$g" "$v")
+  if [ -z "$d" ] || [ -z "$c" ] || [ -z "$m" ]; then ko "$what: no difference ($d), claim ($c) or max ($m)"; return; fi
+  if [ -n "$far" ]; then
+    if within "$d" "$c" "$m"; then ko "$what: expected a difference beyond $c, got $d"; else ok; fi
+    return
+  fi
+  if within "$d" "$c" "$m"; then ok; else ko "$what: |gzstack - reference| = $d > claimed $c"; fi
+  echo "  $what: max |diff| $d, claimed $c"
+}
+gz() {
+  local np=$1 out=$2 algo=
+  shift 2
+  [ "$np" -gt 1 ] && algo="--algo ring"
+  if run "$np" "$GZ" stack "$@" $algo -o "$out" --verify -q >"$TMP/out" 2>&1; then ok; else
+    ko "gzstack $* (np $np) failed"; cat "$TMP/out"; fi
+}
+
+# two variables of one file (TC = TREFHT - 273.15, made with ncap2)
+ncap2 -O -s 'TC=TREFHT-273.15f' "$TREFHT" "$TMP/two.nc" || ko "ncap2"
+cdo -s timstd1 "$TMP/two.nc" "$TMP/ref_std1.nc" || ko "cdo timstd1"
+for np in 1 3 4; do
+  gz $np "$TMP/v_$np.nc" -i "$TMP/two.nc" --var TREFHT,TC --op std1 -e 1e-2
+  for v in TREFHT TC; do cdo_compare "--var TREFHT,TC std1 $v np $np" "$TMP/v_$np.nc" "$TMP/ref_std1.nc" $v; done
+done
+cdo -s sinfo "$TMP/v_3.nc" >"$TMP/sinfo" 2>&1 && ok || { ko "cdo sinfo"; cat "$TMP/sinfo"; }
+[ "$(cdo -s showname "$TMP/v_3.nc" | tr -s ' ')" = " TREFHT TC" ] && ok || ko "cdo showname: $(cdo -s showname "$TMP/v_3.nc")"
+# with groups: every 25 records of both
+cdo -s timselmean,25 "$TMP/two.nc" "$TMP/ref_ts.nc" || ko "cdo timselmean"
+gz 3 "$TMP/vg.nc" -i "$TMP/two.nc" --var TC,TREFHT --group 25 -e 1e-3
+for v in TREFHT TC; do cdo_compare "--var TC,TREFHT --group 25 $v np 3" "$TMP/vg.nc" "$TMP/ref_ts.nc" $v; done
+# the comparison can fail: TC against TREFHT's reference
+cdo -s chname,TREFHT,TC -selvar,TREFHT "$TMP/ref_std1.nc" "$TMP/swap.nc" || ko "cdo chname"
+cdo -s timmean "$TMP/two.nc" "$TMP/ref_mean.nc" || ko "cdo timmean"
+cdo -s chname,TREFHT,TC -selvar,TREFHT "$TMP/ref_mean.nc" "$TMP/swap.nc" || ko "cdo chname"
+gz 3 "$TMP/vm.nc" -i "$TMP/two.nc" --var TREFHT,TC -e 1e-3
+cdo_compare "TC vs TREFHT's mean (must differ)" "$TMP/vm.nc" "$TMP/swap.nc" TC far
+
+# WRF: four variables of three shapes, against ncwa -a Time
+gz 4 "$TMP/w.nc" -i "$WRF" --var T,QVAPOR,T2,U -e 1e-3
+if ncwa -O -a Time -v T,QVAPOR,T2,U "$WRF" "$TMP/wref.nc" && ncdiff -O -v T,QVAPOR,T2,U "$TMP/w.nc" "$TMP/wref.nc" "$TMP/wd.nc" &&
+  ncap2 -O -v -s 'T=abs(T).max();QVAPOR=abs(QVAPOR).max();T2=abs(T2).max();U=abs(U).max()' "$TMP/wd.nc" "$TMP/wmax.nc"; then
+  for v in T QVAPOR T2 U; do
+    d=$(ncdump -v $v "$TMP/wmax.nc" | sed -n "s/^ $v = \([^ ;]*\).*/\1/p") c=$(claimed "$TMP/w.nc" $v)
+    if [ -n "$d" ] && [ -n "$c" ] && within "$d" "$c" 400; then ok; else ko "WRF $v: |diff| $d > claimed $c"; fi
+    echo "  WRF --var T,QVAPOR,T2,U $v np 4: max |diff| $d, claimed $c"
+  done
+else
+  ko "ncwa / ncdiff / ncap2 on WRF"
+fi
+
+# errors name --var
+expect() {
+  local code=$1 pat=$2 out=$3
+  shift 3
+  run 2 "$GZ" stack "$@" -e 1e-3 -o "$out" -q >"$TMP/out" 2>&1
+  local rc=$?
+  if [ $rc -eq "$code" ] && grep -q -- "$pat" "$TMP/out" && [ ! -e "$out" ]; then ok; else
+    ko "$* -> exit $rc (expected $code, '$pat')"; cat "$TMP/out"; fi
+}
+expect 1 "--var TREFHT,lat: .*variable lat has no dimension time" "$TMP/e.nc" -i "$TREFHT" --var TREFHT,lat
+expect 2 "--var TREFHT,: an empty variable name" "$TMP/e.nc" -i "$TREFHT" --var TREFHT,
+expect 2 "--var TREFHT,TC: several variables" "$TMP/e.h5" -i "$TMP/two.nc" --var TREFHT,TC
+expect 1 "nosuch" "$TMP/e.nc" -i "$TMP/two.nc" --var TREFHT,nosuch
+
+echo "test_climate_vars: $pass passed, $fail failed"
+[ $fail -eq 0 ]
