@@ -224,8 +224,9 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
 
 /* netCDF-4 file whose variable is compressed chunk by chunk with the gzstack
  * HDF5 filter plugin (h5z/, testing filter id 390) within abs_bound, which is
- * recorded as the attribute gzstack_abs_error_bound (io_netcdf_gz.c). Needs
- * HDF5_PLUGIN_PATH to hold libh5z_gzstack.so; readers need it too. */
+ * recorded as the attribute gzstack_abs_error_bound (io_netcdf_gz.c). The
+ * filter is registered in-process (no HDF5_PLUGIN_PATH needed here, nor for
+ * gz_reader_open of the file afterwards); other readers need the plugin. */
 int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
                           double abs_bound, char *err, size_t errlen);
 

@@ -93,7 +93,12 @@ typedef enum {
   GZ_PRED_NONE = 0,    /* format version 1, the same bytes as before version 2 */
   GZ_PRED_LORENZO = 1, /* Lorenzo in the data's 1, 2 or 3 dimensions */
   GZ_PRED_INTERP = 2,  /* multilevel cubic/linear interpolation */
-  GZ_PRED_AUTO = 3     /* per chunk, the better of LORENZO and INTERP on a sample */
+  GZ_PRED_AUTO = 3,    /* per chunk, the best of the four on a sample */
+  /* From reconstructed values, prediction errors quantized in bins centred
+   * on the prediction (SZ's scheme; archive streams only, lossy bounds
+   * only: with eb = 0 they fall back to LORENZO / INTERP) */
+  GZ_PRED_QLORENZO = 4,
+  GZ_PRED_QINTERP = 5
 } gz_predictor_t;
 
 #define GZ_CODEC_MAXDIMS 8
