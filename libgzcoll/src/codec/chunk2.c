@@ -26,6 +26,9 @@
 #include <string.h>
 
 #define SAMPLE_VALUES 8192
+#ifndef SAMPLE_BOXES
+#define SAMPLE_BOXES 4
+#endif
 /* Fewest residuals worth a rANS table (and within the scratch of 11 n). */
 #define RANS_MIN 1024
 
@@ -128,8 +131,8 @@ static uint64_t common_factor(const int64_t *q, size_t n);
 static int allowed(int kind, int p, double eb) {
   if (kind >= KIND_QLORENZO && !(eb > 0))
     return 0;
-  if (p == GZ_PRED_AUTO)
-    return 1;
+  if (p == GZ_PRED_AUTO) /* interpolated codes lost to QINTERP on every field */
+    return kind != GZ_PRED_INTERP || !(eb > 0);
   if (!(eb > 0) && p >= GZ_PRED_QLORENZO) /* lossless: the code kind instead */
     p -= GZ_PRED_QLORENZO - GZ_PRED_LORENZO;
   return p == GZ_PRED_LORENZO    ? kind == 1
@@ -143,7 +146,7 @@ static int allowed(int kind, int p, double eb) {
  * same samples for every candidate, flattened as each view says. Returns
  * kind | view << 4, 0 when out of memory. */
 static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
-                  const gz_quant_t *qp, int predictor) {
+                  const gz_quant_t *qp, int predictor, double *bits_per_value) {
   size_t s[3], m, elem = gz_dtype_size(dtype);
   double cost[5][3] = {{0}}, best_cost = HUGE_VAL;
   uint8_t *sx = malloc(SAMPLE_VALUES * elem), *esc = malloc(SAMPLE_VALUES);
@@ -161,12 +164,12 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
          : d[0] * d[1] > 1                              ? 128
                                                         : SAMPLE_VALUES;
   m = s[0] * s[1] * s[2];
-  for (int box = 0; box < 4 && sx && esc && sq && su; box++) {
+  for (int box = 0; box < SAMPLE_BOXES && sx && esc && sq && su; box++) {
     size_t o[3], nesc;
     uint64_t g;
     o[0] = (d[0] - s[0]) / 2;
     o[1] = (d[1] - s[1]) * (box & 1 ? 3 : 1) / 4;
-    o[2] = (d[2] - s[2]) * (box & 2 ? 3 : 1) / 4;
+    o[2] = (d[2] - s[2]) * (box == 1 || box == 2 ? 3 : 1) / 4;
     for (size_t i = 0; i < s[0]; i++)
       for (size_t j = 0; j < s[1]; j++)
         memcpy(sx + (i * s[1] + j) * s[2] * elem,
@@ -185,6 +188,8 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
         if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
           continue; /* the same box as a view before */
         view_box(s, view, v);
+        /* escapes are left out: their section is zstd-coded, and zeros
+         * that QINTERP escapes cost next to nothing there */
         if (kind < KIND_QLORENZO) {
           memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
           run_encode(kind, sq + SAMPLE_VALUES, v, su);
@@ -206,6 +211,7 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
       if (cost[kind][view] < best_cost) {
         best_cost = cost[kind][view];
         best = kind | view << 4;
+        *bits_per_value = best_cost / (double)(m * SAMPLE_BOXES);
       }
     }
   }
@@ -288,6 +294,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   uint64_t *u = NULL;
   uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *syms = NULL;
   int coding = GZ_RES_PACKED, kind;
+  double est = 0;
 
   *nomem = 0;
   if (predictor == GZ_PRED_NONE || n < 2 * GZ_BLOCK)
@@ -303,9 +310,11 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   syms = work(w, 5, n);
   if (!q || !u || !esc || !sec || !sym || !syms)
     goto nomem;
-  predictor = choose(dtype, x, d, qp, predictor);
+  predictor = choose(dtype, x, d, qp, predictor, &est);
   if (!predictor)
     goto nomem;
+  if (est > 0.9 * 8.0 * (double)elem)
+    goto fallback; /* incompressible on the sample: format-1 blocks, fast */
   kind = predictor & 15;
   view_box(d, predictor >> 4, v);
   if (kind >= KIND_QLORENZO) {

@@ -36,7 +36,9 @@ typedef struct vctx {
   uint64_t *R;   /* reconstructed grid codes, C order */
   uint64_t *u;   /* zigzag bins in visiting order */
   uint8_t *esc;  /* encode: escape flags, C order */
-  size_t pos, nesc;
+  /* 32-bit (chunks hold at most 2^24 values): a size_t would share
+   * uint64_t's type, so every store to R or u would reload it */
+  uint32_t pos, nesc;
   double eb, unit, inv_unit, limit;
 } vctx_t;
 
