@@ -1,20 +1,26 @@
-/* chunk2.c - one chunk of format version 2: quantize to codes (escapes as in
- * kernels/gz_block.h: values the quantizer refuses are stored verbatim), pick
- * a predictor from a sample of the chunk, predict, and code the residuals
- * bit-packed or as byte symbols through zstd, whichever is smaller.
+/* chunk2.c - one chunk of format version 2: pick a predictor from samples of
+ * the chunk, then either quantize to codes and predict them (escapes as in
+ * kernels/gz_block.h: values the quantizer refuses are stored verbatim), or
+ * predict reconstructed values with quantization fused in (pred_value.c),
+ * and code the residuals with rANS or bit-packed, whichever is smaller.
  *
  * Layout (n = d0 d1 d2 values of the chunk's box):
  *   byte 0  predictor: 0 = none (the rest is format-1 blocks of the values),
- *           else kind | view << 4: kind 1 = Lorenzo, 2 = interpolation; view
- *           0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 = its 1-D
- *           flattening (seismic traces predict best along time alone)
+ *           else kind | view << 4: kind 1 = Lorenzo on codes, 2 =
+ *           interpolation on codes, 3 = QLORENZO, 4 = QINTERP (on
+ *           reconstructed values, bins centred on the prediction; lossy
+ *           only); view 0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 =
+ *           its 1-D flattening (seismic traces predict best along time alone)
  *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
- *   varint  common factor g >= 1 of the codes (predicted divided by g)
+ *           (1 and 2 through zstd; decoded, no longer written), 3 = rANS
+ *   varint  common factor g >= 1 of the codes (predicted divided by g; 1
+ *           for kinds 3 and 4)
  *   section R: the n residuals in that coding          (entropy.h)
  *   section E: escapes: varint count, per escape a varint gap (values since
  *              the previous escape's successor), then the escaped values
  *              verbatim in order.
- * A chunk that would not shrink below the raw values falls back to 0.
+ * A chunk that would not shrink below the raw values, or whose sample
+ * estimate is above 90% of them, falls back to 0.
  */
 #include "codec/chunk2.h"
 
