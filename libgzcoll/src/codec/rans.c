@@ -18,7 +18,6 @@
  */
 #include "codec/entropy.h"
 
-#include <math.h>
 #include <string.h>
 
 #define PROB_BITS 14
@@ -75,21 +74,6 @@ static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
 /* table, raw bits (at most 61 per residual), rANS bytes (at most 2 per
  * symbol: a state below 2^31 keeps at least 17 bits) and states */
 size_t gz_res_rans_max(size_t n) { return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 16; }
-
-double gz_res_rans_estimate(const uint64_t *u, size_t n) {
-  size_t count[256] = {0};
-  double bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned s = sym_of(u[i]);
-    count[s]++;
-    if (s >= 16)
-      bits += (double)((s - 16) / 4 + 2);
-  }
-  for (int s = 0; s < 256; s++)
-    if (count[s])
-      bits -= (double)count[s] * log2((double)count[s] / (double)n);
-  return bits / 8 + 32 + 2 * 256;
-}
 
 typedef struct enc_sym {
   uint32_t start, xmax, rcp, cmpl;
