@@ -597,8 +597,8 @@ static int read_table(const compress_args_t *t, int nerr, const char *prog,
   else if (gzc_eb_mode_parse(mode, &o->eb_mode) != 0)
     snprintf(err, errlen, "--eb-mode %s: use abs, rel, psnr or norm", mode);
   else if (!decompress && gzc_eb_check(o->eb_mode, o->eb))
-    snprintf(err, errlen, "-e %g (--eb-mode %s): the error bound %s", o->eb,
-             gzc_eb_mode_name(o->eb_mode), gzc_eb_check(o->eb_mode, o->eb));
+    snprintf(err, errlen, "-e %g: the error bound %s (--eb-mode %s)", o->eb,
+             gzc_eb_check(o->eb_mode, o->eb), gzc_eb_mode_name(o->eb_mode));
   else if (!one_of(dtype, "f32", "f64", NULL))
     snprintf(err, errlen, "--dtype %s: use f32 or f64", dtype);
   else if (!one_of(endian, "little", "big", NULL))

@@ -76,10 +76,11 @@ size_t gz_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 if unknown */
  *
  * Quantization q = round(x / 2eb) (round to nearest), reconstruction
  * x' = (T)(2eb * q); elements that cannot be represented within eb are stored
- * verbatim. With a predictor, gz_compress writes format version 2: the codes
- * of each chunk are predicted in the data's own dimensions (Lorenzo or multilevel
- * interpolation, chosen per chunk from a sample) and the residuals coded
- * bit-packed or through zstd, whichever is smaller. Format version 1 (codes
+ * verbatim. With a predictor, gz_compress writes format version 2: each chunk
+ * is predicted in the data's own dimensions (Lorenzo or multilevel
+ * interpolation, on the codes or, lossy, on reconstructed values with the
+ * prediction error quantized; chosen per chunk from samples) and the
+ * residuals coded by rANS or bit-packed, whichever is smaller. Format version 1 (codes
  * delta-coded within blocks of GZ_BLOCK values, bit-packed per block; still
  * written by the collectives and the GPU codec) decodes as before. Chunks are
  * independent (compressed and decompressed in parallel). The stream layout

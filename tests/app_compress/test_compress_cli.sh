@@ -62,9 +62,9 @@ expect_error "missing input" "nope.nc" "$GZ" compress -i "$TMP/nope.nc" -e 1e-3 
 expect_error "wrong variable" "NOVAR" "$GZ" compress -i "$TREFHT" --var NOVAR -e 1e-3 -o "$TMP/x.gzc"
 expect_error "existing output" "exists" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-2 -o "$TMP/t.gzc"
 expect_error "negative bound" "error bound" "$GZ" compress -i "$TREFHT" -e -1 -o "$TMP/x.gzc"
-expect_error "psnr 0" "-e 0 \(--eb-mode psnr\): the error bound is the target PSNR in dB" \
+expect_error "psnr 0" "-e 0: the error bound is the target PSNR in dB and must be > 0 \(--eb-mode psnr\)" \
   "$GZ" compress -i "$TREFHT" -e 0 --eb-mode psnr -o "$TMP/x.gzc"
-expect_error "negative norm" "-e -1 \(--eb-mode norm\): the error bound must be" \
+expect_error "negative norm" "-e -1: the error bound must be a finite number >= 0 \(--eb-mode norm\)" \
   "$GZ" compress -i "$TREFHT" -e -1 --eb-mode norm -o "$TMP/x.gzc"
 expect_error "infinite psnr" "--eb-mode psnr" "$GZ" compress -i "$TREFHT" -e inf --eb-mode psnr -o "$TMP/x.gzc"
 expect_error "unknown mode" "--eb-mode l3: use abs, rel, psnr or norm" \

@@ -1,20 +1,26 @@
-/* chunk2.c - one chunk of format version 2: quantize to codes (escapes as in
- * kernels/gz_block.h: values the quantizer refuses are stored verbatim), pick
- * a predictor from a sample of the chunk, predict, and code the residuals
- * bit-packed or as byte symbols through zstd, whichever is smaller.
+/* chunk2.c - one chunk of format version 2: pick a predictor from samples of
+ * the chunk, then either quantize to codes and predict them (escapes as in
+ * kernels/gz_block.h: values the quantizer refuses are stored verbatim), or
+ * predict reconstructed values with quantization fused in (pred_value.c),
+ * and code the residuals with rANS or bit-packed, whichever is smaller.
  *
  * Layout (n = d0 d1 d2 values of the chunk's box):
  *   byte 0  predictor: 0 = none (the rest is format-1 blocks of the values),
- *           else kind | view << 4: kind 1 = Lorenzo, 2 = interpolation; view
- *           0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 = its 1-D
- *           flattening (seismic traces predict best along time alone)
+ *           else kind | view << 4: kind 1 = Lorenzo on codes, 2 =
+ *           interpolation on codes, 3 = QLORENZO, 4 = QINTERP (on
+ *           reconstructed values, bins centred on the prediction; lossy
+ *           only); view 0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 =
+ *           its 1-D flattening (seismic traces predict best along time alone)
  *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
- *   varint  common factor g >= 1 of the codes (predicted divided by g)
+ *           (1 and 2 through zstd; decoded, no longer written), 3 = rANS
+ *   varint  common factor g >= 1 of the codes (predicted divided by g; 1
+ *           for kinds 3 and 4)
  *   section R: the n residuals in that coding          (entropy.h)
  *   section E: escapes: varint count, per escape a varint gap (values since
  *              the previous escape's successor), then the escaped values
  *              verbatim in order.
- * A chunk that would not shrink below the raw values falls back to 0.
+ * A chunk that would not shrink below the raw values, or whose sample
+ * estimate is above 90% of them, falls back to 0.
  */
 #include "codec/chunk2.h"
 
@@ -26,6 +32,9 @@
 #include <string.h>
 
 #define SAMPLE_VALUES 8192
+#ifndef SAMPLE_BOXES
+#define SAMPLE_BOXES 4
+#endif
 /* Fewest residuals worth a rANS table (and within the scratch of 11 n). */
 #define RANS_MIN 1024
 
@@ -128,8 +137,8 @@ static uint64_t common_factor(const int64_t *q, size_t n);
 static int allowed(int kind, int p, double eb) {
   if (kind >= KIND_QLORENZO && !(eb > 0))
     return 0;
-  if (p == GZ_PRED_AUTO)
-    return 1;
+  if (p == GZ_PRED_AUTO) /* interpolated codes lost to QINTERP on every field */
+    return kind != GZ_PRED_INTERP || !(eb > 0);
   if (!(eb > 0) && p >= GZ_PRED_QLORENZO) /* lossless: the code kind instead */
     p -= GZ_PRED_QLORENZO - GZ_PRED_LORENZO;
   return p == GZ_PRED_LORENZO    ? kind == 1
@@ -143,31 +152,30 @@ static int allowed(int kind, int p, double eb) {
  * same samples for every candidate, flattened as each view says. Returns
  * kind | view << 4, 0 when out of memory. */
 static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
-                  const gz_quant_t *qp, int predictor) {
+                  const gz_quant_t *qp, int predictor, double *bits_per_value) {
   size_t s[3], m, elem = gz_dtype_size(dtype);
   double cost[5][3] = {{0}}, best_cost = HUGE_VAL;
   uint8_t *sx = malloc(SAMPLE_VALUES * elem), *esc = malloc(SAMPLE_VALUES);
   int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
   uint64_t *su = malloc(2 * SAMPLE_VALUES * sizeof *su);
   int best = 0;
-  if (d[0] > 1) {
-    s[0] = d[0] < 8 ? d[0] : 8;
-    s[1] = d[1] < 16 ? d[1] : 16;
-    s[2] = d[2] < 32 ? d[2] : 32;
-  } else {
-    s[0] = 1;
-    s[1] = d[1] < 16 ? d[1] : 16;
-    s[2] = d[2] < (d[1] > 1 ? 128 : SAMPLE_VALUES / 4)
-               ? d[2]
-               : (d[1] > 1 ? 128 : SAMPLE_VALUES / 4);
-  }
+  /* boxes of 4 x 16 x 128 (2-D: 64 x 128; 1-D: SAMPLE_VALUES), chosen on
+   * the real fields and a smooth one: boxes much shorter along the fastest
+   * axis misjudge interpolation's coarse levels (soda lakes 23 instead of
+   * 42), much thinner ones the slower axes (the smooth field 8.3 instead of
+   * 15) */
+  s[0] = d[0] < 4 ? d[0] : 4;
+  s[1] = d[1] < (d[0] > 1 ? 16 : 64) ? d[1] : (d[0] > 1 ? 16 : 64);
+  s[2] = d[2] < (d[0] * d[1] > 1 ? 128 : SAMPLE_VALUES) ? d[2]
+         : d[0] * d[1] > 1                              ? 128
+                                                        : SAMPLE_VALUES;
   m = s[0] * s[1] * s[2];
-  for (int box = 0; box < 4 && sx && esc && sq && su; box++) {
+  for (int box = 0; box < SAMPLE_BOXES && sx && esc && sq && su; box++) {
     size_t o[3], nesc;
     uint64_t g;
     o[0] = (d[0] - s[0]) / 2;
     o[1] = (d[1] - s[1]) * (box & 1 ? 3 : 1) / 4;
-    o[2] = (d[2] - s[2]) * (box & 2 ? 3 : 1) / 4;
+    o[2] = (d[2] - s[2]) * (box == 1 || box == 2 ? 3 : 1) / 4;
     for (size_t i = 0; i < s[0]; i++)
       for (size_t j = 0; j < s[1]; j++)
         memcpy(sx + (i * s[1] + j) * s[2] * elem,
@@ -186,6 +194,8 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
         if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
           continue; /* the same box as a view before */
         view_box(s, view, v);
+        /* escapes are left out: their section is zstd-coded, and zeros
+         * that QINTERP escapes cost next to nothing there */
         if (kind < KIND_QLORENZO) {
           memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
           run_encode(kind, sq + SAMPLE_VALUES, v, su);
@@ -207,6 +217,7 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
       if (cost[kind][view] < best_cost) {
         best_cost = cost[kind][view];
         best = kind | view << 4;
+        *bits_per_value = best_cost / (double)(m * SAMPLE_BOXES);
       }
     }
   }
@@ -259,14 +270,14 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
 }
 
 /* The residual section of u at out (room for gz_section_max(11 n + 16)):
- * rANS where its estimated size beats bit packing, else bit-packed (zstd's
+ * rANS where it is smaller than bit packing, else bit-packed (zstd's
  * codings 1 and 2 are decoded but no longer written: rANS beat them on every
  * field measured, at a fraction of the time). sym is scratch of 11 n + 16
  * bytes, syms of n bytes. Returns its size. */
 static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_t *syms,
                                uint8_t *out, int *coding) {
   size_t psize = gz_res_packed_size(u, n), len;
-  if (n >= RANS_MIN && gz_res_rans_estimate(u, n) < 0.98 * (double)psize) {
+  if (n >= RANS_MIN) {
     len = gz_res_rans(u, n, syms, sym);
     if (len < psize) {
       *coding = GZ_RES_RANS;
@@ -289,6 +300,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   uint64_t *u = NULL;
   uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *syms = NULL;
   int coding = GZ_RES_PACKED, kind;
+  double est = 0;
 
   *nomem = 0;
   if (predictor == GZ_PRED_NONE || n < 2 * GZ_BLOCK)
@@ -304,9 +316,11 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   syms = work(w, 5, n);
   if (!q || !u || !esc || !sec || !sym || !syms)
     goto nomem;
-  predictor = choose(dtype, x, d, qp, predictor);
+  predictor = choose(dtype, x, d, qp, predictor, &est);
   if (!predictor)
     goto nomem;
+  if (est > 0.9 * 8.0 * (double)elem)
+    goto fallback; /* incompressible on the sample: format-1 blocks, fast */
   kind = predictor & 15;
   view_box(d, predictor >> 4, v);
   if (kind >= KIND_QLORENZO) {

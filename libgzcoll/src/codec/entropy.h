@@ -30,10 +30,8 @@ int gz_res_unplanes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 
 /* RANS (rans.c): order-0 rANS of per-residual symbols (small values, or bit
  * length and two top bits) and raw low bits. gz_res_rans writes at most
- * gz_res_rans_max(n) bytes, using n bytes of syms as scratch; the estimate
- * is its size in bytes from the symbols' order-0 entropy. */
+ * gz_res_rans_max(n) bytes, using n bytes of syms as scratch. */
 size_t gz_res_rans_max(size_t n);
-double gz_res_rans_estimate(const uint64_t *u, size_t n);
 size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out);
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 

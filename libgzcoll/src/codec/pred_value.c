@@ -31,13 +31,14 @@
 #define VQ_HALF 16
 
 typedef struct vctx {
-  int decode, f64;
   const void *x; /* encode: the values */
   void *out;     /* decode: the values (escapes overwritten later) */
   uint64_t *R;   /* reconstructed grid codes, C order */
   uint64_t *u;   /* zigzag bins in visiting order */
   uint8_t *esc;  /* encode: escape flags, C order */
-  size_t pos, nesc;
+  /* 32-bit (chunks hold at most 2^24 values): a size_t would share
+   * uint64_t's type, so every store to R or u would reload it */
+  uint32_t pos, nesc;
   double eb, unit, inv_unit, limit;
 } vctx_t;
 
@@ -46,12 +47,17 @@ void gz_vq_grid(double eb, double *unit, double *inv_unit) {
   *inv_unit = 1.0 / *unit;
 }
 
-static inline void vvisit(vctx_t *c, size_t idx, uint64_t p) {
-  if (c->decode) {
+/* The traversals below are instantiated for each (decode, f64) pair, so
+ * these flags are constants inside them. */
+#define GZ_VINLINE static inline __attribute__((always_inline))
+
+GZ_VINLINE void vvisit(vctx_t *c, size_t idx, uint64_t p, const int decode,
+                       const int f64) {
+  if (decode) {
     uint64_t r = p + (gz_pred_unzigzag(c->u[c->pos++]) << 5);
     double rv = (double)(int64_t)r * c->unit;
     c->R[idx] = r;
-    if (c->f64)
+    if (f64)
       ((double *)c->out)[idx] = rv;
     else
       ((float *)c->out)[idx] = (float)rv;
@@ -59,7 +65,7 @@ static inline void vvisit(vctx_t *c, size_t idx, uint64_t p) {
     double v, sh, rv, tiny;
     uint64_t xq, k, r;
     int ok, in, nonzero;
-    if (c->f64) {
+    if (f64) {
       v = ((const double *)c->x)[idx];
       tiny = DBL_MIN;
     } else {
@@ -72,7 +78,7 @@ static inline void vvisit(vctx_t *c, size_t idx, uint64_t p) {
     k = (uint64_t)((int64_t)(xq - p + VQ_HALF) >> 5);
     r = p + (k << 5);
     rv = (double)(int64_t)r * c->unit;
-    if (!c->f64)
+    if (!f64)
       rv = (double)(float)rv;
     /* zeros and subnormals come back bit-exact: +0.0 only from R = 0 */
     nonzero = v != 0 || signbit(v);
@@ -88,7 +94,7 @@ static inline void vvisit(vctx_t *c, size_t idx, uint64_t p) {
   }
 }
 
-static void vlorenzo(vctx_t *c, const size_t d[3]) {
+GZ_VINLINE void vlorenzo(vctx_t *c, const size_t d[3], const int decode, const int f64) {
   size_t plane = d[1] * d[2];
   for (size_t i = 0; i < d[0]; i++) {
     for (size_t j = 0; j < d[1]; j++) {
@@ -106,7 +112,7 @@ static void vlorenzo(vctx_t *c, const size_t d[3]) {
           p -= bu[k] - (k ? bu[k - 1] : 0);
         if (k)
           p += cur[k - 1];
-        vvisit(c, off + k, p);
+        vvisit(c, off + k, p, decode, f64);
       }
     }
   }
@@ -139,7 +145,7 @@ static inline uint64_t vpred(const uint64_t *p, ptrdiff_t o, int mode) {
   return (uint64_t)((int64_t)(9 * (a + b) - a3 - b3 + 8) >> 4);
 }
 
-static void vinterp(vctx_t *c, const size_t d[3]) {
+GZ_VINLINE void vinterp(vctx_t *c, const size_t d[3], const int decode, const int f64) {
   size_t stride[3] = {d[1] * d[2], d[2], 1}, longest = d[0], top = 1;
   if (d[1] > longest)
     longest = d[1];
@@ -147,7 +153,7 @@ static void vinterp(vctx_t *c, const size_t d[3]) {
     longest = d[2];
   if (longest == 0)
     return;
-  vvisit(c, 0, 0); /* the origin, predicted by 0 */
+  vvisit(c, 0, 0, decode, f64); /* the origin, predicted by 0 */
   while (top * 2 < longest)
     top *= 2;
   for (size_t h = top; h >= 1 && longest > 1; h /= 2) {
@@ -168,19 +174,21 @@ static void vinterp(vctx_t *c, const size_t d[3]) {
             size_t k = start[2];
             /* interior of the row: cubic */
             for (; k < d[2] && k < 3 * h; k += step[2])
-              vvisit(c, base + k, vpred(c->R + base + k, o, mode_of(k, h, d[2])));
+              vvisit(c, base + k, vpred(c->R + base + k, o, mode_of(k, h, d[2])), decode,
+                     f64);
             for (; k + 3 * h < d[2]; k += step[2])
-              vvisit(c, base + k, vpred(c->R + base + k, o, 2));
+              vvisit(c, base + k, vpred(c->R + base + k, o, 2), decode, f64);
             for (; k < d[2]; k += step[2])
-              vvisit(c, base + k, vpred(c->R + base + k, o, mode_of(k, h, d[2])));
+              vvisit(c, base + k, vpred(c->R + base + k, o, mode_of(k, h, d[2])), decode,
+                     f64);
           } else {
             int mode = mode_of(a == 0 ? i : j, h, d[a]);
             if (mode == 2)
               for (size_t k = 0; k < d[2]; k += step[2])
-                vvisit(c, base + k, vpred(c->R + base + k, o, 2));
+                vvisit(c, base + k, vpred(c->R + base + k, o, 2), decode, f64);
             else
               for (size_t k = 0; k < d[2]; k += step[2])
-                vvisit(c, base + k, vpred(c->R + base + k, o, mode));
+                vvisit(c, base + k, vpred(c->R + base + k, o, mode), decode, f64);
           }
         }
       }
@@ -190,18 +198,22 @@ static void vinterp(vctx_t *c, const size_t d[3]) {
   }
 }
 
-static void run(vctx_t *c, int kind, const size_t d[3]) {
-  if (kind == GZ_VPRED_INTERP)
-    vinterp(c, d);
-  else
-    vlorenzo(c, d);
-}
+#define GZ_VINSTANCE(name, decode, f64)                                                  \
+  static void name(vctx_t *c, int kind, const size_t d[3]) {                             \
+    if (kind == GZ_VPRED_INTERP)                                                         \
+      vinterp(c, d, decode, f64);                                                        \
+    else                                                                                 \
+      vlorenzo(c, d, decode, f64);                                                       \
+  }
+GZ_VINSTANCE(encode_f32, 0, 0)
+GZ_VINSTANCE(encode_f64, 0, 1)
+GZ_VINSTANCE(decode_f32, 1, 0)
+GZ_VINSTANCE(decode_f64, 1, 1)
 
 size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3], double eb,
                        uint64_t *R, uint64_t *u, uint8_t *esc) {
   vctx_t c;
   memset(&c, 0, sizeof c);
-  c.f64 = f64;
   c.x = x;
   c.R = R;
   c.u = u;
@@ -210,7 +222,7 @@ size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3], doub
   c.limit = GZ_CODE_LIMIT;
   gz_vq_grid(eb, &c.unit, &c.inv_unit);
   memset(esc, 0, d[0] * d[1] * d[2]);
-  run(&c, kind, d);
+  (f64 ? encode_f64 : encode_f32)(&c, kind, d);
   return c.nesc;
 }
 
@@ -218,12 +230,10 @@ void gz_vpred_decode(int kind, int f64, const uint64_t *u, const size_t d[3], do
                      uint64_t *R, void *out) {
   vctx_t c;
   memset(&c, 0, sizeof c);
-  c.decode = 1;
-  c.f64 = f64;
   c.out = out;
   c.R = R;
   c.u = (uint64_t *)(uintptr_t)u;
   c.eb = eb;
   gz_vq_grid(eb, &c.unit, &c.inv_unit);
-  run(&c, kind, d);
+  (f64 ? decode_f64 : decode_f32)(&c, kind, d);
 }

@@ -18,7 +18,6 @@
  */
 #include "codec/entropy.h"
 
-#include <math.h>
 #include <string.h>
 
 #define PROB_BITS 14
@@ -76,29 +75,31 @@ static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
  * symbol: a state below 2^31 keeps at least 17 bits) and states */
 size_t gz_res_rans_max(size_t n) { return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 16; }
 
-double gz_res_rans_estimate(const uint64_t *u, size_t n) {
-  size_t count[256] = {0};
-  double bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned s = sym_of(u[i]);
-    count[s]++;
-    if (s >= 16)
-      bits += (double)((s - 16) / 4 + 2);
+typedef struct enc_sym {
+  uint32_t start, xmax, rcp, cmpl;
+  uint32_t shift;
+} enc_sym_t;
+
+/* One symbol into state x: renormalise (bytes written backwards at *rp),
+ * then x = (x / f) * 2^14 + x % f + start, the division by reciprocal. */
+static inline uint32_t enc_put(uint32_t x, const enc_sym_t *e, uint8_t **rp) {
+  uint32_t q;
+  while (x >= e->xmax) {
+    *--*rp = (uint8_t)x;
+    x >>= 8;
   }
-  for (int s = 0; s < 256; s++)
-    if (count[s])
-      bits -= (double)count[s] * log2((double)count[s] / (double)n);
-  return bits / 8 + 32 + 2 * 256;
+  q = (uint32_t)(((uint64_t)x * e->rcp) >> e->shift);
+  return x + e->start + q * e->cmpl;
 }
 
 size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
   size_t count[256] = {0};
-  uint32_t f[256], start[256], rcp[256], cmpl[256];
-  uint8_t rshift[256];
+  uint32_t f[256];
+  enc_sym_t tab[256];
   uint8_t *p = out, *raw, *rp, *end;
   uint64_t acc = 0;
   unsigned nbits = 0;
-  uint32_t x[2] = {RANS_L, RANS_L}, cum = 0;
+  uint32_t x0 = RANS_L, x1 = RANS_L, cum = 0;
   size_t rlen;
 
   /* symbols and raw bits */
@@ -144,18 +145,17 @@ size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
   p += 32;
   for (int s = 0; s < 256; s++) {
     if (f[s]) {
+      /* x / f = (x * rcp) >> (31 + sh) for every x < 2^31 */
+      unsigned sh = 0;
       p += gz_varint_put(f[s], p);
-      start[s] = cum;
+      while ((1u << sh) < f[s])
+        sh++;
+      tab[s].start = cum;
+      tab[s].xmax = ((RANS_L >> PROB_BITS) << 8) * f[s];
+      tab[s].rcp = (uint32_t)(((1ull << (31 + sh)) + f[s] - 1) / f[s]);
+      tab[s].cmpl = PROB_SCALE - f[s];
+      tab[s].shift = 31 + sh;
       cum += f[s];
-      /* x / f = (x * rcp) >> (31 + shift) for every x < 2^31 */
-      {
-        unsigned sh = 0;
-        while ((1u << sh) < f[s])
-          sh++;
-        rshift[s] = (uint8_t)(31 + sh);
-        rcp[s] = (uint32_t)(((1ull << (31 + sh)) + f[s] - 1) / f[s]);
-        cmpl[s] = PROB_SCALE - f[s];
-      }
     }
   }
   put32le(p, (uint32_t)rlen);
@@ -166,22 +166,23 @@ size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
   /* rANS, backwards, into the space after the raw bits' worst case */
   end = p + 2 * n + 16;
   rp = end;
-  for (size_t i = n; i-- > 0;) {
-    unsigned s = syms[i];
-    uint32_t *st = &x[i & 1];
-    uint32_t xmax = ((RANS_L >> PROB_BITS) << 8) * f[s];
-    while (*st >= xmax) {
-      *--rp = (uint8_t)*st;
-      *st >>= 8;
+  /* symbol i goes to state i & 1; two scalar states, so that their chains
+   * overlap */
+  {
+    size_t i = n;
+    if (n & 1) {
+      i--;
+      x0 = enc_put(x0, &tab[syms[i]], &rp);
     }
-    {
-      uint32_t q = (uint32_t)(((uint64_t)*st * rcp[s]) >> rshift[s]);
-      *st = *st + start[s] + q * cmpl[s];
+    while (i > 0) {
+      i -= 2;
+      x1 = enc_put(x1, &tab[syms[i + 1]], &rp);
+      x0 = enc_put(x0, &tab[syms[i]], &rp);
     }
   }
   rp -= 8;
-  put32le(rp, x[0]);
-  put32le(rp + 4, x[1]);
+  put32le(rp, x0);
+  put32le(rp + 4, x1);
   memmove(p, rp, (size_t)(end - rp));
   p += end - rp;
   return (size_t)(p - out);

@@ -56,7 +56,7 @@
 #define GZ_STREAM_VERSION 1
 #define GZ_HEADER_SIZE 44
 #define GZ_HEADER2_SIZE 72
-#define GZ_CHUNK2_DEFAULT (1u << 20)
+#define GZ_CHUNK2_DEFAULT (1u << 21)
 #define GZ_CHUNK_MAX (1u << 24)
 
 static void put_u32(uint8_t *p, uint32_t v) {
