@@ -68,7 +68,7 @@ static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
   char err[GZS_ERRLEN] = "", desc[256];
   size_t rows, cols, *index = NULL;
   int failed = 0;
-  if (r->rank == 0 && (o->png || o->have_slice)) {
+  if (r->rank == 0 && (o->png || o->have_slice || o->have_section)) {
     if (gzs_render_view(o, r, &rows, &cols, &index, desc, sizeof desc) != 0) {
       snprintf(err, sizeof err, "%s", desc);
       failed = 1;

@@ -74,6 +74,11 @@ typedef struct gzs_opts {
   int key_byte, key_size, fold_byte, fold_size;
   int normalize_live;
   int segy_ibm;
+  /* --png-section AXIS=VALUE: the slice rendered, by coordinate value */
+  char *section_text;
+  int have_section;
+  char section_axis[64];
+  double section_value;
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -369,6 +374,7 @@ const char *gzs_check_normalize(gzs_opts_t *o, const char *v);
  * claim; result_max the largest |result|). stack_output.c */
 void gzs_claim_ibm(const gzs_opts_t *o, gzs_run_t *r, double result_max);
 const char *gzs_check_segy_format(gzs_opts_t *o, const char *v);
+const char *gzs_check_png_section(gzs_opts_t *o, const char *v);
 
 /* Outputs (stack_output.c), rank 0. */
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);

@@ -236,6 +236,11 @@ static const opt_row_t options[] = {
      segy_formats, AT(segy_ibm), NULL, gzs_check_segy_format, NULL, NULL, 2,
      "SEG-Y output samples: IEEE float (format 5) or IBM float (format 1; the claimed "
      "bound adds its rounding, 2^-20 of the largest value) (default ieee)"},
+    {"png_section", NULL, NULL, "png-section", "AXIS=VALUE", OPT_STRING, NULL, NULL,
+     AT(section_text), NULL, gzs_check_png_section, NULL, NULL, 2,
+     "3-D fields: the slice --png renders, by coordinate value: inline=N or "
+     "crossline=N (line numbers), time=T (ms, the nearest sample) or any dimension; "
+     "SEG-Y and RSF sections are drawn with time down and the diverging map"},
 };
 
 #define NKEYS ((int)(sizeof options / sizeof options[0]))
@@ -1017,6 +1022,7 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->seasons_text);
   free(o->key_text);
   free(o->fold_text);
+  free(o->section_text);
   memset(o, 0, sizeof *o);
 }
 

@@ -15,6 +15,11 @@ python3-segyio / numpy and checks gzstack's outputs against numpy.
   samples A B E               same geometry, samples within E
   rsfstack OP E OUT.rsf RAW DIMS  OUT (single-file RSF) vs numpy OP over the
                               first axis of RAW (f32 LE, DIMS like 4x96x2048)
+  gencube PATH                a 4 x 6 cube of 40 samples, positive above 80 ms
+                              and negative below
+  section PNG                 a section render: diverging map (blue and red ends,
+                              white), positive (red) drawn above negative (blue)
+  tall PNG                    taller than wide (a gather drawn with time down)
   gengathers DIR              CDP gathers with their cdp keys spread over three
                               files (big/little-endian, IBM), zeros as mutes
   keystack KEY NORM OP E OUT IN...  OUT is sustack key=KEY over the INs: one
@@ -208,6 +213,90 @@ def rsfstack(op, e, out, raw, dims):
     within(got, ref.ravel(), e, "RSF %s" % op)
 
 
+def gencube(path):
+    spec = segyio.spec()
+    spec.sorting = 2
+    spec.format = 5
+    spec.samples = [4.0 * i for i in range(40)]
+    spec.ilines = [1, 2, 3, 4]
+    spec.xlines = [10, 11, 12, 13, 14, 15]
+    t = np.arange(40)
+    with segyio.create(path, spec) as f:
+        f.bin.update(hdt=4000, hns=40)
+        k = 0
+        for il in spec.ilines:
+            for xl in spec.xlines:
+                f.header[k] = {segyio.su.iline: il, segyio.su.xline: xl,
+                               segyio.su.ns: 40, segyio.su.dt: 4000}
+                f.trace[k] = (np.where(t < 20, 1.0, -1.0) * (1 + 0.1 * xl)).astype(np.float32)
+                k += 1
+    print("ok: cube %s" % path)
+
+
+def png_rgb(path):
+    """8-bit RGB, non-interlaced PNG (what gzstack writes) -> rows of pixels."""
+    import struct
+    import zlib
+    b = open(path, "rb").read()
+    if b[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("%s: not a PNG" % path)
+    pos, idat, w = 8, b"", 0
+    while pos < len(b):
+        n, kind = struct.unpack(">I4s", b[pos:pos + 8])
+        data = b[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", data[:10])
+            if (depth, ctype) != (8, 2):
+                fail("%s: not 8-bit RGB" % path)
+        elif kind == b"IDAT":
+            idat += data
+        pos += 12 + n
+    raw, stride = zlib.decompress(idat), 3 * w
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            up = prev[i]
+            c = prev[i - 3] if i >= 3 else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + up) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + up) // 2) & 255
+            elif f == 4:
+                p = a + up - c
+                pa, pb, pc = abs(p - a), abs(p - up), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else up if pb <= pc else c)) & 255
+        rows.append(np.frombuffer(bytes(line), dtype=np.uint8).reshape(w, 3))
+        prev = line
+    return np.array(rows).astype(int)
+
+
+def section(path):
+    img = png_rgb(path)
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    red = (r > 150) & (g < 90) & (b < 90)
+    blue = (b > 150) & (r < 120) & (g < 130)
+    # the colour bar holds both ends too: take the widest block of the field,
+    # the columns left of the bar (the bar is the rightmost coloured column run)
+    cols = np.flatnonzero((red | blue).any(axis=0))
+    if cols.size == 0:
+        fail("%s: no red or blue pixel: not the diverging map" % path)
+    gaps = np.flatnonzero(np.diff(cols) > 1)
+    field = cols[:gaps[-1] + 1] if gaps.size else cols
+    fr, fb = red[:, field], blue[:, field]
+    if not fr.any() or not fb.any():
+        fail("%s: the field has no red or no blue pixel" % path)
+    yr, yb = np.nonzero(fr)[0].mean(), np.nonzero(fb)[0].mean()
+    if not yr < yb:
+        fail("%s: positive (red, mean row %.0f) is not above negative (blue, %.0f): "
+             "time does not run down" % (path, yr, yb))
+    print("ok: %s: diverging map, positive above negative (rows %.0f < %.0f), %dx%d"
+          % (path, yr, yb, img.shape[1], img.shape[0]))
+
+
 def gengathers(out):
     """Three files of CDP-sorted-by-shot traces: file k holds shots whose
     traces land on cdp = shot + 2 * channel, so every cdp gathers traces from
@@ -324,6 +413,15 @@ if __name__ == "__main__":
         samples(args[0], args[1], float(args[2]))
     elif cmd == "rsfstack":
         rsfstack(args[0], float(args[1]), args[2], args[3], args[4])
+    elif cmd == "gencube":
+        gencube(args[0])
+    elif cmd == "section":
+        section(args[0])
+    elif cmd == "tall":
+        img = png_rgb(args[0])
+        if not img.shape[0] > img.shape[1]:
+            fail("%s: %dx%d, not taller than wide" % (args[0], img.shape[1], img.shape[0]))
+        print("ok: %s: %dx%d" % (args[0], img.shape[1], img.shape[0]))
     elif cmd == "gengathers":
         gengathers(args[0])
     elif cmd == "keystack":

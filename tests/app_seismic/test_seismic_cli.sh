@@ -188,6 +188,23 @@ if command -v segyio-catr >/dev/null; then
   segyio-catb "$TMP/kl_3.sgy" | grep -qE "^hns[[:space:]]+120$" && ok || ko "segyio-catb key stack"
 fi
 
+# --- sections (--png, --png-section) ------------------------------------------
+# a cube positive above 80 ms and negative below: inline and crossline
+# sections are drawn with time down in the diverging map; a time slice; a
+# key stack's section
+good "generate cube" "$PY" "$CHECK" gencube "$D/cube.sgy"
+for s in inline=3 crossline=12; do
+  good "section $s" "${M[@]}" 3 "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$TMP/c.sgy" --force \
+    --png "$TMP/c_$s.png" --png-section $s -q
+  good "section $s: time down, diverging" "$PY" "$CHECK" section "$TMP/c_$s.png"
+done
+good "time slice" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$TMP/c.nc" --png "$TMP/ct.png" \
+  --png-section time=40 -q
+[ -s "$TMP/ct.png" ] && ok || ko "time slice: no PNG"
+good "key stack section" "$GZ" -i "${G3[@]}" --key cdp -e 1e-3 -o "$TMP/ks.sgy" \
+  --png "$TMP/ks.png" -q
+good "key stack section: time down" "$PY" "$CHECK" tall "$TMP/ks.png"
+
 # --- compress / decompress keeps the headers --------------------------------
 for src in "$F3" "$D/ieee_0.sgy" "$D/lsb_0.sgy"; do
   b=$(basename "$src" .sgy)
@@ -296,6 +313,11 @@ bad "--key RSF" "soda\.rsf: --key cdp groups SEG-Y traces .* rsf file" "$O" \
   "$GZ" -i "$D/soda.rsf" --key cdp -e 1e-3 -o "$O"
 bad "--segy-format ibm to netCDF" "--segy-format ibm: IBM samples are for a SEG-Y output" \
   "$TMP/bad.nc" "$GZ" -i "$D/g0.sgy" --segy-format ibm -e 1e-3 -o "$TMP/bad.nc"
+bad "--png-section no such inline" "--png-section inline=9: no inline 9 \(1 \.\. 4\)" \
+  "$O" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$O" --png "$TMP/bad.png" --png-section inline=9
+bad "--png-section no such axis" "--png-section depth=9: no dimension of that name" \
+  "$O" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$O" --png "$TMP/bad.png" --png-section depth=9
+[ -e "$TMP/bad.png" ] && ko "--png-section: bad.png left behind"
 bad "--normalize live --op max" "--normalize live: .* use it with --op mean" "$O" \
   "$GZ" -i "$D/g0.sgy" --key cdp --normalize live --op max -e 1e-3 -o "$O"
 
