@@ -144,6 +144,11 @@ int gz_cmd_stack(int argc, char **argv, MPI_Comm comm) {
                   : gzs_scan(&o, &r, comm, err, sizeof err);
   if (rc != 0 || check_view(&o, &r, comm))
     goto done;
+  if (gzs_scale_count(&o, &r, err, sizeof err) != 0) { /* the same on every rank */
+    if (r.rank == 0)
+      fprintf(stderr, "gzstack stack: %s\n", err);
+    goto done;
+  }
   phase_end(&clock, &r.t, &r.t.scan);
   if (gzs_op_is_moment(o.op)) {
     /* two readings and reductions (one for rms), reference included */

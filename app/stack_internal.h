@@ -79,6 +79,10 @@ typedef struct gzs_opts {
   int have_section;
   char section_axis[64];
   double section_value;
+  /* --scale: a factor per stacked record (per input file with --key) */
+  char *scale_text;
+  double *scales;
+  int nscales;
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -254,6 +258,15 @@ void gzs_run_free(gzs_run_t *r);
  * count follows from the file size). stack_scan.c */
 int gzs_open_input(const gzs_opts_t *o, const char *path, MPI_Comm comm, gz_reader_t **rd,
                    char *err, size_t errlen);
+
+/* --scale (stack_accumulate.c): parse the list (option check); after the
+ * scan, -1 with err unless there is one factor per stacked record (per
+ * file with --key); multiply n values of record / file k by its factor
+ * (values equal to the fill value are left as they are: still missing). */
+const char *gzs_check_scale(gzs_opts_t *o, const char *v);
+int gzs_scale_count(const gzs_opts_t *o, const gzs_run_t *r, char *err, size_t errlen);
+void gzs_scale(const gzs_opts_t *o, uint64_t k, double *x, size_t n, int has_fill,
+               double fill);
 
 /* Values per slab of --slab-mb (at least 1024). stack_accumulate.c */
 size_t gzs_slab_values(const gzs_opts_t *o);

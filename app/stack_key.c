@@ -175,8 +175,8 @@ const char *gzs_check_fold_key(gzs_opts_t *o, const char *v) {
 
 const char *gzs_check_normalize(gzs_opts_t *o, const char *v) {
   (void)v;
-  if (o->normalize_live && o->op != GZS_OP_MEAN)
-    return "live normalisation divides a mean: use it with --op mean";
+  if (o->normalize_live && o->op != GZS_OP_MEAN && o->op != GZS_OP_RMS)
+    return "live normalisation divides a mean: use it with --op mean or rms";
   if (o->normalize_live && o->read_root)
     return "--normalize live reads in parallel only (use --read parallel)";
   return NULL;
@@ -569,6 +569,7 @@ int gzs_key_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
         break;
       }
       r->t.read += MPI_Wtime() - t0;
+      gzs_scale(o, (uint64_t)f, buf, k * ns, 0, 0.0);
       for (size_t j = 0; j < k && !failed; j++)
         if (gzs_accumulate(&s, buf + j * ns, (size_t)r->key_group_of[t + j] * ns, ns, 0,
                            0.0, NULL) != 0) {

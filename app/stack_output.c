@@ -1013,7 +1013,7 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
   if (o->key_text)
     printf("gzstack: --key %s: %llu traces into %zu, fold up to %llu%s\n", o->key_text,
            (unsigned long long)r->key_traces, r->key_groups, (unsigned long long)r->nsnap,
-           o->normalize_live ? ", mean over the live (non-zero) samples" : "");
+           o->normalize_live ? ", normalised by the live (non-zero) samples" : "");
   printf("gzstack: %s of %llu snapshots (%s %s %s, %d file%s) on %d rank%s -> %s\n",
          gzs_op_name(o->op), (unsigned long long)r->nsnap,
          r->has_meta0 && r->meta0.var[0] ? r->meta0.var : "data", shape,

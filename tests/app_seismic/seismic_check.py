@@ -19,10 +19,17 @@ python3-segyio / numpy and checks gzstack's outputs against numpy.
                               and negative below
   section PNG                 a section render: diverging map (blue and red ends,
                               white), positive (red) drawn above negative (blue)
+  genmute RAW DIMS OUT.rsf     RAW (f32 LE cube) with zeros above a time growing
+                              with the trace (mutes) and one dead trace per
+                              record, as a one-file RSF, and OUT.npy
+  sfstack MODE SCALES E OUT.rsf NPY  OUT vs sfstack over the first axis of NPY:
+                              MODE norm (sum / non-zero count, 0 where none),
+                              sum (norm=n), rms (rms=y: sqrt(sum x^2 / count));
+                              SCALES "-" or a factor per record (scale=)
   tall PNG                    taller than wide (a gather drawn with time down)
   gengathers DIR              CDP gathers with their cdp keys spread over three
                               files (big/little-endian, IBM), zeros as mutes
-  keystack KEY NORM OP E OUT IN...  OUT is sustack key=KEY over the INs: one
+  keystack [--scale=S,..] KEY NORM OP E OUT IN...  OUT is sustack key=KEY over the INs: one
                               trace per key value in the order of first
                               appearance, numpy's OP (mean divides by the fold,
                               or NORM=live by the non-zero samples, 0 where none)
@@ -297,6 +304,43 @@ def section(path):
           % (path, yr, yb, img.shape[1], img.shape[0]))
 
 
+def genmute(raw, dims, out):
+    shape = [int(v) for v in dims.split("x")]
+    x = np.fromfile(raw, dtype="<f4").reshape(shape).copy()
+    for r in range(shape[0]):
+        for t in range(shape[1]):
+            x[r, t, :(37 * t + 101 * r) % (shape[2] // 2)] = 0.0
+        x[r, (7 * r + 3) % shape[1], :] = 0.0
+    np.save(out + ".npy", x)
+    with open(out, "wb") as f:
+        f.write(('n1=%d d1=0.004 o1=0 label1="time" unit1="s"\nn2=%d n3=%d\n'
+                 'data_format="native_float" esize=4 in="stdin"\n' %
+                 (shape[2], shape[1], shape[0])).encode())
+        f.write(b"\x0c\x0c\x04")
+        f.write(x.astype("<f4").tobytes())
+    print("ok: %s, %.1f %% zeros" % (out, 100.0 * (x == 0).mean()))
+
+
+def sfstack(mode, scales, e, out, npy):
+    x = np.load(npy).astype(np.float64)
+    if scales != "-":
+        x = x * np.array([float(v) for v in scales.split(",")])[:, None, None]
+    fold = (x != 0).sum(axis=0)
+    if mode == "sum":
+        ref = x.sum(axis=0)
+    elif mode == "norm":
+        ref = np.where(fold > 0, x.sum(axis=0) / np.maximum(fold, 1), 0.0)
+    else:
+        ref = np.where(fold > 0, np.sqrt((x * x).sum(axis=0) / np.maximum(fold, 1)), 0.0)
+    b = open(out, "rb").read()
+    sep = b.index(b"\x0c\x0c\x04")
+    got = np.frombuffer(b[sep + 3:], dtype="<f4").astype(np.float64)
+    if got.size != ref.size:
+        fail("%s: %d values, sfstack gives %d" % (out, got.size, ref.size))
+    within(got, ref.ravel(), e, "sfstack %s scale=%s (%d of %d points without a live "
+           "sample)" % (mode, scales, int((fold == 0).sum()), fold.size))
+
+
 def gengathers(out):
     """Three files of CDP-sorted-by-shot traces: file k holds shots whose
     traces land on cdp = shot + 2 * channel, so every cdp gathers traces from
@@ -336,11 +380,11 @@ def gengathers(out):
     print("ok: gathers in %s" % out)
 
 
-def keystack(key, norm, op, e, out, ins):
+def keystack(key, norm, op, e, out, ins, scales=None):
     xs, hs, raws = [], [], []
-    for p in ins:
+    for k, p in enumerate(ins):
         with open_sgy(p) as f:
-            xs.append(f.trace.raw[:].astype(np.float64))
+            xs.append(f.trace.raw[:].astype(np.float64) * (scales[k] if scales else 1.0))
             hs += [dict(f.header[i]) for i in range(f.tracecount)]
         b, ns, es, ntr = raw_layout(p)
         raws += [(h, endian(p)) for h in trace_headers(b, ns, es, ntr)]
@@ -422,9 +466,16 @@ if __name__ == "__main__":
         if not img.shape[0] > img.shape[1]:
             fail("%s: %dx%d, not taller than wide" % (args[0], img.shape[1], img.shape[0]))
         print("ok: %s: %dx%d" % (args[0], img.shape[1], img.shape[0]))
+    elif cmd == "genmute":
+        genmute(*args)
+    elif cmd == "sfstack":
+        sfstack(args[0], args[1], float(args[2]), args[3], args[4])
     elif cmd == "gengathers":
         gengathers(args[0])
     elif cmd == "keystack":
-        keystack(args[0], args[1], args[2], float(args[3]), args[4], args[5:])
+        sc = None
+        if args[0].startswith("--scale="):
+            sc = [float(v) for v in args.pop(0)[8:].split(",")]
+        keystack(args[0], args[1], args[2], float(args[3]), args[4], args[5:], sc)
     else:
         fail("unknown command " + cmd)
