@@ -161,6 +161,9 @@ const char *gzs_check_key(gzs_opts_t *o, const char *v) {
   o->key_size = fields[k].size;
   if (o->read_root)
     return "--key reads in parallel only (use --read parallel)";
+  if (o->have_steps || o->have_dates)
+    return "--key stacks every trace of its inputs; --steps, --years, --months and "
+           "--seasons select the records of an image stack";
   return NULL;
 }
 

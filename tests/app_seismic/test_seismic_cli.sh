@@ -341,6 +341,8 @@ bad "--scale count" "--scale 1,2: 2 factors for 4 stacked records" "$TMP/bad.rsf
   "${M[@]}" 3 "$GZ" -i "$D/mute.rsf" --scale 1,2 -e 1e-3 -o "$TMP/bad.rsf"
 bad "--scale not a number" "--scale 1,x: expected finite numbers" "$TMP/bad.rsf" \
   "$GZ" -i "$D/mute.rsf" --scale 1,x -e 1e-3 -o "$TMP/bad.rsf"
+bad "--key with --steps" "--key cdp: --key stacks every trace" "$O" \
+  "$GZ" -i "$D/g0.sgy" --steps 0:1 --key cdp -e 1e-3 -o "$O"
 bad "--normalize live --op max" "--normalize live: .* use it with --op mean" "$O" \
   "$GZ" -i "$D/g0.sgy" --key cdp --normalize live --op max -e 1e-3 -o "$O"
 
