@@ -493,7 +493,8 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   rc |= gz_meta_add_global_text(m, "gzstack_command",
                                 o->command_line ? o->command_line : "gzstack");
   rc |= gz_meta_add_global_text(m, "gzstack_operation", gzs_op_name(o->op));
-  rc |= gz_meta_add_global_number(m, "gzstack_snapshots", (double)r->nsnap);
+  rc |= gz_meta_add_global_number(m, "gzstack_snapshots",
+                                  (double)(o->key_text ? r->key_traces : r->nsnap));
   rc |= gz_meta_add_global_number(m, "gzstack_ranks", (double)r->size);
   rc |= gz_meta_add_global_number(m, "gzstack_error_bound", o->e);
   rc |= gz_meta_add_global_text(m, "gzstack_eb_mode",
@@ -1014,8 +1015,9 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
     printf("gzstack: --key %s: %llu traces into %zu, fold up to %llu%s\n", o->key_text,
            (unsigned long long)r->key_traces, r->key_groups, (unsigned long long)r->nsnap,
            o->normalize_live ? ", normalised by the live (non-zero) samples" : "");
-  printf("gzstack: %s of %llu snapshots (%s %s %s, %d file%s) on %d rank%s -> %s\n",
-         gzs_op_name(o->op), (unsigned long long)r->nsnap,
+  printf("gzstack: %s of %llu %s (%s %s %s, %d file%s) on %d rank%s -> %s\n",
+         gzs_op_name(o->op), (unsigned long long)(o->key_text ? r->key_traces : r->nsnap),
+         o->key_text ? "traces" : "snapshots",
          r->has_meta0 && r->meta0.var[0] ? r->meta0.var : "data", shape,
          r->dtype == GZ_FLOAT32 ? "f32" : "f64", o->ninputs, o->ninputs == 1 ? "" : "s",
          r->size, r->size == 1 ? "" : "s", o->output);

@@ -419,6 +419,11 @@ def keystack(key, norm, op, e, out, ins, scales=None):
     a = open(ins[0], "rb").read(3600)
     if a[:34 * 80] != b[:34 * 80]:
         fail("textual header lines 1-34 differ from %s" % ins[0])
+    with open_sgy(out) as f:
+        text = f.text[0].upper()
+    want = b"%s BY %s OF %d TRACES" % (op.upper().encode(), key.upper().encode(), x.shape[0])
+    if want not in text:
+        fail("no '%s' in the textual header (C36)" % want.decode())
     for i, k in enumerate(order):
         want = dict(hs[firsts[k]])
         want[segyio.su.nhs] = int((keys == k).sum())
