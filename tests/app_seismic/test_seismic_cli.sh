@@ -198,7 +198,7 @@ fi
 # key stack's section
 good "generate cube" "$PY" "$CHECK" gencube "$D/cube.sgy"
 for s in inline=3 crossline=12; do
-  good "section $s" "${M[@]}" 3 "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$TMP/c.sgy" --force \
+  good "section $s" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$TMP/c.sgy" --force \
     --png "$TMP/c_$s.png" --png-section $s -q
   good "section $s: time down, diverging" "$PY" "$CHECK" section "$TMP/c_$s.png"
 done
