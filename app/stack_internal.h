@@ -78,6 +78,15 @@ typedef struct gzs_opts {
   int key_byte, key_size, fold_byte, fold_size;
   int normalize_live;
   int segy_ibm;
+  /* --png-section AXIS=VALUE: the slice rendered, by coordinate value */
+  char *section_text;
+  int have_section;
+  char section_axis[64];
+  double section_value;
+  /* --scale: a factor per stacked record (per input file with --key) */
+  char *scale_text;
+  double *scales;
+  int nscales;
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -274,6 +283,15 @@ void gzs_run_free(gzs_run_t *r);
 int gzs_open_input(const gzs_opts_t *o, const char *path, MPI_Comm comm, gz_reader_t **rd,
                    char *err, size_t errlen);
 
+/* --scale (stack_accumulate.c): parse the list (option check); after the
+ * scan, -1 with err unless there is one factor per stacked record (per
+ * file with --key); multiply n values of record / file k by its factor
+ * (values equal to the fill value are left as they are: still missing). */
+const char *gzs_check_scale(gzs_opts_t *o, const char *v);
+int gzs_scale_count(const gzs_opts_t *o, const gzs_run_t *r, char *err, size_t errlen);
+void gzs_scale(const gzs_opts_t *o, uint64_t k, double *x, size_t n, int has_fill,
+               double fill);
+
 /* Values per slab of --slab-mb (at least 1024). stack_accumulate.c */
 size_t gzs_slab_values(const gzs_opts_t *o);
 
@@ -420,6 +438,7 @@ const char *gzs_check_normalize(gzs_opts_t *o, const char *v);
  * claim; result_max the largest |result|). stack_output.c */
 void gzs_claim_ibm(const gzs_opts_t *o, gzs_run_t *r, double result_max);
 const char *gzs_check_segy_format(gzs_opts_t *o, const char *v);
+const char *gzs_check_png_section(gzs_opts_t *o, const char *v);
 
 /* Outputs (stack_output.c), rank 0. */
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);

@@ -161,6 +161,9 @@ const char *gzs_check_key(gzs_opts_t *o, const char *v) {
   o->key_size = fields[k].size;
   if (o->read_root)
     return "--key reads in parallel only (use --read parallel)";
+  if (o->have_steps || o->have_dates)
+    return "--key stacks every trace of its inputs; --steps, --years, --months and "
+           "--seasons select the records of an image stack";
   return NULL;
 }
 
@@ -175,8 +178,8 @@ const char *gzs_check_fold_key(gzs_opts_t *o, const char *v) {
 
 const char *gzs_check_normalize(gzs_opts_t *o, const char *v) {
   (void)v;
-  if (o->normalize_live && o->op != GZS_OP_MEAN)
-    return "live normalisation divides a mean: use it with --op mean";
+  if (o->normalize_live && o->op != GZS_OP_MEAN && o->op != GZS_OP_RMS)
+    return "live normalisation divides a mean: use it with --op mean or rms";
   if (o->normalize_live && o->read_root)
     return "--normalize live reads in parallel only (use --read parallel)";
   return NULL;
@@ -569,6 +572,7 @@ int gzs_key_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
         break;
       }
       r->t.read += MPI_Wtime() - t0;
+      gzs_scale(o, (uint64_t)f, buf, k * ns, 0, 0.0);
       for (size_t j = 0; j < k && !failed; j++)
         if (gzs_accumulate(&s, buf + j * ns, (size_t)r->key_group_of[t + j] * ns, ns, 0,
                            0.0, NULL) != 0) {

@@ -244,13 +244,22 @@ static const opt_row_t options[] = {
      "nhs, bytes 33-34, as sustack)"},
     {"normalize", NULL, NULL, "normalize", "fold|live", OPT_CHOICE, "fold", normalizes,
      AT(normalize_live), NULL, gzs_check_normalize, NULL, NULL, 1,
-     "--op mean: divide by the traces stacked (fold) or, live, by the number of "
-     "non-zero samples at each time (sustack normpow=1); a time with no live sample is "
-     "0 (default fold)"},
+     "--op mean / rms: divide by the samples stacked (fold) or, live, by the number of "
+     "non-zero samples at each point (sustack normpow=1, sfstack norm=y); a point with "
+     "no live sample is 0 (default fold)"},
     {"segy_format", NULL, NULL, "segy-format", "ieee|ibm", OPT_CHOICE, "ieee",
      segy_formats, AT(segy_ibm), NULL, gzs_check_segy_format, NULL, NULL, 2,
      "SEG-Y output samples: IEEE float (format 5) or IBM float (format 1; the claimed "
      "bound adds its rounding, 2^-20 of the largest value) (default ieee)"},
+    {"png_section", NULL, NULL, "png-section", "AXIS=VALUE", OPT_STRING, NULL, NULL,
+     AT(section_text), NULL, gzs_check_png_section, NULL, NULL, 2,
+     "3-D fields: the slice --png renders, by coordinate value: inline=N or "
+     "crossline=N (line numbers), time=T (ms, the nearest sample) or any dimension; "
+     "SEG-Y and RSF sections are drawn with time down and the diverging map"},
+    {"scale", NULL, NULL, "scale", "S1,S2,...", OPT_STRING, NULL, NULL, AT(scale_text),
+     NULL, gzs_check_scale, NULL, NULL, 1,
+     "multiply each stacked record (each input file with --key) by its factor before "
+     "stacking (sfstack scale=); the bound holds for the stack of the scaled values"},
 };
 
 #define NKEYS ((int)(sizeof options / sizeof options[0]))
@@ -1043,6 +1052,9 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->key_text);
   free(o->fold_text);
   free(o->group_text);
+  free(o->section_text);
+  free(o->scale_text);
+  free(o->scales);
   memset(o, 0, sizeof *o);
 }
 

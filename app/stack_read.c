@@ -71,6 +71,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
           break;
         }
         r->t.read += MPI_Wtime() - t0;
+        gzs_scale(o, g, buf, n, fi->has_fill, fi->fill); /* --scale */
         if (gzs_accumulate(&s, buf, off, n, fi->has_fill, fi->fill, NULL) != 0) {
           snprintf(err, errlen, "out of memory for the per-point counts");
           failed = 1;

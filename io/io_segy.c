@@ -740,6 +740,7 @@ static void provenance(unsigned char *t, const gz_meta_t *m) {
   const char *pol = global_text(m, "gzstack_bound_policy");
   const gz_attr_t *nsnap = gz_meta_find_global(m, "gzstack_snapshots");
   const char *samples = global_text(m, "segy_output_format");
+  const char *key = global_text(m, "gzstack_key");
   char line[160];
   int ebc = text_is_ebcdic(t);
   size_t len;
@@ -747,9 +748,11 @@ static void provenance(unsigned char *t, const gz_meta_t *m) {
     return;
   snprintf(line, sizeof line, "GZSTACK %s", ver ? ver : "");
   text_line(t, 35, line, ebc);
-  snprintf(line, sizeof line, "%s OF %g IMAGES, %s BOUND, %s SAMPLES", op ? op : "stack",
+  snprintf(line, sizeof line, "%s%s%s OF %g %s, %s BOUND, %s SAMPLES", op ? op : "stack",
+           key ? " BY " : "", key ? key : "",
            nsnap && !nsnap->is_text && nsnap->count ? nsnap->values[0] : 0.0,
-           pol ? pol : "", samples && !strcmp(samples, "ibm") ? "IBM" : "IEEE");
+           key ? "TRACES" : "IMAGES", pol ? pol : "",
+           samples && !strcmp(samples, "ibm") ? "IBM" : "IEEE");
   text_line(t, 36, line, ebc);
   snprintf(line, sizeof line, "ERROR BOUND %.6g, CLAIMED MAX ERROR %.6g",
            eb && !eb->is_text && eb->count ? eb->values[0] : 0.0,

@@ -15,9 +15,21 @@ python3-segyio / numpy and checks gzstack's outputs against numpy.
   samples A B E               same geometry, samples within E
   rsfstack OP E OUT.rsf RAW DIMS  OUT (single-file RSF) vs numpy OP over the
                               first axis of RAW (f32 LE, DIMS like 4x96x2048)
+  gencube PATH                a 4 x 6 cube of 40 samples, positive above 80 ms
+                              and negative below
+  section PNG                 a section render: diverging map (blue and red ends,
+                              white), positive (red) drawn above negative (blue)
+  genmute RAW DIMS OUT.rsf     RAW (f32 LE cube) with zeros above a time growing
+                              with the trace (mutes) and one dead trace per
+                              record, as a one-file RSF, and OUT.npy
+  sfstack MODE SCALES E OUT.rsf NPY  OUT vs sfstack over the first axis of NPY:
+                              MODE norm (sum / non-zero count, 0 where none),
+                              sum (norm=n), rms (rms=y: sqrt(sum x^2 / count));
+                              SCALES "-" or a factor per record (scale=)
+  tall PNG                    taller than wide (a gather drawn with time down)
   gengathers DIR              CDP gathers with their cdp keys spread over three
                               files (big/little-endian, IBM), zeros as mutes
-  keystack KEY NORM OP E OUT IN...  OUT is sustack key=KEY over the INs: one
+  keystack [--scale=S,..] KEY NORM OP E OUT IN...  OUT is sustack key=KEY over the INs: one
                               trace per key value in the order of first
                               appearance, numpy's OP (mean divides by the fold,
                               or NORM=live by the non-zero samples, 0 where none)
@@ -208,6 +220,127 @@ def rsfstack(op, e, out, raw, dims):
     within(got, ref.ravel(), e, "RSF %s" % op)
 
 
+def gencube(path):
+    spec = segyio.spec()
+    spec.sorting = 2
+    spec.format = 5
+    spec.samples = [4.0 * i for i in range(40)]
+    spec.ilines = [1, 2, 3, 4]
+    spec.xlines = [10, 11, 12, 13, 14, 15]
+    t = np.arange(40)
+    with segyio.create(path, spec) as f:
+        f.bin.update(hdt=4000, hns=40)
+        k = 0
+        for il in spec.ilines:
+            for xl in spec.xlines:
+                f.header[k] = {segyio.su.iline: il, segyio.su.xline: xl,
+                               segyio.su.ns: 40, segyio.su.dt: 4000}
+                f.trace[k] = (np.where(t < 20, 1.0, -1.0) * (1 + 0.1 * xl)).astype(np.float32)
+                k += 1
+    print("ok: cube %s" % path)
+
+
+def png_rgb(path):
+    """8-bit RGB, non-interlaced PNG (what gzstack writes) -> rows of pixels."""
+    import struct
+    import zlib
+    b = open(path, "rb").read()
+    if b[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("%s: not a PNG" % path)
+    pos, idat, w = 8, b"", 0
+    while pos < len(b):
+        n, kind = struct.unpack(">I4s", b[pos:pos + 8])
+        data = b[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", data[:10])
+            if (depth, ctype) != (8, 2):
+                fail("%s: not 8-bit RGB" % path)
+        elif kind == b"IDAT":
+            idat += data
+        pos += 12 + n
+    raw, stride = zlib.decompress(idat), 3 * w
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            up = prev[i]
+            c = prev[i - 3] if i >= 3 else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + up) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + up) // 2) & 255
+            elif f == 4:
+                p = a + up - c
+                pa, pb, pc = abs(p - a), abs(p - up), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else up if pb <= pc else c)) & 255
+        rows.append(np.frombuffer(bytes(line), dtype=np.uint8).reshape(w, 3))
+        prev = line
+    return np.array(rows).astype(int)
+
+
+def section(path):
+    img = png_rgb(path)
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    red = (r > 150) & (g < 90) & (b < 90)
+    blue = (b > 150) & (r < 120) & (g < 130)
+    # the colour bar holds both ends too: take the widest block of the field,
+    # the columns left of the bar (the bar is the rightmost coloured column run)
+    cols = np.flatnonzero((red | blue).any(axis=0))
+    if cols.size == 0:
+        fail("%s: no red or blue pixel: not the diverging map" % path)
+    gaps = np.flatnonzero(np.diff(cols) > 1)
+    field = cols[:gaps[-1] + 1] if gaps.size else cols
+    fr, fb = red[:, field], blue[:, field]
+    if not fr.any() or not fb.any():
+        fail("%s: the field has no red or no blue pixel" % path)
+    yr, yb = np.nonzero(fr)[0].mean(), np.nonzero(fb)[0].mean()
+    if not yr < yb:
+        fail("%s: positive (red, mean row %.0f) is not above negative (blue, %.0f): "
+             "time does not run down" % (path, yr, yb))
+    print("ok: %s: diverging map, positive above negative (rows %.0f < %.0f), %dx%d"
+          % (path, yr, yb, img.shape[1], img.shape[0]))
+
+
+def genmute(raw, dims, out):
+    shape = [int(v) for v in dims.split("x")]
+    x = np.fromfile(raw, dtype="<f4").reshape(shape).copy()
+    for r in range(shape[0]):
+        for t in range(shape[1]):
+            x[r, t, :(37 * t + 101 * r) % (shape[2] // 2)] = 0.0
+        x[r, (7 * r + 3) % shape[1], :] = 0.0
+    np.save(out + ".npy", x)
+    with open(out, "wb") as f:
+        f.write(('n1=%d d1=0.004 o1=0 label1="time" unit1="s"\nn2=%d n3=%d\n'
+                 'data_format="native_float" esize=4 in="stdin"\n' %
+                 (shape[2], shape[1], shape[0])).encode())
+        f.write(b"\x0c\x0c\x04")
+        f.write(x.astype("<f4").tobytes())
+    print("ok: %s, %.1f %% zeros" % (out, 100.0 * (x == 0).mean()))
+
+
+def sfstack(mode, scales, e, out, npy):
+    x = np.load(npy).astype(np.float64)
+    if scales != "-":
+        x = x * np.array([float(v) for v in scales.split(",")])[:, None, None]
+    fold = (x != 0).sum(axis=0)
+    if mode == "sum":
+        ref = x.sum(axis=0)
+    elif mode == "norm":
+        ref = np.where(fold > 0, x.sum(axis=0) / np.maximum(fold, 1), 0.0)
+    else:
+        ref = np.where(fold > 0, np.sqrt((x * x).sum(axis=0) / np.maximum(fold, 1)), 0.0)
+    b = open(out, "rb").read()
+    sep = b.index(b"\x0c\x0c\x04")
+    got = np.frombuffer(b[sep + 3:], dtype="<f4").astype(np.float64)
+    if got.size != ref.size:
+        fail("%s: %d values, sfstack gives %d" % (out, got.size, ref.size))
+    within(got, ref.ravel(), e, "sfstack %s scale=%s (%d of %d points without a live "
+           "sample)" % (mode, scales, int((fold == 0).sum()), fold.size))
+
+
 def gengathers(out):
     """Three files of CDP-sorted-by-shot traces: file k holds shots whose
     traces land on cdp = shot + 2 * channel, so every cdp gathers traces from
@@ -247,11 +380,11 @@ def gengathers(out):
     print("ok: gathers in %s" % out)
 
 
-def keystack(key, norm, op, e, out, ins):
+def keystack(key, norm, op, e, out, ins, scales=None):
     xs, hs, raws = [], [], []
-    for p in ins:
+    for k, p in enumerate(ins):
         with open_sgy(p) as f:
-            xs.append(f.trace.raw[:].astype(np.float64))
+            xs.append(f.trace.raw[:].astype(np.float64) * (scales[k] if scales else 1.0))
             hs += [dict(f.header[i]) for i in range(f.tracecount)]
         b, ns, es, ntr = raw_layout(p)
         raws += [(h, endian(p)) for h in trace_headers(b, ns, es, ntr)]
@@ -286,6 +419,11 @@ def keystack(key, norm, op, e, out, ins):
     a = open(ins[0], "rb").read(3600)
     if a[:34 * 80] != b[:34 * 80]:
         fail("textual header lines 1-34 differ from %s" % ins[0])
+    with open_sgy(out) as f:
+        text = f.text[0].upper()
+    want = b"%s BY %s OF %d TRACES" % (op.upper().encode(), key.upper().encode(), x.shape[0])
+    if want not in text:
+        fail("no '%s' in the textual header (C36)" % want.decode())
     for i, k in enumerate(order):
         want = dict(hs[firsts[k]])
         want[segyio.su.nhs] = int((keys == k).sum())
@@ -324,9 +462,25 @@ if __name__ == "__main__":
         samples(args[0], args[1], float(args[2]))
     elif cmd == "rsfstack":
         rsfstack(args[0], float(args[1]), args[2], args[3], args[4])
+    elif cmd == "gencube":
+        gencube(args[0])
+    elif cmd == "section":
+        section(args[0])
+    elif cmd == "tall":
+        img = png_rgb(args[0])
+        if not img.shape[0] > img.shape[1]:
+            fail("%s: %dx%d, not taller than wide" % (args[0], img.shape[1], img.shape[0]))
+        print("ok: %s: %dx%d" % (args[0], img.shape[1], img.shape[0]))
+    elif cmd == "genmute":
+        genmute(*args)
+    elif cmd == "sfstack":
+        sfstack(args[0], args[1], float(args[2]), args[3], args[4])
     elif cmd == "gengathers":
         gengathers(args[0])
     elif cmd == "keystack":
-        keystack(args[0], args[1], args[2], float(args[3]), args[4], args[5:])
+        sc = None
+        if args[0].startswith("--scale="):
+            sc = [float(v) for v in args.pop(0)[8:].split(",")]
+        keystack(args[0], args[1], args[2], float(args[3]), args[4], args[5:], sc)
     else:
         fail("unknown command " + cmd)
