@@ -32,7 +32,5 @@ int gz_parse_dims(const char *text, gz_raw_opts_t *raw);
 
 /* `gzbench codec` (app/bench_codec.c); returns the exit code. */
 int gz_bench_codec(int argc, char **argv);
-/* `gzbench model`: the cost model's per-algorithm times (app/bench_model.c). */
-int gz_bench_model(int argc, char **argv);
 
 #endif

@@ -12,6 +12,15 @@
  * reported bound, 2 bad usage). */
 int gz_bench_coll(int argc, char **argv, MPI_Comm comm);
 
+/* `gzbench model`: the cost model's per-algorithm times for any scale
+ * (app/bench_model.c). Collective over comm with --probe (the inputs are
+ * measured on comm's ranks); rank 0 reports; its exit code is rank 0's. */
+int gz_bench_model(int argc, char **argv, MPI_Comm comm);
+
+/* Element i of rank r's "smooth" benchmark field (two sines, in [-1.5, 1.5];
+ * gzbench coll's default data, also the field gzbench model codes). */
+double gz_bench_smooth(int rank, size_t i);
+
 /* `gzbench gpu`: GPU codec throughput and ratio, device ReDoub per-step
  * costs (app/bench_gpu.c). Collective over comm; exit code as above (0 with
  * a note when there is no CUDA device). */

@@ -43,6 +43,7 @@
  */
 #include "app.h"
 #include "bench.h"
+#include "json.h"
 
 #include "gzcoll.h"
 
@@ -96,8 +97,8 @@ typedef struct bench {
   algo_entry_t algos[MAX_ALGOS];
   int nalgos;
   int profile;
-  FILE *csv, *json;
-  int json_rows;
+  FILE *csv, *json_file;
+  gz_json_t json; /* the --json document, while json_file is open */
 } bench_t;
 
 /* One result row (rank 0 prints it). */
@@ -119,6 +120,12 @@ static uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+double gz_bench_smooth(int rank, size_t i) {
+  double t = (double)i;
+  return sin(t * 6.283185307179586 / 4096.3 + 0.7 * rank) +
+         0.5 * sin(t * 6.283185307179586 / 517.7 + 1.3 * rank);
+}
+
 /* Element i of rank r's input, rounded to the benchmark type. */
 static double value(const bench_t *b, int r, size_t i) {
   double v;
@@ -128,9 +135,7 @@ static double value(const bench_t *b, int r, size_t i) {
   } else if (b->data_kind == 1) {
     v = (double)(mix(((uint64_t)r << 40) ^ (uint64_t)i) >> 11) * 0x1p-52 - 1.0;
   } else {
-    double t = (double)i;
-    v = sin(t * 6.283185307179586 / 4096.3 + 0.7 * r) +
-        0.5 * sin(t * 6.283185307179586 / 517.7 + 1.3 * r);
+    v = gz_bench_smooth(r, i);
   }
   return b->dtype == GZ_FLOAT32 ? (double)(float)v : v;
 }
@@ -307,26 +312,6 @@ static const char *op_name(const bench_t *b) {
   return b->op == GZ_OP_SUM ? "sum" : b->op == GZ_OP_MAX ? "max" : "min";
 }
 
-/* JSON string body: the benchmark's names and paths, escaped minimally. */
-static void json_str(FILE *f, const char *str) {
-  fputc('"', f);
-  for (; *str; str++) {
-    if (*str == '"' || *str == '\\')
-      fputc('\\', f);
-    if ((unsigned char)*str >= 0x20)
-      fputc(*str, f);
-  }
-  fputc('"', f);
-}
-
-/* A finite number, or null (JSON has no inf/nan). */
-static void json_num(FILE *f, const char *key, double v, int last) {
-  if (isfinite(v))
-    fprintf(f, "\"%s\": %.9g%s", key, v, last ? "" : ", ");
-  else
-    fprintf(f, "\"%s\": null%s", key, last ? "" : ", ");
-}
-
 static void print_row(bench_t *b, size_t bytes, const shape_t *s, const char *algo,
                       const row_t *r) {
   double t = r->t_max, algbw = t > 0 ? (double)bytes / t / 1e9 : 0.0;
@@ -362,35 +347,32 @@ static void print_row(bench_t *b, size_t bytes, const shape_t *s, const char *al
     fprintf(b->csv, "\n");
     fflush(b->csv);
   }
-  if (b->json) {
-    FILE *f = b->json;
-    fprintf(f,
-            "%s\n    {\"size\": %zu, \"count\": %zu, \"algo\": ", b->json_rows ? "," : "",
-            bytes, s->count);
-    json_str(f, algo);
-    fprintf(f, ", \"ran\": ");
-    json_str(f, r->ran);
-    fprintf(f, ", ");
-    json_num(f, "time_us", t * 1e6, 0);
-    json_num(f, "min_us", r->t_min * 1e6, 0);
-    json_num(f, "avg_us", r->t_avg * 1e6, 0);
-    json_num(f, "max_us", r->t_max * 1e6, 0);
-    json_num(f, "algbw_GBps", algbw, 0);
-    json_num(f, "busbw_GBps", busbw, 0);
-    json_num(f, "ratio", r->ratio, 0);
-    json_num(f, "max_err", r->max_err, 0);
-    json_num(f, "psnr", r->psnr, 0);
-    fprintf(f, "\"wrong\": %ld, ", r->wrong);
-    json_num(f, "codec_us", r->codec * 1e6, r->prof[0] < 0);
+  if (b->json_file) {
+    gz_json_t *j = &b->json;
+    gz_json_object(j, NULL);
+    gz_json_number(j, "size", (double)bytes);
+    gz_json_number(j, "count", (double)s->count);
+    gz_json_string(j, "algo", algo);
+    gz_json_string(j, "ran", r->ran);
+    gz_json_number(j, "time_us", t * 1e6);
+    gz_json_number(j, "min_us", r->t_min * 1e6);
+    gz_json_number(j, "avg_us", r->t_avg * 1e6);
+    gz_json_number(j, "max_us", r->t_max * 1e6);
+    gz_json_number(j, "algbw_GBps", algbw);
+    gz_json_number(j, "busbw_GBps", busbw);
+    gz_json_number(j, "ratio", r->ratio);
+    gz_json_number(j, "max_err", r->max_err);
+    gz_json_number(j, "psnr", r->psnr);
+    gz_json_number(j, "wrong", (double)r->wrong);
+    gz_json_number(j, "codec_us", r->codec * 1e6);
     if (r->prof[0] >= 0) {
-      json_num(f, "quantize_us", r->prof[0] * 1e6, 0);
-      json_num(f, "encode_us", r->prof[1] * 1e6, 0);
-      json_num(f, "decode_reduce_us", r->prof[2] * 1e6, 0);
-      json_num(f, "dequantize_us", r->prof[3] * 1e6, 1);
+      gz_json_number(j, "quantize_us", r->prof[0] * 1e6);
+      gz_json_number(j, "encode_us", r->prof[1] * 1e6);
+      gz_json_number(j, "decode_reduce_us", r->prof[2] * 1e6);
+      gz_json_number(j, "dequantize_us", r->prof[3] * 1e6);
     }
-    fprintf(f, "}");
-    fflush(f);
-    b->json_rows++;
+    gz_json_end_object(j);
+    fflush(b->json_file);
   }
 }
 
@@ -640,7 +622,8 @@ static int add_algo(bench_t *b, const char *name) {
   return 1;
 }
 
-static int parse_algos(bench_t *b, const char *list) {
+/* 0 (and the offending name in name_out) when a name is unknown. */
+static int parse_algos(bench_t *b, const char *list, char *name_out, size_t out_size) {
   char name[32];
   if (!strcmp(list, "all")) {
     add_algo(b, "mpi");
@@ -651,6 +634,7 @@ static int parse_algos(bench_t *b, const char *list) {
   while (*list) {
     const char *comma = strchr(list, ',');
     size_t len = comma ? (size_t)(comma - list) : strlen(list);
+    snprintf(name_out, out_size, "%.*s", (int)len, list);
     if (len == 0 || len >= sizeof name)
       return 0;
     memcpy(name, list, len);
@@ -713,7 +697,9 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   struct arg_end *end = arg_end(10);
   void *table[] = {coll, algos, minb, maxb, type, op,  e,    rel,  per,  iters,
                    warm, data,  root, link, expl, csv, json, prof, help, end};
-  int nerr = arg_parse(argc, argv, table), bad = 0, status = 0;
+  int nerr = arg_parse(argc, argv, table), status = 0;
+  const char *bad = NULL; /* what is wrong with the options, naming the option */
+  char bad_algo[96];
   bench_t b;
   gz_result_t rc = GZ_OK;
 
@@ -724,23 +710,26 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   b.cfg = (gz_config_t)GZ_CONFIG_INIT;
   b.coll = C_ALLREDUCE;
   if (coll->count) {
-    bad = 1;
+    bad = "--coll: not one of allreduce, reduce_scatter, allgather, bcast, scatter, "
+          "alltoall";
     for (int c = 0; c <= C_ALLTOALL; c++)
       if (!strcmp(coll->sval[0], coll_names[c])) {
         b.coll = (coll_t)c;
-        bad = 0;
+        bad = NULL;
       }
   }
   b.dtype = type->count && !strcmp(type->sval[0], "f64") ? GZ_FLOAT64 : GZ_FLOAT32;
-  bad |= type->count && strcmp(type->sval[0], "f64") && strcmp(type->sval[0], "f32");
+  if (type->count && strcmp(type->sval[0], "f64") && strcmp(type->sval[0], "f32"))
+    bad = "--type: f32 or f64";
   b.esz = gz_dtype_size(b.dtype);
   b.op = GZ_OP_SUM;
   if (op->count) {
     b.op = !strcmp(op->sval[0], "max")   ? GZ_OP_MAX
            : !strcmp(op->sval[0], "min") ? GZ_OP_MIN
                                          : GZ_OP_SUM;
-    bad |= strcmp(op->sval[0], "sum") && strcmp(op->sval[0], "max") &&
-           strcmp(op->sval[0], "min");
+    if (strcmp(op->sval[0], "sum") && strcmp(op->sval[0], "max") &&
+        strcmp(op->sval[0], "min"))
+      bad = "--op: sum, max or min";
   }
   b.cfg.error_bound = e->count ? e->dval[0] : 1e-4;
   b.cfg.eb_mode = rel->count ? GZ_EB_REL : GZ_EB_ABS;
@@ -748,29 +737,43 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   b.cfg.link_bytes_per_s = link->count ? link->dval[0] : 0.0;
   b.min_bytes = 1024;
   b.max_bytes = 16u << 20;
-  bad |= minb->count && !parse_bytes(minb->sval[0], &b.min_bytes);
-  bad |= maxb->count && !parse_bytes(maxb->sval[0], &b.max_bytes);
+  if (minb->count && !parse_bytes(minb->sval[0], &b.min_bytes))
+    bad = "--min-bytes: not a size (4096, 64k, 16M)";
+  if (maxb->count && !parse_bytes(maxb->sval[0], &b.max_bytes))
+    bad = "--max-bytes: not a size (4096, 64k, 16M)";
   b.iters = iters->count ? iters->ival[0] : 20;
   b.warmup = warm->count ? warm->ival[0] : 3;
   b.root = root->count ? root->ival[0] : 0;
   b.explain = expl->count > 0;
   b.profile = prof->count > 0;
-  bad |= b.iters < 1 || b.iters > 100000 || b.warmup < 0 || b.root < 0 ||
-         b.root >= b.size || b.min_bytes > b.max_bytes || !(b.cfg.error_bound > 0);
+  if (b.iters < 1 || b.iters > 100000)
+    bad = "--iters: 1 to 100000";
+  if (b.warmup < 0)
+    bad = "--warmup: must be >= 0";
+  if (b.root < 0 || b.root >= b.size)
+    bad = "--root: not a rank of this run";
+  if (b.min_bytes > b.max_bytes)
+    bad = "--min-bytes is larger than --max-bytes";
+  if (!(b.cfg.error_bound > 0))
+    bad = "-e: the error bound must be > 0";
   snprintf(b.data_name, sizeof b.data_name, "%s", data->count ? data->sval[0] : "smooth");
   if (!strcmp(b.data_name, "noise"))
     b.data_kind = 1;
   else if (strcmp(b.data_name, "smooth"))
     b.data_kind = 2;
-  if (!bad && !parse_algos(&b, algos->count ? algos->sval[0] : "all"))
-    bad = 1;
+  if (!bad && !parse_algos(&b, algos->count ? algos->sval[0] : "all", bad_algo + 9,
+                           sizeof bad_algo - 64)) {
+    memcpy(bad_algo, "--algos: ", 9);
+    strcat(bad_algo, ": unknown algorithm (see the list below)");
+    bad = bad_algo;
+  }
 
   if (help->count || nerr || bad) {
     if (b.rank == 0) {
       if (nerr)
         arg_print_errors(stderr, end, "gzbench coll");
       else if (bad && !help->count)
-        fprintf(stderr, "gzbench coll: invalid option value (see --help)\n");
+        fprintf(stderr, "gzbench coll: %s\n", bad);
       usage(table);
     }
     status = help->count && !nerr && !bad ? 0 : 2;
@@ -821,26 +824,25 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   if (json->count) {
     int ok = 1;
     if (b.rank == 0) {
-      b.json = fopen(json->filename[0], "w");
-      ok = b.json != NULL;
-      if (b.json) {
-        fprintf(b.json, "{\n  \"benchmark\": \"gzbench coll\",\n  \"version\": ");
-        json_str(b.json, gz_version());
-        fprintf(b.json, ",\n  \"collective\": ");
-        json_str(b.json, coll_names[b.coll]);
-        fprintf(b.json, ",\n  \"ranks\": %d,\n  \"type\": ", b.size);
-        json_str(b.json, type_name(&b));
-        fprintf(b.json, ",\n  \"op\": ");
-        json_str(b.json, op_name(&b));
-        fprintf(b.json,
-                ",\n  \"error_bound\": %.9g,\n  \"eb_mode\": \"%s\",\n  "
-                "\"policy\": \"%s\",\n  \"link_bps\": %.9g,\n  \"iters\": %d,\n  "
-                "\"warmup\": %d,\n  \"data\": ",
-                b.cfg.error_bound, rel->count ? "rel" : "abs",
-                per->count ? "per-message" : "strict", b.cfg.link_bytes_per_s, b.iters,
-                b.warmup);
-        json_str(b.json, b.data_name);
-        fprintf(b.json, ",\n  \"rows\": [");
+      b.json_file = fopen(json->filename[0], "w");
+      ok = b.json_file != NULL;
+      if (b.json_file) {
+        gz_json_t *j = &b.json;
+        gz_json_begin(j, b.json_file);
+        gz_json_string(j, "benchmark", "gzbench coll");
+        gz_json_string(j, "version", gz_version());
+        gz_json_string(j, "collective", coll_names[b.coll]);
+        gz_json_number(j, "ranks", b.size);
+        gz_json_string(j, "type", type_name(&b));
+        gz_json_string(j, "op", op_name(&b));
+        gz_json_number(j, "error_bound", b.cfg.error_bound);
+        gz_json_string(j, "eb_mode", rel->count ? "rel" : "abs");
+        gz_json_string(j, "policy", per->count ? "per-message" : "strict");
+        gz_json_number(j, "link_bps", b.cfg.link_bytes_per_s);
+        gz_json_number(j, "iters", b.iters);
+        gz_json_number(j, "warmup", b.warmup);
+        gz_json_string(j, "data", b.data_name);
+        gz_json_array(j, "rows");
       }
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
@@ -874,9 +876,9 @@ done:
     gz_ctx_destroy(b.algos[k].ctx);
   if (b.csv)
     fclose(b.csv);
-  if (b.json) {
-    fprintf(b.json, "\n  ]\n}\n");
-    fclose(b.json);
+  if (b.json_file) {
+    gz_json_finish(&b.json);
+    fclose(b.json_file);
   }
   free(b.file);
   arg_freetable(table, sizeof table / sizeof *table);

@@ -6,15 +6,21 @@
  *
  *   gzbench model --ranks 2,4,8,512 --link 1gbit --size 64MiB
  *   gzbench model --ranks 512 --link 25GBps --alpha 2e-6 --codec-eps 5e9
+ *   mpirun -np 4 gzbench model --probe --ranks 4,512
  *
- * Codec figures: unless --codec-eps and --ratio are given, one pass of each
+ * --probe: every rank of MPI_COMM_WORLD creates a libgzcoll context, whose
+ * probe measures the link, latency, MPI's own allreduce and the codec on the
+ * network it runs on (as `auto` does); those inputs replace the defaults,
+ * and options given explicitly still override them.
+ * Codec figures otherwise: unless --codec-eps and --ratio are given, one pass of each
  * codec phase (quantize, encode, decode-and-reduce, dequantize) runs over a
- * smooth generated float32 field of --field-mb MiB at bound -e; codec_eps =
+ * float32 field of --field-mb MiB (gzbench coll's smooth data) at bound -e; codec_eps =
  * 4 n / (total seconds), ratio = 4 n / encoded bytes (the model's units).
  * Prints one row per rank count and size: each algorithm's modelled time
- * and the one `auto` would pick. Runs on one process (rank 0 under mpirun).
+ * and the one `auto` would pick. Without --probe it runs on rank 0 only.
  */
 #include "app.h"
+#include "bench.h"
 
 #include "gzcoll.h"
 
@@ -87,9 +93,8 @@ static int measure_codec(double mb, double eb, double *eps, double *ratio) {
   gz_result_t qrc;
   if (!x || !q || !buf || n < 1024)
     goto done;
-  for (size_t i = 0; i < n; i++) /* a smooth 2-D field, 4096 wide */
-    x[i] = (float)(sin((double)(i % 4096) * 0.003) * cos((double)(i / 4096) * 0.002) +
-                   0.05 * sin((double)i * 0.05));
+  for (size_t i = 0; i < n; i++) /* gzbench coll's default data */
+    x[i] = (float)gz_bench_smooth(0, i);
   t = MPI_Wtime();
   qrc = gz_quantize(GZ_FLOAT32, x, n, eb, (int64_t)1 << 50, q);
   /* GZ_ERR_RANGE: a value at an exact tie (the collectives re-examine those;
@@ -110,7 +115,20 @@ done:
   return rc;
 }
 
-int gz_bench_model(int argc, char **argv) {
+/* The inputs a context measures on comm (collective). */
+static int probe_model(MPI_Comm comm, double eb, gz_model_t *m) {
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gz_ctx_t ctx = NULL;
+  gz_result_t rc;
+  cfg.error_bound = eb;
+  rc = gz_ctx_create(comm, &cfg, &ctx);
+  if (rc == GZ_OK)
+    rc = gz_ctx_model(ctx, m);
+  gz_ctx_destroy(ctx);
+  return rc == GZ_OK ? 0 : -1;
+}
+
+int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   struct arg_str *ranks = arg_str0(NULL, "ranks", "LIST", "rank counts (2,4,8,512)");
   struct arg_str *link = arg_str0(NULL, "link", "RATE", "link: 1gbit, 25GBps... (1gbit)");
   struct arg_str *mpi = arg_str0(NULL, "mpi-rate", "RATE", "MPI path's rate (= link)");
@@ -122,15 +140,27 @@ int gz_bench_model(int argc, char **argv) {
   struct arg_dbl *ratio = arg_dbl0(NULL, "ratio", "R", "compression ratio (measured)");
   struct arg_dbl *e = arg_dbl0("e", "error-bound", "E", "bound of the codec run (1e-4)");
   struct arg_dbl *fmb = arg_dbl0(NULL, "field-mb", "MB", "codec run field size (64)");
+  struct arg_lit *probe =
+      arg_lit0(NULL, "probe", "measure the inputs on this run's ranks (under mpirun)");
   struct arg_lit *help = arg_lit0("h", "help", "this help");
   struct arg_end *end = arg_end(10);
-  void *table[] = {ranks, link, mpi, alpha, sizes, coll, eps, ratio, e, fmb, help, end};
+  void *table[] = {ranks, link, mpi, alpha, sizes, coll, eps,
+                   ratio, e,    fmb, probe, help,  end};
   gz_model_t m = GZ_MODEL_INIT;
   const char *cname;
   char list[256], *tok, *save = NULL;
   double size_list[16], link_bps = 1.25e8;
-  int rank_list[16], nr = 0, ns = 0, code = 0, nerr;
+  int rank_list[16], nr = 0, ns = 0, code = 0, nerr, rank = 0, probed = -1;
+  double eb = 1e-4;
+  MPI_Comm_rank(comm, &rank);
   nerr = arg_parse(argc, argv, table);
+  if (e->count)
+    eb = e->dval[0];
+  /* collective, before anything rank 0 alone could stop at */
+  if (!help->count && !nerr && probe->count)
+    probed = probe_model(comm, eb, &m);
+  if (rank != 0)
+    goto out; /* rank 0 reports; gzbench_main shares its exit code */
   if (help->count) {
     printf("Usage: gzbench model [options]\n  The cost model's per-algorithm times "
            "(docs/performance-model.md).\n");
@@ -163,33 +193,58 @@ int gz_bench_model(int argc, char **argv) {
     code = 2;
     goto out;
   }
+  if (probed == 0 && !link->count)
+    link_bps = m.link_bps;
+  else if (probed != 0 && probe->count) {
+    fprintf(stderr,
+            "gzbench model: --probe: libgzcoll could not create a context here\n");
+    code = 1;
+    goto out;
+  }
   m.link_bps = link_bps;
   if (mpi->count && parse_rate(mpi->sval[0], &m.mpi_bps) != 0) {
     fprintf(stderr, "gzbench model: --mpi-rate: bad rate '%s'\n", mpi->sval[0]);
     code = 2;
     goto out;
   }
-  m.alpha = alpha->count ? alpha->dval[0] : 50e-6;
-  if (!eps->count || !ratio->count) {
+  if (alpha->count || probed != 0)
+    m.alpha = alpha->count ? alpha->dval[0] : 50e-6;
+  /* the probe times the codec but has no data to take a ratio from; with
+   * it, the ratio is taken at the per-rank bound of a strict SUM over the
+   * probed ranks (e / P), which is what their allreduce codes */
+  if ((probed != 0 && !eps->count) || !ratio->count) {
     double me = 0, mr = 0;
-    if (measure_codec(fmb->count ? fmb->dval[0] : 64, e->count ? e->dval[0] : 1e-4, &me,
-                      &mr) != 0) {
+    int nranks = 1;
+    if (probed == 0)
+      MPI_Comm_size(comm, &nranks);
+    if (measure_codec(fmb->count ? fmb->dval[0] : 64, eb / nranks, &me, &mr) != 0) {
       fprintf(stderr, "gzbench model: codec measurement failed (memory?)\n");
       code = 1;
       goto out;
     }
-    m.codec_eps = me;
+    if (probed != 0)
+      m.codec_eps = me;
     m.ratio = mr;
   }
   if (eps->count)
     m.codec_eps = eps->dval[0];
   if (ratio->count)
     m.ratio = ratio->dval[0];
-  printf("# gzbench model: %s, link %.4g B/s, mpi path %.4g B/s, alpha %.3g us, codec "
-         "%.4g el/s per pass%s, ratio %.3g%s\n",
-         cname, m.link_bps, m.mpi_bps > 0 ? m.mpi_bps : m.link_bps, m.alpha * 1e6,
-         m.codec_eps, eps->count ? "" : " (measured)", m.ratio,
-         ratio->count ? "" : " (measured)");
+  printf("# gzbench model: %s, link %.4g B/s (%s), mpi path %.4g B/s, compressed path "
+         "%.4g B/s, alpha %.3g us, codec %.4g el/s per pass (%s), ratio %.3g (%s)\n",
+         cname, m.link_bps,
+         link->count   ? "given"
+         : probed == 0 ? "probed on these ranks"
+                       : "default",
+         m.mpi_bps > 0 ? m.mpi_bps : m.link_bps, m.comp_bps > 0 ? m.comp_bps : m.link_bps,
+         m.alpha * 1e6, m.codec_eps,
+         eps->count    ? "given"
+         : probed == 0 ? "probed"
+                       : "measured",
+         m.ratio,
+         ratio->count  ? "given"
+         : probed == 0 ? "measured at e / P"
+                       : "measured");
   printf("%8s %12s", "ranks", "bytes/rank");
   for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
     printf(" %12s", gz_algo_name((gz_algo_t)a));

@@ -15,7 +15,7 @@
 #define _POSIX_C_SOURCE 200809L /* fmemopen */
 
 #include "app.h"
-#include "metrics.h"
+#include "compress_bound.h"
 
 #include "gz_io.h"
 #include "gz_io_commit.h"
@@ -43,7 +43,7 @@ typedef struct compress_opts {
   int ninputs;
   const char *output;
   double eb;
-  gz_eb_mode_t eb_mode;
+  gzc_eb_mode_t eb_mode;
   const char *var;
   gz_raw_opts_t raw;
   int have_raw;
@@ -129,12 +129,6 @@ static size_t meta_count(const gz_meta_t *m) {
   return n;
 }
 
-static void to_double(gz_dtype_t dtype, const void *in, size_t n, double *out) {
-  for (size_t i = 0; i < n; i++)
-    out[i] =
-        dtype == GZ_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
-}
-
 static uint32_t crc32_of(const void *p, size_t n) {
   return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
 }
@@ -178,9 +172,9 @@ static int write_file(const char *path, const void *a, size_t alen, const void *
   return gz_io_commit(tmp, path, force, err, errlen);
 }
 
-static void print_verify(const char *in, const char *out, size_t n, gz_dtype_t dtype,
-                         size_t file_size, double t_comp, double t_dec, double eb,
-                         const gz_quality_t *q) {
+static void print_verify(const compress_opts_t *o, const char *in, const char *out,
+                         size_t n, gz_dtype_t dtype, size_t file_size, double t_comp,
+                         double t_dec, double eb, const gzc_figures_t *f) {
   double raw = (double)n * (double)gz_dtype_size(dtype);
   printf("%s -> %s: %zu values %s, ratio %.3f, bit rate %.3f bits/value\n", in, out, n,
          dtype == GZ_FLOAT32 ? "f32" : "f64", file_size ? raw / (double)file_size : 0,
@@ -188,31 +182,68 @@ static void print_verify(const char *in, const char *out, size_t n, gz_dtype_t d
   printf("  compress %.3f GB/s, decompress %.3f GB/s\n", raw / t_comp / 1e9,
          raw / t_dec / 1e9);
   printf("  max abs error %.6g (bound %.6g, %s), max rel error %.6g, PSNR %.2f dB, "
-         "NRMSE %.6g%s\n",
-         q->max_abs_error, eb, q->max_abs_error <= eb ? "held" : "VIOLATED",
-         q->max_rel_error, q->psnr, q->nrmse,
-         q->nonfinite_mismatch ? ", NON-FINITE VALUES CHANGED" : "");
+         "NRMSE %.6g, L2 norm of error %.6g%s\n",
+         f->max_abs, eb, f->max_abs <= eb ? "held" : "VIOLATED", f->max_rel, f->psnr,
+         f->nrmse, f->l2, f->nonfinite_mismatch ? ", NON-FINITE VALUES CHANGED" : "");
+  if (o->eb_mode == GZC_EB_PSNR)
+    printf("  --eb-mode psnr %g: bound %.6g = range %.6g x 10^(-%g/20); PSNR %.2f dB "
+           "%s\n",
+           o->eb, eb, f->range, o->eb, f->psnr,
+           gzc_target_met(o->eb_mode, o->eb, f) ? "met" : "NOT MET");
+  else if (o->eb_mode == GZC_EB_NORM)
+    printf("  --eb-mode norm %g: bound %.6g = %g / sqrt(%zu); L2 norm of error %.6g "
+           "%s\n",
+           o->eb, eb, o->eb, n, f->l2,
+           gzc_target_met(o->eb_mode, o->eb, f) ? "met" : "NOT MET");
+  else if (o->eb_mode == GZC_EB_REL)
+    printf("  --eb-mode rel %g: bound %.6g = %g x range %.6g of the valid values\n",
+           o->eb, eb, o->eb, f->range);
 }
 
-/* Compress one input into its archive. Returns 0 or -1 with err set. */
+/* The variable of the netCDF-4 file path just written (in-process filter),
+ * read back into check (n values of dtype). */
+static int read_back(const char *path, const gz_meta_t *meta, gz_dtype_t dtype,
+                     void *check, size_t n, char *err, size_t errlen) {
+  const char *vname = strrchr(meta->var, '/');
+  gz_reader_t *r = NULL;
+  int rc = -1;
+  vname = vname ? vname + 1 : meta->var;
+  if (gz_reader_open(path, vname[0] ? vname : "data", NULL, MPI_COMM_SELF, &r, err,
+                     errlen) != 0)
+    return -1;
+  if (meta_count(gz_reader_meta(r)) != n)
+    snprintf(err, errlen, "%s: read back %zu values, wrote %zu", path,
+             meta_count(gz_reader_meta(r)), n);
+  else
+    rc = gz_reader_read(r, 0, gz_reader_records(r), dtype, check, err, errlen);
+  gz_reader_close(r);
+  return rc;
+}
+
+/* Compress one input into its archive, or (-o *.nc) into a netCDF-4 file
+ * whose variable goes through the HDF5 filter: the data are compressed once,
+ * by the filter, and --verify reads that file back. Returns 0 or -1 with err
+ * set; nothing is left at the output path on failure. */
 static int compress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
   const char *in = o->inputs[i];
-  char out[4096];
+  char out[4096], tmp[4200] = "";
   gz_reader_t *r = NULL;
   gz_raw_opts_t raw;
   const gz_meta_t *meta;
   gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  gzc_range_t range;
   void *data = NULL, *check = NULL;
   uint8_t *stream = NULL, *header = NULL;
-  double *exact = NULL, *approx = NULL, t0, t_comp, t_dec = 0;
-  size_t n, cap, size = 0, msize;
+  double t0, t_comp, t_dec = 0, eb;
+  size_t n, cap, size = 0, msize = 0, file_size = 0;
   gz_result_t rc;
-  int ret = -1;
+  int ret = -1, to_nc;
 
   if (output_path(o, i, ".gzc", out, sizeof out) != 0) {
     snprintf(err, errlen, "%s: output path too long", in);
     return -1;
   }
+  to_nc = strlen(out) > 3 && !strcmp(out + strlen(out) - 3, ".nc");
   if (gz_io_check_target(out, o->force, err, errlen) != 0)
     return -1;
   if (o->have_raw && raw_shape_for(in, &o->raw, &raw, err, errlen) != 0)
@@ -223,80 +254,98 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   meta = gz_reader_meta(r);
   n = meta_count(meta);
   p.dtype = meta->dtype;
-  p.eb_mode = o->eb_mode;
-  p.error_bound = o->eb;
   p.chunk_len = o->chunk;
   p.threads = o->threads;
   p.predictor = GZ_PRED_AUTO; /* format 2, predicted in the data's own shape */
   p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
   for (unsigned d = 0; d < p.ndims; d++)
     p.dims[d] = meta->dims[d];
-  cap = gz_compress_bound(p.dtype, n, o->chunk);
-  msize = gz_meta_pack(meta, NULL, 0);
   data = malloc(n * gz_dtype_size(p.dtype) + 1);
-  stream = malloc(cap ? cap : 1);
-  header = malloc(GZA_HEADER + msize);
-  if (!data || !stream || !header || !cap) {
+  check = o->verify ? malloc(n * gz_dtype_size(p.dtype) + 1) : NULL;
+  if (!data || (o->verify && !check)) {
     snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
     goto fail;
   }
   if (gz_reader_read(r, 0, gz_reader_records(r), p.dtype, data, err, errlen) != 0)
     goto fail;
-  t0 = now();
-  rc = gz_compress(&p, data, n, stream, cap, &size);
-  t_comp = now() - t0;
-  if (rc != GZ_OK) {
-    snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
-    goto fail;
-  }
-  memcpy(header, GZA_MAGIC, 4);
-  put_le(header + 4, GZA_VERSION, 4);
-  gz_meta_pack(meta, header + GZA_HEADER, msize);
-  put_le(header + 8, msize, 8);
-  put_le(header + 16, crc32_of(header + GZA_HEADER, msize), 4);
-  if (o->verify) {
-    gz_stream_info_t info;
-    gz_quality_t q;
-    check = malloc(n * gz_dtype_size(p.dtype) + 1);
-    exact = malloc(n * sizeof(double) + 1);
-    approx = malloc(n * sizeof(double) + 1);
-    if (!check || !exact || !approx) {
-      snprintf(err, errlen, "%s: out of memory for --verify", in);
+  /* every mode becomes a strict absolute bound over the valid values */
+  gzc_range_compute(p.dtype, data, n, meta->has_fill, meta->fill_value, &range);
+  eb = gzc_abs_bound(o->eb_mode, o->eb, &range);
+  p.eb_mode = GZ_EB_ABS;
+  p.error_bound = eb;
+  if (to_nc) {
+    struct stat st;
+    if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
+      snprintf(err, errlen, "%s: path too long", out);
       goto fail;
     }
     t0 = now();
-    rc = gz_decompress(stream, size, check, n);
+    if (gz_io_write_netcdf_gz(tmp, meta, data, eb, err, errlen) != 0)
+      goto fail;
+    t_comp = now() - t0;
+    file_size = stat(tmp, &st) == 0 ? (size_t)st.st_size : 0;
+    t0 = now();
+    if (o->verify && read_back(tmp, meta, p.dtype, check, n, err, errlen) != 0)
+      goto fail;
     t_dec = now() - t0;
-    if (rc != GZ_OK || gz_stream_info(stream, size, &info) != GZ_OK) {
+  } else {
+    cap = gz_compress_bound(p.dtype, n, o->chunk);
+    msize = gz_meta_pack(meta, NULL, 0);
+    stream = malloc(cap ? cap : 1);
+    header = malloc(GZA_HEADER + msize);
+    if (!stream || !header || !cap) {
+      snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
+      goto fail;
+    }
+    t0 = now();
+    rc = gz_compress(&p, data, n, stream, cap, &size);
+    t_comp = now() - t0;
+    if (rc != GZ_OK) {
+      snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
+      goto fail;
+    }
+    memcpy(header, GZA_MAGIC, 4);
+    put_le(header + 4, GZA_VERSION, 4);
+    gz_meta_pack(meta, header + GZA_HEADER, msize);
+    put_le(header + 8, msize, 8);
+    put_le(header + 16, crc32_of(header + GZA_HEADER, msize), 4);
+    file_size = size + GZA_HEADER + msize;
+    t0 = now();
+    rc = o->verify ? gz_decompress(stream, size, check, n) : GZ_OK;
+    t_dec = now() - t0;
+    if (rc != GZ_OK) {
       snprintf(err, errlen, "%s: verification decode failed: %s", in, gz_strerror(rc));
       goto fail;
     }
-    to_double(p.dtype, data, n, exact);
-    to_double(p.dtype, check, n, approx);
-    gz_quality_compute(exact, approx, NULL, n, &q);
-    print_verify(in, out, n, p.dtype, size + GZA_HEADER + msize, t_comp, t_dec,
-                 info.abs_bound, &q);
-    if (!(q.max_abs_error <= info.abs_bound) || q.nonfinite_mismatch) {
-      snprintf(err, errlen, "%s: verification failed: max error %g > bound %g", in,
-               q.max_abs_error, info.abs_bound);
+  }
+  if (o->verify) {
+    gzc_figures_t f;
+    gzc_figures_compute(p.dtype, data, check, n, meta->has_fill, meta->fill_value, &f);
+    print_verify(o, in, out, n, p.dtype, file_size, t_comp, t_dec, eb, &f);
+    if (!(f.max_abs <= eb) || f.nonfinite_mismatch) {
+      snprintf(err, errlen, "%s: verification failed: max error %g > bound %g%s", in,
+               f.max_abs, eb,
+               f.nonfinite_mismatch ? " or non-finite values changed" : "");
+      goto fail;
+    }
+    if (!gzc_target_met(o->eb_mode, o->eb, &f)) {
+      snprintf(err, errlen, "%s: verification failed: --eb-mode %s %g not met", in,
+               gzc_eb_mode_name(o->eb_mode), o->eb);
       goto fail;
     }
   }
-  if (strlen(out) > 3 && !strcmp(out + strlen(out) - 3, ".nc")) {
-    gz_stream_info_t info; /* -o x.nc: netCDF-4 with the HDF5 filter (issue 18) */
-    if (gz_stream_info(stream, size, &info) != GZ_OK ||
-        gz_io_write_netcdf_gz(out, meta, data, info.abs_bound, err, errlen) != 0)
-      goto fail;
-  } else if (write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err,
-                        errlen) != 0)
+  if (to_nc ? gz_io_commit(tmp, out, o->force, err, errlen) != 0
+            : write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err,
+                         errlen) != 0)
     goto fail;
+  tmp[0] = '\0'; /* committed */
   if (!o->quiet && !o->verify)
     printf("%s -> %s: ratio %.3f\n", in, out,
-           (double)(n * gz_dtype_size(p.dtype)) / (double)(size + GZA_HEADER + msize));
+           (double)(n * gz_dtype_size(p.dtype)) / (double)(file_size ? file_size : 1));
   ret = 0;
 fail:
-  free(approx);
-  free(exact);
+  if (tmp[0])
+    unlink(tmp);
   free(check);
   free(header);
   free(stream);
@@ -433,16 +482,22 @@ void gz_compress_print_help(FILE *out) {
       "  --endian little|big     raw: byte order (default little)\n"
       "Bound:\n"
       "  -e, --error-bound E     every value within E (default mode abs); 0 = lossless\n"
-      "  --eb-mode abs|rel       rel: E times the value range, as in SZ3 (default abs)\n"
+      "  --eb-mode MODE          how E is read; every mode becomes a strict absolute\n"
+      "                          bound (printed by --verify):\n"
+      "                            abs   every value within E (default)\n"
+      "                            rel   within E x the range of the valid values\n"
+      "                                  (not NaN/Inf, not _FillValue/missing_value)\n"
+      "                            psnr  PSNR >= E dB: bound range x 10^(-E/20)\n"
+      "                            norm  L2 norm of the error <= E: bound E/sqrt(N)\n"
       "Output:\n"
       "  -o, --output PATH       file for one input, an existing directory for many;\n"
       "                          default: beside the input (+.gzc)\n"
       "  --format nc|h5|raw|sgy|rsf  decompress: output format when -o is a directory\n"
       "                          (default: from -o's extension, else nc)\n"
       "  --force                 overwrite existing outputs\n"
-      "  --verify                decompress again and print ratio, bit rate, GB/s,\n"
-      "                          max abs/rel error, PSNR, NRMSE; fail if the bound "
-      "broke\n"
+      "  --verify                decompress again (-o *.nc: read the file back) and\n"
+      "                          print ratio, bit rate, GB/s, max abs/rel error, PSNR,\n"
+      "                          NRMSE, L2 norm; fail if the bound or target broke\n"
       "  --threads N             OpenMP threads over chunks (default 1)\n"
       "  --chunk N               values per chunk, a multiple of 32 (default %u)\n"
       "  -q, --quiet             no per-file lines\n"
@@ -479,7 +534,7 @@ static void make_table(compress_args_t *t) {
   t->a.input = arg_filen("i", "input", "FILE", 1, 4096, "inputs");
   t->a.output = arg_file0("o", "output", "PATH", "output");
   t->a.eb = arg_dbl0("e", "error-bound", "E", "bound");
-  t->a.eb_mode = arg_str0(NULL, "eb-mode", "abs|rel", "bound mode");
+  t->a.eb_mode = arg_str0(NULL, "eb-mode", "abs|rel|psnr|norm", "bound mode");
   t->a.var = arg_str0(NULL, "var,dataset", "NAME", "variable");
   t->a.dims = arg_str0(NULL, "dims", "AxBxC", "raw shape");
   t->a.dtype = arg_str0(NULL, "dtype", "f32|f64", "raw type");
@@ -534,15 +589,16 @@ static int read_table(const compress_args_t *t, int nerr, const char *prog,
   o->threads = threads->count ? threads->ival[0] : 1;
   o->chunk = chunk->count ? (uint32_t)chunk->ival[0] : 0;
   o->eb = eb->count ? eb->dval[0] : 0;
-  o->eb_mode = mode && !strcmp(mode, "rel") ? GZ_EB_REL : GZ_EB_ABS;
+  o->eb_mode = GZC_EB_ABS;
   o->raw.dtype = dtype && !strcmp(dtype, "f64") ? GZ_FLOAT64 : GZ_FLOAT32;
   o->raw.big_endian = endian && !strcmp(endian, "big");
   if (!decompress && !eb->count)
     snprintf(err, errlen, "-e/--error-bound is required");
-  else if (!(o->eb >= 0) || !isfinite(o->eb))
-    snprintf(err, errlen, "-e %g: the error bound must be a finite number >= 0", o->eb);
-  else if (!one_of(mode, "abs", "rel", NULL))
-    snprintf(err, errlen, "--eb-mode %s: use abs or rel", mode);
+  else if (gzc_eb_mode_parse(mode, &o->eb_mode) != 0)
+    snprintf(err, errlen, "--eb-mode %s: use abs, rel, psnr or norm", mode);
+  else if (!decompress && gzc_eb_check(o->eb_mode, o->eb))
+    snprintf(err, errlen, "-e %g: the error bound %s (--eb-mode %s)", o->eb,
+             gzc_eb_check(o->eb_mode, o->eb), gzc_eb_mode_name(o->eb_mode));
   else if (!one_of(dtype, "f32", "f64", NULL))
     snprintf(err, errlen, "--dtype %s: use f32 or f64", dtype);
   else if (!one_of(endian, "little", "big", NULL))

@@ -68,7 +68,7 @@ static int check_view(const gzs_opts_t *o, const gzs_run_t *r, MPI_Comm comm) {
   char err[GZS_ERRLEN] = "", desc[256];
   size_t rows, cols, *index = NULL;
   int failed = 0;
-  if (r->rank == 0 && (o->png || o->have_slice)) {
+  if (r->rank == 0 && (o->png || o->have_slice || o->have_section)) {
     if (gzs_render_view(o, r, &rows, &cols, &index, desc, sizeof desc) != 0) {
       snprintf(err, sizeof err, "%s", desc);
       failed = 1;
@@ -92,6 +92,7 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->exact);
   free(r->exact_part);
   free(r->exact_result);
+  free(r->key_group_of);
   free(r->rec_days);
   free(r->rec_ym);
   free(r->rec_mlen);
@@ -173,8 +174,25 @@ static int same_axis(const gzs_run_t *a, const gzs_run_t *b, const gzs_opts_t *o
 static int stack_one(const gzs_opts_t *o, const gzs_opts_t *all, const gzs_run_t *first,
                      gzs_run_t *r, phase_clock_t *clock, MPI_Comm comm, char *err,
                      size_t errlen) {
-  if (gzs_scan(o, r, comm, err, errlen) != 0 || check_view(o, r, comm))
+  int rc;
+  if (gzs_grouped(o) && (o->scales || o->key_text)) { /* the same on every rank */
+    snprintf(err, errlen,
+             "%s: not with --group, --running or --ensemble (one stack over the "
+             "selection only)",
+             o->scales ? "--scale" : "--key");
+    if (r->rank == 0)
+      fprintf(stderr, "gzstack stack: %s\n", err);
     return -1;
+  }
+  rc = o->key_text ? gzs_key_scan(o, r, comm, err, errlen)
+                   : gzs_scan(o, r, comm, err, errlen);
+  if (rc != 0 || check_view(o, r, comm))
+    return -1;
+  if (gzs_scale_count(o, r, err, errlen) != 0) { /* the same on every rank */
+    if (r->rank == 0)
+      fprintf(stderr, "gzstack stack: %s\n", err);
+    return -1;
+  }
   /* --var a,b,c: every variable along the first one's stacking axis */
   if (gzs_agree(comm, first && r->rank == 0 && same_axis(first, r, all, err, errlen) != 0,
                 err))

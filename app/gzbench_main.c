@@ -18,8 +18,7 @@ int main(int argc, char **argv) {
       code = gz_bench_codec(argc - 1, argv + 1);
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   } else if (!strcmp(cmd, "model")) {
-    if (rank == 0)
-      code = gz_bench_model(argc - 1, argv + 1);
+    code = gz_bench_model(argc - 1, argv + 1, MPI_COMM_WORLD);
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   } else if (!strcmp(cmd, "coll")) {
     code = gz_bench_coll(argc - 1, argv + 1, MPI_COMM_WORLD);
@@ -29,7 +28,7 @@ int main(int argc, char **argv) {
     if (rank == 0)
       printf("Usage:\n"
              "  gzbench codec [--help]              codec throughput and ratio vs ZFP\n"
-             "  gzbench model [--help]              the cost model at any scale\n"
+             "  [mpirun -np N] gzbench model [--help] the cost model at any scale\n"
              "  mpirun -np N gzbench coll [--help]  collectives vs MPI\n"
              "  [mpirun -np N] gzbench gpu [--help] GPU codec and device ReDoub\n"
              "  gzbench --version\n");

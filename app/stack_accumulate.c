@@ -4,13 +4,58 @@
  * time) go into a double accumulator (sum, or max/min) and, as soon as
  * some value is missing, into per-point uint32 counts of the valid
  * samples. Missing: NaN, +-Inf, or equal to the file's _FillValue /
- * missing_value. Also where a global snapshot lives, and reading a part of
+ * missing_value, and with --normalize live a zero (a dead sample, as
+ * sustack counts them). Also where a global snapshot lives, and reading a part of
  * one.
  */
 #include "stack_internal.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+const char *gzs_check_scale(gzs_opts_t *o, const char *v) {
+  const char *p = v;
+  free(o->scales);
+  o->scales = NULL;
+  o->nscales = 0;
+  if (o->read_root)
+    return "--scale reads in parallel only (use --read parallel)";
+  while (*p) {
+    char *end;
+    double s, *more;
+    errno = 0;
+    s = strtod(p, &end);
+    if (end == p || errno || !isfinite(s) || (*end && *end != ','))
+      return "expected finite numbers separated by commas, like 1,0.5,2";
+    if (!(more = realloc(o->scales, sizeof(double) * (size_t)(o->nscales + 1))))
+      return "out of memory";
+    o->scales = more;
+    o->scales[o->nscales++] = s;
+    p = *end ? end + 1 : end;
+  }
+  return o->nscales ? NULL : "expected at least one factor";
+}
+
+int gzs_scale_count(const gzs_opts_t *o, const gzs_run_t *r, char *err, size_t errlen) {
+  uint64_t want = o->key_text ? (uint64_t)r->nfiles : r->nsnap;
+  if (!o->scales || (uint64_t)o->nscales == want)
+    return 0;
+  snprintf(err, errlen, "--scale %s: %d factors for %llu %s", o->scale_text, o->nscales,
+           (unsigned long long)want,
+           o->key_text ? "input files (--key: one per file)" : "stacked records");
+  return -1;
+}
+
+void gzs_scale(const gzs_opts_t *o, uint64_t k, double *x, size_t n, int has_fill,
+               double fill) {
+  if (!o->scales)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (!(has_fill && x[i] == fill))
+      x[i] *= o->scales[k];
+}
 
 size_t gzs_slab_values(const gzs_opts_t *o) {
   double v = o->slab_mb * 1048576.0 / 8.0;
@@ -21,6 +66,7 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
                   size_t npoints) {
   s->op = op;
   s->square = 0;
+  s->zero_missing = 0;
   s->center = NULL;
   s->acc = acc;
   s->counts = counts;
@@ -58,7 +104,7 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
   double *acc = s->acc + off, lo = s->lo, hi = s->hi;
   for (size_t i = 0; i < n; i++) {
     double v = x[i];
-    int valid = isfinite(v) && !(has_fill && v == fill) &&
+    int valid = isfinite(v) && !(has_fill && v == fill) && !(s->zero_missing && v == 0) &&
                 !(bits && (bits[i >> 3] >> (i & 7) & 1));
     if (!valid) {
       if (!*s->counts && start_counts(s, off + i) != 0)

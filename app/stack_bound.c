@@ -76,6 +76,8 @@ gzs_claim_t gzs_bound_claim_w(const gzs_claim_in_t *in, double w_min) {
   return c;
 }
 
+double gzs_bound_ibm(double m) { return m > 0 && isfinite(m) ? ldexp(m, -20) : 0.0; }
+
 int gzs_op_is_moment(gzs_op_t op) {
   return op == GZS_OP_VAR || op == GZS_OP_VAR1 || op == GZS_OP_STD || op == GZS_OP_STD1 ||
          op == GZS_OP_RMS;

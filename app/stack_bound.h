@@ -99,6 +99,12 @@ gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in);
  * per-point sum of weights (0: unweighted, gzs_bound_claim). */
 gzs_claim_t gzs_bound_claim_w(const gzs_claim_in_t *in, double w_min);
 
+/* IBM float output (SEG-Y format 1): a value of magnitude up to m is
+ * within 2^-20 m after the conversion (24-bit mantissa, hexadecimal
+ * exponent: up to three leading zero bits; truncation or rounding). m =
+ * result_max + the bound before it. */
+double gzs_bound_ibm(double m);
+
 /* ---- second moments (docs/operators.md)
  *
  * var / std, two passes: an agreed mean m~ (the compressed allreduce of the

@@ -80,6 +80,23 @@ typedef struct gzs_opts {
   double *weights;    /* --weights W1,W2,...: nweights values */
   size_t nweights;
   char *command_line; /* for provenance */
+  /* SEG-Y (stack_key.c): --key groups traces by a trace header field
+   * (key_text as given, its 1-based byte and size 2 or 4), --fold-key the
+   * field the fold is written to; --normalize live: zeros are not samples
+   * (the mean divides by the live count); --segy-format ibm */
+  char *key_text, *fold_text;
+  int key_byte, key_size, fold_byte, fold_size;
+  int normalize_live;
+  int segy_ibm;
+  /* --png-section AXIS=VALUE: the slice rendered, by coordinate value */
+  char *section_text;
+  int have_section;
+  char section_axis[64];
+  double section_value;
+  /* --scale: a factor per stacked record (per input file with --key) */
+  char *scale_text;
+  double *scales;
+  int nscales;
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -173,7 +190,8 @@ typedef struct gzs_run {
   uint64_t mask_bytes;            /* root read: mask bits sent by rank 0 */
   double stage_bound;             /* final error bound before the output rounding */
   double f32_term;                /* half an ulp of float32 at the largest output */
-  double claimed;                 /* stage_bound + f32_term (+ double slop) */
+  double ibm_term;                /* --segy-format ibm: the IBM rounding */
+  double claimed;                 /* stage_bound + f32_term + ibm_term */
   const char *algo_name;
   char algo_reason[96];
   int compressed;
@@ -203,6 +221,13 @@ typedef struct gzs_run {
   const gzs_opts_t *moment_o;
   const double *center;
   double mean_bound;
+
+  /* --key (stack_key.c): traces and groups, each trace's group (every
+   * rank), the global trace index of each group's first trace and fold */
+  uint64_t key_traces;
+  size_t key_groups;
+  uint32_t *key_group_of; /* key_traces entries */
+  int key_lsb;            /* the first file's byte order (for messages) */
 
   /* --group / --running (stack_group.c): per input record (all inputs,
    * before selection) its time in days of the calendar and year * 12 +
@@ -274,6 +299,15 @@ void gzs_run_free(gzs_run_t *r);
 int gzs_open_input(const gzs_opts_t *o, const char *path, MPI_Comm comm, gz_reader_t **rd,
                    char *err, size_t errlen);
 
+/* --scale (stack_accumulate.c): parse the list (option check); after the
+ * scan, -1 with err unless there is one factor per stacked record (per
+ * file with --key); multiply n values of record / file k by its factor
+ * (values equal to the fill value are left as they are: still missing). */
+const char *gzs_check_scale(gzs_opts_t *o, const char *v);
+int gzs_scale_count(const gzs_opts_t *o, const gzs_run_t *r, char *err, size_t errlen);
+void gzs_scale(const gzs_opts_t *o, uint64_t k, double *x, size_t n, int has_fill,
+               double fill);
+
 /* Values per slab of --slab-mb (at least 1024). stack_accumulate.c */
 size_t gzs_slab_values(const gzs_opts_t *o);
 
@@ -284,6 +318,7 @@ typedef struct gzs_acc {
    * x (stack_moments.c); lo / hi stay the range of x */
   int square;
   const double *center;
+  int zero_missing;  /* --normalize live: a zero is not a sample */
   double *acc;       /* npoints values (gzs_acc_alloc) */
   uint32_t **counts; /* per-point counts, allocated at the first missing value */
   size_t npoints;
@@ -419,6 +454,26 @@ gz_result_t gzs_device_allreduce(gzs_device_t *d, gz_ctx_t ctx, const double *in
                                  double *out, size_t n, gz_op_t op, MPI_Comm comm,
                                  gz_report_t *rep);
 void gzs_device_close(gzs_device_t *d);
+
+/* --key (stack_key.c): key-based stacking of SEG-Y traces, as Seismic
+ * Unix's sustack. The scan (replaces gzs_scan) groups every trace of every
+ * input by its key; the read (gzs_read calls it) accumulates each rank's
+ * contiguous range of traces into its groups' points. */
+int gzs_key_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+                 size_t errlen);
+int gzs_key_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
+                 size_t errlen);
+/* Option checks of the rows --key, --fold-key, --normalize, --segy-format
+ * (NULL or why the value is refused). */
+const char *gzs_check_key(gzs_opts_t *o, const char *v);
+const char *gzs_check_fold_key(gzs_opts_t *o, const char *v);
+const char *gzs_check_normalize(gzs_opts_t *o, const char *v);
+
+/* --segy-format ibm: the IBM rounding into ibm_term and claimed (after the
+ * claim; result_max the largest |result|). stack_output.c */
+void gzs_claim_ibm(const gzs_opts_t *o, gzs_run_t *r, double result_max);
+const char *gzs_check_segy_format(gzs_opts_t *o, const char *v);
+const char *gzs_check_png_section(gzs_opts_t *o, const char *v);
 
 /* Outputs (stack_output.c), rank 0. */
 int gzs_check_targets(const gzs_opts_t *o, char *err, size_t errlen);

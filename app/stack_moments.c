@@ -105,6 +105,11 @@ static void finish_moments(const gzs_opts_t *o, gzs_run_t *r) {
   for (size_t i = 0; i < r->npoints; i++) {
     uint32_t c = count_at(r, i);
     double v = moment_value(o->op, r->reduced[i], c), b;
+    if (c == 0 && o->normalize_live) { /* rms of no live sample: 0 (sfstack) */
+      r->result[i] = 0.0;
+      r->masked_points++;
+      continue;
+    }
     r->result[i] = v;
     if (isnan(v)) {
       r->masked_points += c == 0;
@@ -127,6 +132,7 @@ static void finish_moments(const gzs_opts_t *o, gzs_run_t *r) {
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;
   r->claimed = claim.claimed;
+  gzs_claim_ibm(o, r, maxabs);
 }
 
 /* Rank 0: the exact field from the exact pass-1 sums (NULL for rms) and
@@ -140,7 +146,7 @@ static void exact_moments(const gzs_opts_t *o, gzs_run_t *r, const double *sum1,
       double d = mean[i] - sum1[i] / (double)c;
       s -= (double)c * d * d;
     }
-    r->exact_result[i] = moment_value(o->op, s, c);
+    r->exact_result[i] = c == 0 && o->normalize_live ? 0.0 : moment_value(o->op, s, c);
   }
 }
 

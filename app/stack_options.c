@@ -100,6 +100,8 @@ static const choice_t dtypes[] = {{"f32", GZ_FLOAT32, 0},
                                   {"float64", GZ_FLOAT64, 1},
                                   {0}};
 static const choice_t endians[] = {{"little", 0, 0}, {"big", 1, 0}, {0}};
+static const choice_t normalizes[] = {{"fold", 0, 0}, {"live", 1, 0}, {0}};
+static const choice_t segy_formats[] = {{"ieee", 0, 0}, {"ibm", 1, 0}, {0}};
 
 static int bound_ok(double v) { return isfinite(v) && v >= 0; }
 static int slab_ok(double v) { return v > 0 && v <= 1e9; }
@@ -261,6 +263,34 @@ static const opt_row_t options[] = {
     {"slab_mb", NULL, NULL, "slab-mb", "MB", OPT_NUMBER, "256", NULL, AT(slab_mb),
      slab_ok, NULL, "the slab size must be a positive number of MiB", NULL, 0,
      "read and reduce in slabs of at most MB MiB of doubles (default 256)"},
+    {"key", NULL, NULL, "key", "FIELD", OPT_STRING, NULL, NULL, AT(key_text), NULL,
+     gzs_check_key, NULL, NULL, 1,
+     "SEG-Y: traces with the same value of this trace header field become one trace, "
+     "across all inputs (as sustack key=cdp): a Seismic Unix name (cdp, offset, fldr, "
+     "...), a segyio TraceField name (CDP, FieldRecord, ...) or a byte number; output "
+     "traces in the order of each group's first trace, headers from that trace"},
+    {"fold_key", NULL, NULL, "fold-key", "FIELD", OPT_STRING, "nhs", NULL, AT(fold_text),
+     NULL, gzs_check_fold_key, NULL, NULL, 1,
+     "--key: the trace header field the fold (traces stacked) is written to (default "
+     "nhs, bytes 33-34, as sustack)"},
+    {"normalize", NULL, NULL, "normalize", "fold|live", OPT_CHOICE, "fold", normalizes,
+     AT(normalize_live), NULL, gzs_check_normalize, NULL, NULL, 1,
+     "--op mean / rms: divide by the samples stacked (fold) or, live, by the number of "
+     "non-zero samples at each point (sustack normpow=1, sfstack norm=y); a point with "
+     "no live sample is 0 (default fold)"},
+    {"segy_format", NULL, NULL, "segy-format", "ieee|ibm", OPT_CHOICE, "ieee",
+     segy_formats, AT(segy_ibm), NULL, gzs_check_segy_format, NULL, NULL, 2,
+     "SEG-Y output samples: IEEE float (format 5) or IBM float (format 1; the claimed "
+     "bound adds its rounding, 2^-20 of the largest value) (default ieee)"},
+    {"png_section", NULL, NULL, "png-section", "AXIS=VALUE", OPT_STRING, NULL, NULL,
+     AT(section_text), NULL, gzs_check_png_section, NULL, NULL, 2,
+     "3-D fields: the slice --png renders, by coordinate value: inline=N or "
+     "crossline=N (line numbers), time=T (ms, the nearest sample) or any dimension; "
+     "SEG-Y and RSF sections are drawn with time down and the diverging map"},
+    {"scale", NULL, NULL, "scale", "S1,S2,...", OPT_STRING, NULL, NULL, AT(scale_text),
+     NULL, gzs_check_scale, NULL, NULL, 1,
+     "multiply each stacked record (each input file with --key) by its factor before "
+     "stacking (sfstack scale=); the bound holds for the stack of the scaled values"},
 };
 
 #define NKEYS ((int)(sizeof options / sizeof options[0]))
@@ -1085,10 +1115,15 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->years_text);
   free(o->months_text);
   free(o->seasons_text);
+  free(o->key_text);
+  free(o->fold_text);
   free(o->group_text);
   free(o->weights_text);
   free(o->chunks_text);
   free(o->weights);
+  free(o->section_text);
+  free(o->scale_text);
+  free(o->scales);
   memset(o, 0, sizeof *o);
 }
 

@@ -118,6 +118,79 @@ static void shape_str(const gzs_run_t *r, char *buf, size_t len) {
     snprintf(buf, len, "1");
 }
 
+const char *gzs_check_png_section(gzs_opts_t *o, const char *v) {
+  const char *eq = strchr(v, '=');
+  char *end;
+  if (!eq || eq == v || (size_t)(eq - v) >= sizeof o->section_axis)
+    return "expected AXIS=VALUE, like inline=111, crossline=1200 or time=500";
+  memcpy(o->section_axis, v, (size_t)(eq - v));
+  o->section_axis[eq - v] = '\0';
+  errno = 0;
+  o->section_value = strtod(eq + 1, &end);
+  if (errno || end == eq + 1 || *end || !isfinite(o->section_value))
+    return "the value must be a number (a line number, or a time in the axis' units)";
+  if (o->have_slice)
+    return "give --slice (by index) or --png-section (by value), not both";
+  o->have_section = 1;
+  return NULL;
+}
+
+/* SEG-Y and RSF results are drawn as seismic sections: time down. */
+static int seismic_view(const gzs_run_t *r) {
+  return r->files && r->nfiles > 0 &&
+         (r->files[0].format == GZ_FMT_SEGY || r->files[0].format == GZ_FMT_RSF);
+}
+
+/* --png-section: the dimension and the index of the value; -1 with desc. */
+static int section_index(const gzs_opts_t *o, const gzs_run_t *r, int *axis, size_t *sidx,
+                         char *desc, size_t desclen) {
+  const gz_coord_t *c;
+  size_t best = 0;
+  *axis = -1;
+  for (int d = 0; d < r->snap_ndims; d++)
+    if (snap_dim_name(r, d) && !strcasecmp(snap_dim_name(r, d), o->section_axis))
+      *axis = d;
+  if (*axis < 0) {
+    size_t n = (size_t)snprintf(desc, desclen,
+                                "--png-section %s: no dimension of that name; the "
+                                "result's dimensions are",
+                                o->section_text);
+    for (int d = 0; d < r->snap_ndims && n < desclen; d++)
+      n += (size_t)snprintf(desc + n, desclen - n, " %s",
+                            snap_dim_name(r, d) ? snap_dim_name(r, d) : "?");
+    return -1;
+  }
+  c = &r->meta0.coords[*axis + 1];
+  if (!c->values || c->count != r->snap_dims[*axis]) { /* no coordinate: an index */
+    if (o->section_value < 0 || o->section_value != floor(o->section_value) ||
+        o->section_value >= (double)r->snap_dims[*axis]) {
+      snprintf(desc, desclen,
+               "--png-section %s: %s has no coordinates; give an index 0..%zu",
+               o->section_text, o->section_axis, r->snap_dims[*axis] - 1);
+      return -1;
+    }
+    *sidx = (size_t)o->section_value;
+    return 0;
+  }
+  for (size_t i = 1; i < c->count; i++)
+    if (fabs(c->values[i] - o->section_value) < fabs(c->values[best] - o->section_value))
+      best = i;
+  {
+    /* the nearest value, within half the spacing around it */
+    double step =
+        c->count > 1
+            ? fabs(c->values[best > 0 ? best : 1] - c->values[best > 0 ? best - 1 : 0])
+            : 0;
+    if (fabs(c->values[best] - o->section_value) > step / 2) {
+      snprintf(desc, desclen, "--png-section %s: no %s %g (%g .. %g)", o->section_text,
+               o->section_axis, o->section_value, c->values[0], c->values[c->count - 1]);
+      return -1;
+    }
+  }
+  *sidx = best;
+  return 0;
+}
+
 int gzs_render_view(const gzs_opts_t *o, const gzs_run_t *r, size_t *rows, size_t *cols,
                     size_t **index, char *desc, size_t desclen) {
   int nd = r->snap_ndims, axis = 0, rowd, cold, others[GZ_IO_MAXDIMS], no = 0;
@@ -167,6 +240,15 @@ int gzs_render_view(const gzs_opts_t *o, const gzs_run_t *r, size_t *rows, size_
       return -1;
     }
     sidx = (size_t)o->slice_index;
+  } else if (o->have_section) {
+    if (nd < 3) {
+      snprintf(desc, desclen,
+               "--png-section %s: the result is %d-D (%s); --png renders it whole",
+               o->section_text, nd, shape);
+      return -1;
+    }
+    if (section_index(o, r, &axis, &sidx, desc, desclen) != 0)
+      return -1;
   } else if (nd >= 3) {
     sidx = r->snap_dims[0] / 2;
   }
@@ -190,7 +272,10 @@ int gzs_render_view(const gzs_opts_t *o, const gzs_run_t *r, size_t *rows, size_
     cold = others[no - 1];
     *rows = r->snap_dims[rowd];
     *cols = r->snap_dims[cold];
-    if (snap_dim_name(r, axis))
+    if (o->have_section && r->meta0.coords[axis + 1].values)
+      snprintf(desc, desclen, "%s=%g", snap_dim_name(r, axis),
+               r->meta0.coords[axis + 1].values[sidx]);
+    else if (snap_dim_name(r, axis))
       snprintf(desc, desclen, "%s=%zu", snap_dim_name(r, axis), sidx);
     else
       snprintf(desc, desclen, "axis %d=%zu", axis, sidx);
@@ -206,6 +291,24 @@ int gzs_render_view(const gzs_opts_t *o, const gzs_run_t *r, size_t *rows, size_
       for (size_t j = 0; j < *cols; j++)
         (*index)[i * *cols + j] =
             nd == 1 ? j : base + i * stride[rowd] + j * stride[cold];
+  }
+  if (seismic_view(r) && nd >= 2 && cold == nd - 1) {
+    /* a section: traces across, samples (time) down */
+    size_t *t = malloc(sizeof(size_t) * *rows * *cols + 1), n;
+    if (!t) {
+      free(*index);
+      *index = NULL;
+      snprintf(desc, desclen, "out of memory for the render");
+      return -1;
+    }
+    for (size_t i = 0; i < *rows; i++)
+      for (size_t j = 0; j < *cols; j++)
+        t[j * *rows + i] = (*index)[i * *cols + j];
+    free(*index);
+    *index = t;
+    n = *rows;
+    *rows = *cols;
+    *cols = n;
   }
   return 0;
 }
@@ -401,7 +504,8 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   rc |= gz_meta_add_global_text(m, "gzstack_command",
                                 o->command_line ? o->command_line : "gzstack");
   rc |= gz_meta_add_global_text(m, "gzstack_operation", gzs_op_name(o->op));
-  rc |= gz_meta_add_global_number(m, "gzstack_snapshots", (double)r->nsnap);
+  rc |= gz_meta_add_global_number(m, "gzstack_snapshots",
+                                  (double)(o->key_text ? r->key_traces : r->nsnap));
   if (r->ngroups) {
     char g[64];
     if (o->running > 0)
@@ -424,6 +528,8 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   rc |= gz_meta_add_global_text(m, "gzstack_algorithm", r->algo_name ? r->algo_name : "");
   rc |= gz_meta_add_global_text(m, "gzstack_read", o->read_root ? "root" : "parallel");
   rc |= gz_meta_add_global_number(m, "gzstack_masked_points", (double)r->masked_points);
+  if (o->segy_ibm)
+    rc |= gz_meta_add_global_text(m, "segy_output_format", "ibm");
   {
     size_t n = 0;
     buf[0] = '\0';
@@ -432,6 +538,19 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
     rc |= gz_meta_add_global_text(m, "gzstack_inputs", buf);
   }
   return rc ? -1 : 0;
+}
+
+void gzs_claim_ibm(const gzs_opts_t *o, gzs_run_t *r, double result_max) {
+  r->ibm_term =
+      o->segy_ibm ? gzs_bound_ibm(result_max + r->stage_bound + r->f32_term) : 0;
+  r->claimed += r->ibm_term;
+}
+
+const char *gzs_check_segy_format(gzs_opts_t *o, const char *v) {
+  (void)v;
+  if (o->segy_ibm && (!o->output || gz_io_format_from_path(o->output) != GZ_FMT_SEGY))
+    return "IBM samples are for a SEG-Y output (-o FILE.sgy)";
+  return NULL;
 }
 
 int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
@@ -672,8 +791,10 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
            desc[0] ? "]" : "", bins);
   ro.title = title;
   ro.label = label;
-  ro.flip_vertical = row_flip(r, r->snap_ndims);
+  ro.flip_vertical = seismic_view(r) ? 0 : row_flip(r, r->snap_ndims);
   snprintf(label, sizeof label, "%s", units);
+  if (seismic_view(r)) /* amplitudes: white at zero, symmetric */
+    ro.cmap = GZ_CMAP_DIVERGING;
   if ((clip = signed_clip(&pic)) > 0) {
     ro.cmap = GZ_CMAP_DIVERGING;
     ro.fixed_range = 1;
@@ -682,8 +803,12 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
     snprintf(label, sizeof label, "%s%scolours clipped at the 98th percentile of |value|",
              units, units[0] ? ", " : "");
   }
-  snprintf(title, sizeof title, "%s of %llu snapshots: %s", gzs_op_name(o->op),
-           (unsigned long long)r->nsnap, what);
+  if (o->key_text)
+    snprintf(title, sizeof title, "%s by %s of %llu traces: %s", gzs_op_name(o->op),
+             o->key_text, (unsigned long long)r->key_traces, what);
+  else
+    snprintf(title, sizeof title, "%s of %llu snapshots: %s", gzs_op_name(o->op),
+             (unsigned long long)r->nsnap, what);
   if (render_pic(r, 0, o->png, &pic, &ro, o->force, &lay, err, errlen) != 0)
     goto done;
   r->view_rows = rows;
@@ -944,14 +1069,23 @@ static const char *human_bytes(double b, char *buf, size_t len) {
 void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
   char shape[256], b1[32], b2[32];
   shape_str(r, shape, sizeof shape);
-  printf("gzstack: %s of %llu snapshots (%s %s %s, %d file%s) on %d rank%s -> %s\n",
-         gzs_op_name(o->op), (unsigned long long)r->nsnap,
+  if (o->key_text)
+    printf("gzstack: --key %s: %llu traces into %zu, fold up to %llu%s\n", o->key_text,
+           (unsigned long long)r->key_traces, r->key_groups, (unsigned long long)r->nsnap,
+           o->normalize_live ? ", normalised by the live (non-zero) samples" : "");
+  printf("gzstack: %s of %llu %s (%s %s %s, %d file%s) on %d rank%s -> %s\n",
+         gzs_op_name(o->op), (unsigned long long)(o->key_text ? r->key_traces : r->nsnap),
+         o->key_text ? "traces" : "snapshots",
          r->has_meta0 && r->meta0.var[0] ? r->meta0.var : "data", shape,
          r->dtype == GZ_FLOAT32 ? "f32" : "f64", o->ninputs, o->ninputs == 1 ? "" : "s",
          r->size, r->size == 1 ? "" : "s", o->output);
   if (r->masked_points || r->any_mask)
-    printf("  missing values: per-point counts %u..%u, %zu point%s without data (NaN)\n",
-           r->c_min, r->c_max, r->masked_points, r->masked_points == 1 ? "" : "s");
+    printf("  %s: per-point counts %u..%u, %zu point%s without data (%s)\n",
+           o->normalize_live ? "live samples"
+           : o->key_text     ? "folds"
+                             : "missing values",
+           r->c_min, r->c_max, r->masked_points, r->masked_points == 1 ? "" : "s",
+           o->normalize_live ? "0" : "NaN");
   if (r->have_scatter)
     printf("  scatter %s (%s), ", gz_algo_name(r->sc.algo),
            r->sc.compressed ? "compressed" : "uncompressed");
@@ -970,7 +1104,11 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
          o->bound == GZ_BOUND_STRICT ? "strict" : "per-message", o->e,
          o->eb_mode == GZ_EB_REL ? " x range" : "", r->stage_bound);
   if (r->f32_term > 0)
-    printf(" + float32 rounding %.3g = %.6g", r->f32_term, r->claimed);
+    printf(" + float32 rounding %.3g", r->f32_term);
+  if (r->ibm_term > 0)
+    printf(" + IBM rounding %.3g", r->ibm_term);
+  if (r->f32_term > 0 || r->ibm_term > 0)
+    printf(" = %.6g", r->claimed);
   printf("\n");
   if (r->f32_term > r->e_abs && r->e_abs > 0)
     printf("  note: half an ulp of float32 at the result (%.3g) exceeds e: the float32 "

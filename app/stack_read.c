@@ -40,6 +40,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   s.square = r->moment_pass == 2;
   s.center = r->center;
   s.wsum = r->snap_w ? &r->wsum : NULL;
+  s.zero_missing = o->normalize_live;
   if (!buf || !s.acc) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
     failed = 1;
@@ -72,6 +73,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
           break;
         }
         r->t.read += MPI_Wtime() - t0;
+        gzs_scale(o, g, buf, n, fi->has_fill, fi->fill); /* --scale */
         if (gzs_accumulate(&s, buf, off, n, fi->has_fill, fi->fill, NULL) != 0) {
           snprintf(err, errlen, "out of memory for the per-point counts");
           failed = 1;
@@ -93,6 +95,8 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
 }
 
 int gzs_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t errlen) {
+  if (o->key_text)
+    return gzs_key_read(o, r, comm, err, errlen);
   return o->read_root ? gzs_read_root(o, r, comm, err, errlen)
                       : read_parallel(o, r, comm, err, errlen);
 }

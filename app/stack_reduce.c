@@ -44,7 +44,9 @@ void gzs_finish_field(const gzs_opts_t *o, const gzs_run_t *r, const double *red
   for (size_t i = 0; i < r->npoints; i++) {
     uint32_t c = r->counts ? r->counts[i] : (uint32_t)r->nsnap;
     double w = r->snap_w ? (r->wsum ? r->wsum[i] : r->w_tot) : (double)c;
-    if (c == 0 || !(w > 0)) /* no sample (or, weighted, only weights 0) */
+    if (c == 0) /* no sample; with --normalize live all were zero (sustack: 0) */
+      res[i] = o->normalize_live ? 0.0 : NAN;
+    else if (!(w > 0)) /* weighted: only weights 0 */
       res[i] = NAN;
     else if (o->op == GZS_OP_MEAN)
       res[i] = red[i] / w;
@@ -169,6 +171,7 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;
   r->claimed = claim.claimed;
+  gzs_claim_ibm(o, r, maxabs);
 }
 
 static int same_config(const gz_config_t *a, const gz_config_t *b) {

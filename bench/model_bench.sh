@@ -7,6 +7,8 @@
 #     SETUP: shm (N ranks on shared memory, no cluster) or a name for the
 #     emulated cluster of N hosts at RATE (bench/cluster.sh up N RATE).
 # Per setup, into $BENCH_OUT (bench/results)/model_SETUP.txt:
+#   0. gzbench model --probe: the model's times for N ranks (and 512) from
+#      inputs probed on these hosts, to compare with step 1's measurements;
 #   1. gzbench coll allreduce, 1 MiB .. 64 MiB per rank, mpi/redoub/ring/auto;
 #   2. gzstack on N 4096 x 4096 float32 wavefield snapshots (64 MiB each, one
 #      per rank): --algo auto, mpi, ring, redoub (metrics JSON kept);
@@ -14,7 +16,9 @@
 #      libgzcoll_pmpi (GZCOLL_ERROR_BOUND=1e-4, GZCOLL_VERBOSE=1, no
 #      GZCOLL_ALGO).
 # Environment: BENCH_ITERS (3), BENCH_OUT, BENCH_DATA (/tmp/gz15), STEPS
-# ("coll stack pmpi").
+# ("model coll stack pmpi"), STACK_REPS (1: rounds of the four gzstack runs,
+# interleaved; the medians and auto's distance to the best forced one are
+# printed).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +29,8 @@ RATE=${4:-1gbit}
 OUT=${BENCH_OUT:-$ROOT/bench/results}
 DATA=${BENCH_DATA:-/tmp/gz15}
 ITERS=${BENCH_ITERS:-3}
-STEPS=${STEPS:-coll stack pmpi}
+STEPS=${STEPS:-model coll stack pmpi}
+STACK_REPS=${STACK_REPS:-1}
 CL=$ROOT/bench/cluster.sh
 LOG=$OUT/model_$SETUP.txt
 mkdir -p "$OUT" "$DATA"
@@ -46,6 +51,11 @@ fi
   echo "# git $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet || echo +dirty)"
 } >"$LOG"
 
+if [[ " $STEPS " == *" model "* ]]; then
+  echo "## gzbench model --probe --ranks $N,512 --size 64MiB" >>"$LOG"
+  launch "$BUILD/app/gzbench" model --probe --ranks "$N,512" --size 64MiB >>"$LOG" 2>&1
+fi
+
 if [[ " $STEPS " == *" coll "* ]]; then
   echo "## gzbench coll --coll allreduce --algos mpi,redoub,ring,auto --min-bytes 1M --max-bytes 64M --iters $ITERS --warmup 1 --explain" >>"$LOG"
   launch "$BUILD/app/gzbench" coll --coll allreduce --algos mpi,redoub,ring,auto \
@@ -63,23 +73,36 @@ if [[ " $STEPS " == *" stack "* ]]; then
   fi
   [ -s "${IN%% *}" ] || "$BUILD/examples/wavefield_gen" --nx 4096 --nz 4096 \
     --snapshots "$N" -o "$IN" --force -q
-  for algo in auto mpi ring redoub; do
-    echo "## gzstack -i $IN --var /wavefield --op sum -e 1e-4 --algo $algo" >>"$LOG"
-    # shellcheck disable=SC2086 # IN may name two files
-    launch "$BUILD/app/gzstack" -i $IN --var /wavefield --op sum -e 1e-4 --algo "$algo" \
-      -o "$DATA/out_$SETUP.h5" --metrics "$OUT/model_${SETUP}_stack_$algo.json" --force -q \
-      >>"$LOG" 2>&1
-    python3 - "$OUT/model_${SETUP}_stack_$algo.json" >>"$LOG" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-t = m["time"]
-print("  algorithm %-7s reason %-60s total %.3f s compress %.3f communicate %.3f "
-      "predicted %.3f measured %.3f ratio %.3g" % (
-      m.get("algorithm"), m.get("algorithm_reason", "")[:60], t["total"], t["compress"],
-      t["communicate"], m.get("allreduce_predicted_s", 0), m.get("allreduce_measured_s", 0),
-      m.get("compression_ratio", 0)))
-EOF
+  # the algorithms interleaved, STACK_REPS rounds; then each one's median
+  for rep in $(seq "$STACK_REPS"); do
+    for algo in auto mpi ring redoub; do
+      echo "## gzstack -i $IN --var /wavefield --op sum -e 1e-4 --algo $algo (round $rep)" >>"$LOG"
+      # shellcheck disable=SC2086 # IN may name two files
+      launch "$BUILD/app/gzstack" -i $IN --var /wavefield --op sum -e 1e-4 --algo "$algo" \
+        -o "$DATA/out_$SETUP.h5" --metrics "$OUT/model_${SETUP}_stack_${algo}_$rep.json" \
+        --force -q >>"$LOG" 2>&1
+    done
   done
+  python3 - "$OUT" "$SETUP" "$STACK_REPS" >>"$LOG" <<'EOF'
+import json, statistics, sys
+out, setup, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+med = {}
+for algo in ("auto", "mpi", "ring", "redoub"):
+    runs = [json.load(open("%s/model_%s_stack_%s_%d.json" % (out, setup, algo, r)))
+            for r in range(1, reps + 1)]
+    for m in runs:
+        t = m["time"]
+        print("  %-7s ran %-7s total %.3f s compress %.3f communicate %.3f predicted %.3f "
+              "measured %.3f ratio %.3g | %s" % (
+              algo, m.get("algorithm"), t["total"], t["compress"], t["communicate"],
+              m.get("allreduce_predicted_s", 0), m.get("allreduce_measured_s", 0),
+              m.get("compression_ratio", 0), m.get("algorithm_reason", "")[:70]))
+    med[algo] = statistics.median(m["time"]["total"] for m in runs)
+best = min(("mpi", "ring", "redoub"), key=med.get)
+print("# medians of %d: %s; auto vs best forced (%s): %+.1f %%" % (
+    reps, ", ".join("%s %.3f s" % (a, med[a]) for a in med), best,
+    100 * (med["auto"] / med[best] - 1)))
+EOF
   rm -f "$DATA/out_$SETUP.h5"
 fi
 

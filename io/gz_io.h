@@ -210,7 +210,9 @@ void gz_reader_close(gz_reader_t *r);
  *    one; else headers are made (revision 1, big-endian, inline and
  *    crossline numbers from the coordinates). Samples are IEEE float32
  *    (format 5) for GZ_FLOAT32 data, IEEE float64 (format 6, revision 2)
- *    for GZ_FLOAT64, in the byte order of the headers. With a global
+ *    for GZ_FLOAT64, in the byte order of the headers; IBM float (format 1,
+ *    through libsegyio's conversion of the float32 values) when the global
+ *    text attribute segy_output_format is "ibm". With a global
  *    attribute gzstack_command (a stack's provenance) lines C35-C39 of the
  *    textual header carry the gzstack version, command and bound.
  *  RSF: a Madagascar header (n1 d1 o1 label1 unit1 ... from the dims in
@@ -222,8 +224,9 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
 
 /* netCDF-4 file whose variable is compressed chunk by chunk with the gzstack
  * HDF5 filter plugin (h5z/, testing filter id 390) within abs_bound, which is
- * recorded as the attribute gzstack_abs_error_bound (io_netcdf_gz.c). Needs
- * HDF5_PLUGIN_PATH to hold libh5z_gzstack.so; readers need it too. */
+ * recorded as the attribute gzstack_abs_error_bound (io_netcdf_gz.c). The
+ * filter is registered in-process (no HDF5_PLUGIN_PATH needed here, nor for
+ * gz_reader_open of the file afterwards); other readers need the plugin. */
 int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
                           double abs_bound, char *err, size_t errlen);
 

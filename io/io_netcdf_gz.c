@@ -1,10 +1,16 @@
 /* io_netcdf_gz.c - netCDF-4 output whose variable is compressed with the
- * gzstack codec through the HDF5 filter plugin (h5z/h5z_gzstack.c, testing
+ * gzstack codec through its HDF5 filter (h5z/h5z_gzstack_filter.c, testing
  * filter id 390): any netCDF/HDF5 reader with the plugin on HDF5_PLUGIN_PATH
  * reads the values back within the bound recorded in the variable's
- * attributes; a reader without it fails to read the variable. */
+ * attributes; a reader without it fails to read the variable. The writer
+ * registers the filter in the HDF5 library netCDF uses (H5Zregister), so
+ * gzstack needs no plugin path to write or to read its own files. */
+#define _GNU_SOURCE /* dladdr */
 #include "gz_io.h"
 
+#include "h5z_gzstack.h"
+
+#include <dlfcn.h>
 #include <netcdf.h>
 #include <netcdf_filter.h>
 #include <stdio.h>
@@ -12,8 +18,35 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GZ_H5Z_FILTER_ID 390u
 #define GZ_H5Z_CHUNK_VALUES (1u << 20)
+
+/* Register the filter with the HDF5 library that netCDF calls: the process
+ * may hold two (Debian's serial one under netCDF, the MPI one under our HDF5
+ * I/O), so H5Zregister is looked up among netCDF's own dependencies. Returns
+ * 0 when ncid's library has the filter afterwards. */
+static int register_filter(int ncid) {
+  typedef int (*reg_fn)(const void *);
+  int (*anchor)(const char *, int, int *) = nc_create;
+  void *addr, *lib, *sym;
+  reg_fn reg;
+  Dl_info info;
+  int ok = 0;
+  if (nc_inq_filter_avail(ncid, GZ_H5Z_FILTER_ID) == NC_NOERR)
+    return 0;
+  memcpy(&addr, &anchor, sizeof addr);
+  if (!dladdr(addr, &info) || !info.dli_fname)
+    return -1;
+  lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib)
+    return -1;
+  sym = dlsym(lib, "H5Zregister");
+  if (sym) {
+    memcpy(&reg, &sym, sizeof reg);
+    ok = reg(gz_h5z_filter_class()) >= 0;
+  }
+  dlclose(lib);
+  return ok && nc_inq_filter_avail(ncid, GZ_H5Z_FILTER_ID) == NC_NOERR ? 0 : -1;
+}
 
 /* Chunks of whole trailing dimensions, about GZ_H5Z_CHUNK_VALUES values. */
 static void chunk_shape(const gz_meta_t *m, size_t *chunk) {
@@ -66,9 +99,11 @@ int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *d
                            meta->ndims, dimids, &varid)) != NC_NOERR ||
       (status = nc_def_var_chunking(ncid, varid, NC_CHUNKED, chunk)) != NC_NOERR)
     goto fail;
-  what =
-      "cannot attach the gzstack HDF5 filter (is HDF5_PLUGIN_PATH set to the folder of "
-      "libh5z_gzstack.so?)";
+  what = "cannot register the gzstack HDF5 filter in netCDF's HDF5 library";
+  status = NC_ENOFILTER;
+  if (register_filter(ncid) != 0)
+    goto fail;
+  what = "cannot attach the gzstack HDF5 filter";
   if ((status = nc_def_var_filter(ncid, varid, GZ_H5Z_FILTER_ID, 6 + (size_t)meta->ndims,
                                   cd)) != NC_NOERR)
     goto fail;

@@ -739,6 +739,8 @@ static void provenance(unsigned char *t, const gz_meta_t *m) {
   const char *op = global_text(m, "gzstack_operation");
   const char *pol = global_text(m, "gzstack_bound_policy");
   const gz_attr_t *nsnap = gz_meta_find_global(m, "gzstack_snapshots");
+  const char *samples = global_text(m, "segy_output_format");
+  const char *key = global_text(m, "gzstack_key");
   char line[160];
   int ebc = text_is_ebcdic(t);
   size_t len;
@@ -746,9 +748,11 @@ static void provenance(unsigned char *t, const gz_meta_t *m) {
     return;
   snprintf(line, sizeof line, "GZSTACK %s", ver ? ver : "");
   text_line(t, 35, line, ebc);
-  snprintf(line, sizeof line, "%s OF %g IMAGES, %s BOUND", op ? op : "stack",
+  snprintf(line, sizeof line, "%s%s%s OF %g %s, %s BOUND, %s SAMPLES", op ? op : "stack",
+           key ? " BY " : "", key ? key : "",
            nsnap && !nsnap->is_text && nsnap->count ? nsnap->values[0] : 0.0,
-           pol ? pol : "");
+           key ? "TRACES" : "IMAGES", pol ? pol : "",
+           samples && !strcmp(samples, "ibm") ? "IBM" : "IEEE");
   text_line(t, 36, line, ebc);
   snprintf(line, sizeof line, "ERROR BOUND %.6g, CLAIMED MAX ERROR %.6g",
            eb && !eb->is_text && eb->count ? eb->values[0] : 0.0,
@@ -820,7 +824,14 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
                      const void *data, char *err, size_t errlen) {
   size_t ns = meta->dims[meta->ndims - 1], ntr = gz_meta_count(meta) / ns;
   size_t es = gz_io_dtype_size(meta->dtype), hoff = HEAD_SIZE;
-  int fmt = meta->dtype == GZ_FLOAT64 ? 6 : 5, keep = native_fits(meta, ntr, ns), lsb = 0;
+  const char *want = global_text(meta, "segy_output_format");
+  int ibm = want && !strcmp(want, "ibm");
+  int fmt = ibm                         ? 1
+            : meta->dtype == GZ_FLOAT64 ? 6
+                                        : 5,
+      keep = native_fits(meta, ntr, ns);
+  size_t oes = ibm ? 4 : es; /* bytes per sample written */
+  int lsb = 0;
   int file_little;
   unsigned char head[HEAD_SIZE], *tbuf = NULL;
   const unsigned char *src = data;
@@ -851,7 +862,7 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
     gz_io_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     return -1;
   }
-  if (!(tbuf = malloc(TRH_SIZE + ns * es))) {
+  if (!(tbuf = malloc(TRH_SIZE + ns * (es > oes ? es : oes)))) {
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     goto done;
   }
@@ -864,10 +875,19 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
       memcpy(tbuf, meta->native + hoff + t * TRH_SIZE, TRH_SIZE);
     else
       make_trace_header(tbuf, meta, t, ns, head + TEXT_SIZE);
-    memcpy(tbuf + TRH_SIZE, src + t * ns * es, ns * es);
-    if (file_little != gz_io_host_is_little())
-      gz_io_swap_bytes(tbuf + TRH_SIZE, ns, es);
-    if (fwrite(tbuf, 1, TRH_SIZE + ns * es, f) != TRH_SIZE + ns * es)
+    if (ibm) { /* float32 (rounded from double), then IBM, big-endian */
+      for (size_t i = 0; i < ns; i++) {
+        float v = meta->dtype == GZ_FLOAT64 ? (float)((const double *)data)[t * ns + i]
+                                            : ((const float *)data)[t * ns + i];
+        memcpy(tbuf + TRH_SIZE + 4 * i, &v, 4);
+      }
+      segy_from_native(1, (long long)ns, tbuf + TRH_SIZE);
+    } else {
+      memcpy(tbuf + TRH_SIZE, src + t * ns * es, ns * es);
+    }
+    if (ibm ? file_little : file_little != gz_io_host_is_little())
+      gz_io_swap_bytes(tbuf + TRH_SIZE, ns, oes);
+    if (fwrite(tbuf, 1, TRH_SIZE + ns * oes, f) != TRH_SIZE + ns * oes)
       goto write_fail;
   }
   if (fflush(f) != 0)

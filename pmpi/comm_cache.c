@@ -25,7 +25,8 @@
  *   entry, no ctx  -> first call agreed compressible: gz_ctx_create
  *                     (collective; libgzcoll agrees on its failure, so all
  *                     ranks then mark the entry "refused" together);
- *   entry with ctx -> used by every later agreed call.
+ *   entry with ctx -> used by every later agreed call; point to point uses
+ *                     it only while c->p2p (an agreed info assertion, p2p.c).
  * The attribute key's copy callback is MPI_COMM_NULL_COPY_FN (a duplicate
  * starts empty) and its delete callback destroys the context and frees the
  * agreement communicator, so MPI_Comm_free of an application communicator
@@ -183,12 +184,14 @@ gz_ctx_t gzp_comm_context(MPI_Comm comm, gzp_comm_t *c) {
   return c->ctx;
 }
 
-gz_ctx_t gzp_comm_ctx_existing(MPI_Comm comm) {
+gz_ctx_t gzp_comm_p2p_ctx(MPI_Comm comm) {
   void *value = NULL;
+  const gzp_comm_t *c;
   if (comm == MPI_COMM_NULL || lookup(comm, &value) != 1 ||
       value == &passthrough_sentinel)
     return NULL;
-  return ((gzp_comm_t *)value)->ctx;
+  c = value;
+  return c->p2p ? c->ctx : NULL;
 }
 
 void gzp_comm_finalize(void) {

@@ -13,7 +13,10 @@
  *                        alltoall; "all" (default) or "none"
  *   GZCOLL_ALGO          algorithm override, read by libgzcoll itself: one
  *                        name or "collective=name,..." (checked here too)
- *   GZCOLL_P2P           on | off (default): MPI_Send / MPI_Recv of float data
+ *   GZCOLL_P2P           on (default) | off: honour a program's
+ *                        gzcoll_assert_p2p_pairs communicator info assertion
+ *                        (MPI_Send / MPI_Recv of float data, p2p.c); never
+ *                        compresses point to point on its own
  *   GZCOLL_VERBOSE       on | off (default): one report line per call kind at
  *                        MPI_Finalize
  * Booleans accept 1/0, on/off, yes/no, true/false. The values are parsed by
@@ -116,6 +119,7 @@ static void load(void) {
   c.gz = (gz_config_t)GZ_CONFIG_INIT;
   c.min_bytes = GZP_DEFAULT_MIN_BYTES;
   c.collectives = (1u << (GZP_ALLTOALL + 1)) - 1u;
+  c.p2p = 1;
 
   if (gz_env_bool("GZCOLL_VERBOSE", &c.verbose) == GZ_ENV_BAD)
     bad = "GZCOLL_VERBOSE";
@@ -170,10 +174,8 @@ const gzp_config_t *gzp_config(void) {
   return &config;
 }
 
-void gzp_config_disable_p2p(const char *why) {
+void gzp_config_disable_p2p(void) {
   pthread_once(&config_once, load);
-  if (config.p2p)
-    gzp_warn("warning: GZCOLL_P2P ignored (%s)", why);
   config.p2p = 0;
 }
 

@@ -7,7 +7,8 @@
  *
  * Files
  *   intercept.c   MPI_Allreduce ... MPI_Alltoall: qualify, route, fall back
- *   p2p.c         MPI_Send / MPI_Recv (GZCOLL_P2P, off by default)
+ *   p2p.c         MPI_Send / MPI_Recv on communicators whose program asserted
+ *                 gzcoll_assert_p2p_pairs (MPI_Comm_set_info, _dup_with_info)
  *   lifecycle.c   MPI_Init, MPI_Init_thread, MPI_Finalize hooks
  *   env_config.c  the GZCOLL_* environment variables
  *   comm_cache.c  per-communicator state: agreement communicator, context
@@ -61,7 +62,7 @@ typedef struct gzp_config {
   gz_config_t gz;       /* error bound, mode and policy for libgzcoll */
   size_t min_bytes;     /* smallest message routed through libgzcoll */
   unsigned collectives; /* bit (1u << kind) per intercepted collective */
-  int p2p;              /* MPI_Send / MPI_Recv of float data */
+  int p2p;              /* honour the gzcoll_assert_p2p_pairs info assertion */
   int verbose;          /* exit report */
   char algo[128];       /* GZCOLL_ALGO as given ("" = auto), for the report */
 } gzp_config_t;
@@ -70,8 +71,10 @@ typedef struct gzp_config {
  * rank-0 warnings) and return the result; never NULL. */
 const gzp_config_t *gzp_config(void);
 
-/* Switch point-to-point interception off (before any send), saying why. */
-void gzp_config_disable_p2p(const char *why);
+/* Stop honouring the point-to-point assertion (from MPI_Init under
+ * MPI_THREAD_MULTIPLE, before any communicator can carry one); p2p.c says so
+ * if a program then asserts it. */
+void gzp_config_disable_p2p(void);
 
 /* Collective over MPI_COMM_WORLD, from MPI_Init / MPI_Init_thread: one
  * MAX of a hash of the parsed settings; if they differ between ranks (an
@@ -96,6 +99,8 @@ typedef struct gzp_comm {
   int dev_possible; /* some rank may see device memory (agreed, MAX) */
   int refused;      /* pass through for good: gz_ctx_create failed (agreed
                        by libgzcoll) or the duplicate is missing somewhere */
+  int p2p;          /* every rank asserted gzcoll_assert_p2p_pairs (agreed in
+                       MPI_Comm_set_info / MPI_Comm_dup_with_info); ctx set */
   gz_ctx_t ctx;     /* NULL until the first call agreed compressible */
 } gzp_comm_t;
 
@@ -111,6 +116,10 @@ gzp_comm_t *gzp_comm_get(MPI_Comm comm);
 #define GZP_F32 1u
 #define GZP_F64 2u
 #define GZP_AGREE_OK 4u
+/* ... and, in the agreement of an info assertion (p2p.c): "my info says
+ * true", "my info does not name the key". */
+#define GZP_P2P_TRUE 8u
+#define GZP_P2P_ABSENT 16u
 
 /* One agreement among the ranks of comm (collective; every rank calls it
  * for the same call): *all = the MPI_BAND of every rank's local word. 0 (and
@@ -120,8 +129,9 @@ int gzp_comm_agree(MPI_Comm comm, gzp_comm_t *c, unsigned local, unsigned *all);
  * agreed to compress (libgzcoll agrees on a refusal: c->refused on every
  * rank, NULL from then on). */
 gz_ctx_t gzp_comm_context(MPI_Comm comm, gzp_comm_t *c);
-/* The context of comm if one exists; never creates one (point to point). */
-gz_ctx_t gzp_comm_ctx_existing(MPI_Comm comm);
+/* The context of comm if every rank asserted point-to-point pairing on it
+ * (c->p2p), else NULL; never creates one and never communicates. */
+gz_ctx_t gzp_comm_p2p_ctx(MPI_Comm comm);
 /* Release the state of MPI_COMM_WORLD and MPI_COMM_SELF and the attribute
  * key (collective; from MPI_Finalize before PMPI_Finalize). */
 void gzp_comm_finalize(void);

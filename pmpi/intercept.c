@@ -120,68 +120,79 @@ static gz_ctx_t route(gzp_kind_t kind, MPI_Comm comm, double bytes, unsigned loc
   return gzp_comm_context(comm, c);
 }
 
-/* Bookkeeping after a routed call; returns 1 when the result stands, 0 when
- * the caller must redo the call through PMPI_. */
-static int routed(gzp_kind_t kind, gz_result_t rc, const gz_report_t *rep, double t0) {
-  double dt = PMPI_Wtime() - t0;
-  gzp_count_routed(kind, rc == GZ_OK ? rep : NULL, dt, rc != GZ_OK);
+/* One intercepted call on its way through libgzcoll. */
+typedef struct call {
+  gzp_kind_t kind;
+  gz_ctx_t ctx;
+  gz_dtype_t dtype; /* agreed element type */
+  gz_report_t rep;
+  double t0;
+} call_t;
+
+/* 1 when the call goes through libgzcoll (route() agreed; the recursion
+ * guard is then set), 0 when it passes through to PMPI_ (counted). Callers
+ * check gzp_inside first, so calls made from inside libgzcoll are neither
+ * examined nor counted. */
+static int call_begin(call_t *c, gzp_kind_t kind, MPI_Comm comm, double bytes,
+                      unsigned local, int agree) {
+  c->kind = kind;
+  c->ctx = route(kind, comm, bytes, local, agree, &c->dtype);
+  if (!c->ctx) {
+    gzp_count_passed(kind);
+    return 0;
+  }
+  c->t0 = PMPI_Wtime();
+  gzp_enter();
+  return 1;
+}
+
+/* After libgzcoll returned rc: bookkeeping; 1 when the result stands, 0 when
+ * the caller must redo the call through PMPI_ (libgzcoll agreed on the
+ * failure before any data landed). */
+static int call_end(call_t *c, gz_result_t rc) {
+  gzp_leave();
+  gzp_count_routed(c->kind, rc == GZ_OK ? &c->rep : NULL, PMPI_Wtime() - c->t0,
+                   rc != GZ_OK);
   return rc == GZ_OK;
+}
+
+static const void *send_side(const void *sendbuf) {
+  return sendbuf == MPI_IN_PLACE ? GZ_IN_PLACE : sendbuf;
+}
+
+/* The bytes of a reduction of count x datatype with op, or 0 (pass through)
+ * when the type or op is not one libgzcoll reduces. MPI requires count,
+ * datatype and op to be the same on every rank, so this needs no
+ * agreement beyond device memory (see the header). */
+static double reduction_bytes(int count, MPI_Datatype datatype, MPI_Op op, int blocks,
+                              gz_op_t *gop) {
+  return type_bits(datatype) && qualify_op(op, gop) ? msg_bytes(count, datatype, blocks)
+                                                    : 0;
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm) {
-  gz_dtype_t dt;
-  gz_op_t gop;
-  gz_ctx_t ctx = NULL;
-  gz_report_t rep;
-  gz_result_t rc;
-  double t0;
-  if (gzp_inside)
-    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  /* datatype, count and op are the same on every rank (MPI): no agreement
-   * beyond device memory (see the header) */
-  if (type_bits(datatype) && qualify_op(op, &gop))
-    ctx = route(GZP_ALLREDUCE, comm, msg_bytes(count, datatype, 1),
-                type_bits(datatype) & host_mask(sendbuf) & host_mask(recvbuf), 0, &dt);
-  if (!ctx) {
-    gzp_count_passed(GZP_ALLREDUCE);
-    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  }
-  t0 = PMPI_Wtime();
-  gzp_enter();
-  rc = gz_allreduce(ctx, sendbuf == MPI_IN_PLACE ? GZ_IN_PLACE : sendbuf, recvbuf,
-                    (size_t)count, dt, gop, &rep);
-  gzp_leave();
-  if (routed(GZP_ALLREDUCE, rc, &rep, t0))
+  gz_op_t gop = GZ_OP_SUM;
+  call_t c;
+  if (!gzp_inside &&
+      call_begin(&c, GZP_ALLREDUCE, comm, reduction_bytes(count, datatype, op, 1, &gop),
+                 type_bits(datatype) & host_mask(sendbuf) & host_mask(recvbuf), 0) &&
+      call_end(&c, gz_allreduce(c.ctx, send_side(sendbuf), recvbuf, (size_t)count,
+                                c.dtype, gop, &c.rep)))
     return MPI_SUCCESS;
   return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  gz_dtype_t dt;
-  gz_op_t gop;
-  gz_ctx_t ctx = NULL;
-  gz_report_t rep;
-  gz_result_t rc;
-  double t0;
-  if (gzp_inside)
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-  /* as MPI_Allreduce: recvcount, datatype and op are the same everywhere */
-  if (type_bits(datatype) && qualify_op(op, &gop))
-    ctx = route(GZP_REDUCE_SCATTER_BLOCK, comm,
-                msg_bytes(recvcount, datatype, comm_size(comm)),
-                type_bits(datatype) & host_mask(sendbuf) & host_mask(recvbuf), 0, &dt);
-  if (!ctx) {
-    gzp_count_passed(GZP_REDUCE_SCATTER_BLOCK);
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-  }
-  t0 = PMPI_Wtime();
-  gzp_enter();
-  rc = gz_reduce_scatter_block(ctx, sendbuf == MPI_IN_PLACE ? GZ_IN_PLACE : sendbuf,
-                               recvbuf, (size_t)recvcount, dt, gop, &rep);
-  gzp_leave();
-  if (routed(GZP_REDUCE_SCATTER_BLOCK, rc, &rep, t0))
+  gz_op_t gop = GZ_OP_SUM;
+  call_t c;
+  if (!gzp_inside &&
+      call_begin(&c, GZP_REDUCE_SCATTER_BLOCK, comm,
+                 reduction_bytes(recvcount, datatype, op, comm_size(comm), &gop),
+                 type_bits(datatype) & host_mask(sendbuf) & host_mask(recvbuf), 0) &&
+      call_end(&c, gz_reduce_scatter_block(c.ctx, send_side(sendbuf), recvbuf,
+                                           (size_t)recvcount, c.dtype, gop, &c.rep)))
     return MPI_SUCCESS;
   return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
@@ -199,73 +210,41 @@ static unsigned both_sides(const void *sendbuf, int sendcount, MPI_Datatype send
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  int in_place = sendbuf == MPI_IN_PLACE;
-  gz_dtype_t dt;
-  gz_ctx_t ctx;
-  gz_report_t rep;
-  gz_result_t rc;
-  double t0;
-  if (gzp_inside)
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          comm);
-  ctx = route(GZP_ALLGATHER, comm, msg_bytes(recvcount, recvtype, comm_size(comm)),
-              both_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), 1,
-              &dt);
-  if (!ctx) {
-    gzp_count_passed(GZP_ALLGATHER);
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          comm);
-  }
-  t0 = PMPI_Wtime();
-  gzp_enter();
-  rc = gz_allgather(ctx, in_place ? GZ_IN_PLACE : sendbuf, recvbuf, (size_t)recvcount, dt,
-                    &rep);
-  gzp_leave();
-  if (routed(GZP_ALLGATHER, rc, &rep, t0))
+  call_t c;
+  if (!gzp_inside &&
+      call_begin(&c, GZP_ALLGATHER, comm, msg_bytes(recvcount, recvtype, comm_size(comm)),
+                 both_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype),
+                 1) &&
+      call_end(&c, gz_allgather(c.ctx, send_side(sendbuf), recvbuf, (size_t)recvcount,
+                                c.dtype, &c.rep)))
     return MPI_SUCCESS;
   return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  gz_dtype_t dt;
-  gz_ctx_t ctx;
-  gz_report_t rep;
-  gz_result_t rc;
-  double t0;
-  if (gzp_inside)
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
-  ctx = route(GZP_BCAST, comm, msg_bytes(count, datatype, 1),
-              type_bits(datatype) & host_mask(buffer), 1, &dt);
-  if (!ctx) {
-    gzp_count_passed(GZP_BCAST);
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
-  }
-  t0 = PMPI_Wtime();
-  gzp_enter();
+  call_t c;
   /* the agreed type fixes the count: the same byte size on every rank */
-  rc = gz_bcast(ctx, buffer, (size_t)count, dt, root, &rep);
-  gzp_leave();
-  if (routed(GZP_BCAST, rc, &rep, t0))
+  if (!gzp_inside &&
+      call_begin(&c, GZP_BCAST, comm, msg_bytes(count, datatype, 1),
+                 type_bits(datatype) & host_mask(buffer), 1) &&
+      call_end(&c, gz_bcast(c.ctx, buffer, (size_t)count, c.dtype, root, &c.rep)))
     return MPI_SUCCESS;
   return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  int rank = -1, in_place = 0, count = recvcount, P = comm_size(comm);
+  int rank = -1, in_place = 0, count = recvcount, P;
   double bytes;
   unsigned local;
-  gz_dtype_t dt;
-  gz_ctx_t ctx;
-  gz_report_t rep;
-  gz_result_t rc;
-  double t0;
+  call_t c;
   if (gzp_inside)
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm);
   /* The root describes the message by its send side (its receive side is
    * MPI_IN_PLACE or must then be the same type and count), the others by
    * their receive side (their send arguments are not significant). */
+  P = comm_size(comm);
   if (comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS &&
       rank == root) {
     in_place = recvbuf == MPI_IN_PLACE;
@@ -279,18 +258,9 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     bytes = msg_bytes(recvcount, recvtype, P);
     local = type_bits(recvtype) & host_mask(recvbuf);
   }
-  ctx = route(GZP_SCATTER, comm, bytes, local, 1, &dt);
-  if (!ctx) {
-    gzp_count_passed(GZP_SCATTER);
-    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm);
-  }
-  t0 = PMPI_Wtime();
-  gzp_enter();
-  rc = gz_scatter(ctx, sendbuf, in_place ? (void *)GZ_IN_PLACE : recvbuf, (size_t)count,
-                  dt, root, &rep);
-  gzp_leave();
-  if (routed(GZP_SCATTER, rc, &rep, t0))
+  if (call_begin(&c, GZP_SCATTER, comm, bytes, local, 1) &&
+      call_end(&c, gz_scatter(c.ctx, sendbuf, in_place ? (void *)GZ_IN_PLACE : recvbuf,
+                              (size_t)count, c.dtype, root, &c.rep)))
     return MPI_SUCCESS;
   return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       comm);
@@ -298,29 +268,13 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  int in_place = sendbuf == MPI_IN_PLACE;
-  gz_dtype_t dt;
-  gz_ctx_t ctx;
-  gz_report_t rep;
-  gz_result_t rc;
-  double t0;
-  if (gzp_inside)
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         comm);
-  ctx = route(GZP_ALLTOALL, comm, msg_bytes(recvcount, recvtype, comm_size(comm)),
-              both_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), 1,
-              &dt);
-  if (!ctx) {
-    gzp_count_passed(GZP_ALLTOALL);
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         comm);
-  }
-  t0 = PMPI_Wtime();
-  gzp_enter();
-  rc = gz_alltoall(ctx, in_place ? GZ_IN_PLACE : sendbuf, recvbuf, (size_t)recvcount, dt,
-                   &rep);
-  gzp_leave();
-  if (routed(GZP_ALLTOALL, rc, &rep, t0))
+  call_t c;
+  if (!gzp_inside &&
+      call_begin(&c, GZP_ALLTOALL, comm, msg_bytes(recvcount, recvtype, comm_size(comm)),
+                 both_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype),
+                 1) &&
+      call_end(&c, gz_alltoall(c.ctx, send_side(sendbuf), recvbuf, (size_t)recvcount,
+                               c.dtype, &c.rep)))
     return MPI_SUCCESS;
   return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }

@@ -5,9 +5,7 @@
  * at start-up, on rank 0), checks that every rank parsed the same settings
  * (gzp_config_agree: otherwise the library passes everything through, as
  * ranks with different thresholds or lists would split their routing
- * decisions) and, with GZCOLL_P2P on, creates the context of
- * MPI_COMM_WORLD (collective, and MPI_Init is called by every rank) so that
- * point-to-point calls have one. An application whose MPI is initialized by
+ * decisions). An application whose MPI is initialized by
  * some other path still works: every entry point reads the environment on
  * first use (without the cross-rank check: the settings must then be the
  * same on every rank, as mpirun passes them).
@@ -21,13 +19,9 @@
 _Thread_local int gzp_inside;
 
 static void after_init(int provided) {
-  const gzp_config_t *cfg = gzp_config();
-  gzp_comm_t *world;
-  if (cfg->p2p && provided == MPI_THREAD_MULTIPLE)
-    gzp_config_disable_p2p("MPI_THREAD_MULTIPLE: a context serves one call at a time");
+  if (provided == MPI_THREAD_MULTIPLE)
+    gzp_config_disable_p2p(); /* a context serves one call at a time */
   gzp_config_agree();
-  if (cfg->p2p && (world = gzp_comm_get(MPI_COMM_WORLD)) != NULL)
-    gzp_comm_context(MPI_COMM_WORLD, world);
 }
 
 int MPI_Init(int *argc, char ***argv) {

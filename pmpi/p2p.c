@@ -1,26 +1,98 @@
 /*
- * p2p.c - MPI_Send / MPI_Recv of float data through gz_send / gz_recv
- * (GZCOLL_P2P=on; off by default).
+ * p2p.c - MPI_Send / MPI_Recv of float data through gz_send / gz_recv, on
+ * the communicators whose program asserted that its float messages pair up.
  *
  * A compressed message travels on the context's private communicator with
  * its compressed size in its header, so both ends must take the compressed
- * path: a send qualifies when its type is MPI_FLOAT or MPI_DOUBLE, count x
- * size >= GZCOLL_MIN_BYTES, dest and tag are explicit, and the communicator
- * already has a context; a receive qualifies under the same rules with an
- * explicit source and tag (no MPI_ANY_SOURCE / MPI_ANY_TAG) and must name the
- * count that was sent. Contexts are created collectively, so they are never
- * created here: MPI_COMM_WORLD gets one in MPI_Init when GZCOLL_P2P is on,
- * other communicators when a collective created theirs. Those are the
- * pairing rules an application must keep (a compressed send received by
- * MPI_Irecv, a wildcard or another count would not match), which is why the
- * switch is off by default. Not used under MPI_THREAD_MULTIPLE (a context
- * serves one call at a time).
+ * path. Whether the receiver will do so cannot be known by the sender: a
+ * legal program may receive a float MPI_Send with MPI_Irecv, a wildcard, a
+ * larger count, after MPI_Probe, or by MPI_Sendrecv. No environment variable
+ * can therefore make point to point safe for a program nobody has read, and
+ * none switches it on. The program itself asserts it, as MPI-4 programs
+ * assert "mpi_assert_no_any_source": the communicator info key
  *
- * Point to point has no agreement: a failure is reported as MPI would, via
- * the communicator's error handler, with MPI_ERR_OTHER.
+ *   gzcoll_assert_p2p_pairs = true
+ *
+ * given to MPI_Comm_set_info or MPI_Comm_dup_with_info promises that on this
+ * communicator every MPI_Send of MPI_FLOAT or MPI_DOUBLE data of at least
+ * GZCOLL_MIN_BYTES is received by an MPI_Recv with the same datatype and
+ * count, naming the sender and the tag, and that every such MPI_Recv
+ * receives such an MPI_Send (both ends then compute the same "qualifies").
+ * Both calls are collective, so the assertion is agreed there: it is left as
+ * it was when no rank's info names the key, holds when every rank's info
+ * says "true", and is withdrawn otherwise (any other value, or named on some
+ * ranks only). The communicator's context is created at that
+ * point (collectively), never in a send or receive. A duplicate does not
+ * inherit the assertion (it starts without one: fewer compressed messages,
+ * never a mismatched one). GZCOLL_P2P=off ignores every assertion; so does
+ * MPI_THREAD_MULTIPLE (a context serves one call at a time).
+ *
+ * Point to point has no agreement of its own: a failure is reported as MPI
+ * would, via the communicator's error handler, with MPI_ERR_OTHER.
  */
 #include "gzcoll_pmpi.h"
 
+#include <stdatomic.h>
+#include <string.h>
+#include <strings.h>
+
+#define GZP_P2P_KEY "gzcoll_assert_p2p_pairs"
+
+static atomic_int ignored_warned;
+
+/* This rank's word for the agreement on an info object. */
+static unsigned assertion_word(MPI_Info info) {
+  char value[16];
+  int flag = 0;
+  if (info == MPI_INFO_NULL ||
+      PMPI_Info_get(info, GZP_P2P_KEY, (int)sizeof value - 1, value, &flag) !=
+          MPI_SUCCESS ||
+      !flag)
+    return GZP_P2P_ABSENT;
+  return strcasecmp(value, "true") == 0 ? GZP_P2P_TRUE : 0u;
+}
+
+/* Collective over comm (called from the two collective info calls on every
+ * rank, under conditions every rank shares: the settings are agreed at
+ * MPI_Init). */
+static void agree_assertion(MPI_Comm comm, MPI_Info info) {
+  const gzp_config_t *cfg = gzp_config();
+  unsigned local, all = 0;
+  gzp_comm_t *c;
+  if (!cfg->enabled)
+    return;
+  local = assertion_word(info);
+  if (!cfg->p2p) {
+    if ((local & GZP_P2P_TRUE) && !atomic_exchange(&ignored_warned, 1))
+      gzp_warn("warning: info " GZP_P2P_KEY " ignored (GZCOLL_P2P=off or "
+               "MPI_THREAD_MULTIPLE): point-to-point calls pass through");
+    return;
+  }
+  if ((c = gzp_comm_get(comm)) == NULL || c->refused)
+    return;
+  if (!gzp_comm_agree(comm, c, local, &all))
+    return; /* refused everywhere: c->p2p stays as it was, ctx NULL */
+  if (all & GZP_P2P_ABSENT)
+    return; /* no rank named the key */
+  c->p2p = (all & GZP_P2P_TRUE) && gzp_comm_context(comm, c) != NULL;
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  int rc = PMPI_Comm_set_info(comm, info);
+  if (rc == MPI_SUCCESS && !gzp_inside)
+    agree_assertion(comm, info);
+  return rc;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+  int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+  if (rc == MPI_SUCCESS && !gzp_inside)
+    agree_assertion(*newcomm, info);
+  return rc;
+}
+
+/* Whether this send or receive takes the compressed path: the program's
+ * assertion makes both ends compute the same answer. */
 static int p2p_qualifies(MPI_Datatype type, int count, int peer, int tag, MPI_Comm comm,
                          gz_dtype_t *dtype, gz_ctx_t *ctx) {
   const gzp_config_t *cfg = gzp_config();
@@ -34,7 +106,7 @@ static int p2p_qualifies(MPI_Datatype type, int count, int peer, int tag, MPI_Co
     return 0;
   if ((double)count * (double)gz_dtype_size(*dtype) < (double)cfg->min_bytes)
     return 0;
-  *ctx = gzp_comm_ctx_existing(comm);
+  *ctx = gzp_comm_p2p_ctx(comm);
   return *ctx != NULL;
 }
 

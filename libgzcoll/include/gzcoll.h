@@ -76,10 +76,11 @@ size_t gz_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 if unknown */
  *
  * Quantization q = round(x / 2eb) (round to nearest), reconstruction
  * x' = (T)(2eb * q); elements that cannot be represented within eb are stored
- * verbatim. With a predictor, gz_compress writes format version 2: the codes
- * of each chunk are predicted in the data's own dimensions (Lorenzo or multilevel
- * interpolation, chosen per chunk from a sample) and the residuals coded
- * bit-packed or through zstd, whichever is smaller. Format version 1 (codes
+ * verbatim. With a predictor, gz_compress writes format version 2: each chunk
+ * is predicted in the data's own dimensions (Lorenzo or multilevel
+ * interpolation, on the codes or, lossy, on reconstructed values with the
+ * prediction error quantized; chosen per chunk from samples) and the
+ * residuals coded by rANS or bit-packed, whichever is smaller. Format version 1 (codes
  * delta-coded within blocks of GZ_BLOCK values, bit-packed per block; still
  * written by the collectives and the GPU codec) decodes as before. Chunks are
  * independent (compressed and decompressed in parallel). The stream layout
@@ -93,7 +94,12 @@ typedef enum {
   GZ_PRED_NONE = 0,    /* format version 1, the same bytes as before version 2 */
   GZ_PRED_LORENZO = 1, /* Lorenzo in the data's 1, 2 or 3 dimensions */
   GZ_PRED_INTERP = 2,  /* multilevel cubic/linear interpolation */
-  GZ_PRED_AUTO = 3     /* per chunk, the better of LORENZO and INTERP on a sample */
+  GZ_PRED_AUTO = 3,    /* per chunk, the best of the four on a sample */
+  /* From reconstructed values, prediction errors quantized in bins centred
+   * on the prediction (SZ's scheme; archive streams only, lossy bounds
+   * only: with eb = 0 they fall back to LORENZO / INTERP) */
+  GZ_PRED_QLORENZO = 4,
+  GZ_PRED_QINTERP = 5
 } gz_predictor_t;
 
 #define GZ_CODEC_MAXDIMS 8

@@ -164,6 +164,7 @@ expect 2 "--running 2.5" -i "$SST" --var sst --running 2.5
 expect 1 "--running 200" -i "$TREFHT" --var TREFHT --running 200
 expect 1 "--group 111" -i "$TREFHT" --var TREFHT --group 111
 expect 2 "--ensemble excludes" -i "$SST" --var sst --group year --ensemble
+expect 1 "--scale: not with --group" -i "$SST" --var sst --group year --scale 2
 cdo -s seltimestep,1/29 "$TMP/m2.nc" "$TMP/m29.nc" || ko "member of 29"
 expect 1 "--ensemble: .*m29.nc holds 29 selected records" -i "$TMP/m1.nc" "$TMP/m29.nc" --ensemble
 head -c $((96 * 20 * 4 * 3)) /dev/zero >"$TMP/raw.raw"

@@ -16,10 +16,31 @@ grep -q "held" "$TMP/out" && ok || ko "--verify reports the bound held"
 grep -qE "ratio [0-9.]+, bit rate" "$TMP/out" && ok || ko "--verify prints ratio and bit rate"
 expect "decompress TREFHT" "$GZ" decompress -i "$TMP/t.gzc" -o "$TMP/t.nc"
 expect "TREFHT within 1e-2" "$CHECK" "$TREFHT" TREFHT "$TMP/t.nc" TREFHT 1e-2
-# ERSST with NaN land, relative bound 1e-4 of the range (-1.8 .. 34.1 degC)
-expect "compress sst" "$GZ" compress -i "$SST" --var sst -e 1e-4 --eb-mode rel -o "$TMP/s.gzc"
+# ERSST, land = missing_value -9.97e36: relative bound 1e-4 of the range of the
+# valid values only (-1.8 .. 34.1 degC); the checker derives it independently
+expect "compress sst" "$GZ" compress -i "$SST" --var sst -e 1e-4 --eb-mode rel -o "$TMP/s.gzc" --verify
+grep -q "bound 0.00359029 = 0.0001 x range 35.9029" "$TMP/out" && ok || ko "rel: range of the valid values"
 expect "decompress sst to HDF5" "$GZ" decompress -i "$TMP/s.gzc" -o "$TMP/s.h5"
-expect "sst within 1e-4 x range, NaN kept" "$CHECK" "$SST" sst "$TMP/s.h5" sst rel:1e-4
+expect "sst within 1e-4 x range, missing value kept" "$CHECK" "$SST" sst "$TMP/s.h5" sst rel:1e-4
+# --eb-mode psnr / norm: strict bounds derived from the target; --verify and
+# the checker both assert the achieved figure and every value within the bound
+expect "compress sst psnr 80" "$GZ" compress -i "$SST" --var sst -e 80 --eb-mode psnr -o "$TMP/p.gzc" --verify
+grep -qE "psnr 80: bound 0.00359029 = range 35.9029 x 10\^\(-80/20\); PSNR [0-9.]+ dB met" "$TMP/out" \
+  && ok || { ko "--verify reports the PSNR target met"; cat "$TMP/out"; }
+expect "decompress sst psnr" "$GZ" decompress -i "$TMP/p.gzc" -o "$TMP/p.nc"
+expect "sst PSNR >= 80 dB, within range x 1e-4" "$CHECK" "$SST" sst "$TMP/p.nc" sst psnr:80
+expect "compress TREFHT psnr 60" "$GZ" compress -i "$TREFHT" --var TREFHT -e 60 --eb-mode psnr -o "$TMP/tp.gzc"
+expect "decompress TREFHT psnr" "$GZ" decompress -i "$TMP/tp.gzc" -o "$TMP/tp.nc"
+expect "TREFHT PSNR >= 60 dB" "$CHECK" "$TREFHT" TREFHT "$TMP/tp.nc" TREFHT psnr:60
+expect "compress soda norm 0.05" "$GZ" compress -i "$SODA" --dims 96x2048 -e 0.05 --eb-mode norm \
+  -o "$TMP/sn.gzc" --verify
+grep -qE "norm 0.05: bound [0-9.e-]+ = 0.05 / sqrt\(4718592\); L2 norm of error [0-9.e-]+ met" "$TMP/out" \
+  && ok || { ko "--verify reports the L2 target met"; cat "$TMP/out"; }
+expect "decompress soda norm" "$GZ" decompress -i "$TMP/sn.gzc" -o "$TMP/sn.raw"
+expect "soda L2 <= 0.05" "$CHECK" "$SODA" - "$TMP/sn.raw" - norm:0.05 24x96x2048
+expect "compress WRF norm 1" "$GZ" compress -i "$WRF" --var T -e 1 --eb-mode norm -o "$TMP/wn.gzc"
+expect "decompress WRF norm" "$GZ" decompress -i "$TMP/wn.gzc" -o "$TMP/wn.nc"
+expect "WRF T L2 <= 1" "$CHECK" "$WRF" T "$TMP/wn.nc" T norm:1
 # raw seismic shots: --dims of one record, the shot count from the file size
 expect "compress soda lakes" "$GZ" compress -i "$SODA" --dims 96x2048 --dtype f32 -e 1e-4 \
   -o "$TMP/soda.gzc"
@@ -41,6 +62,13 @@ expect_error "missing input" "nope.nc" "$GZ" compress -i "$TMP/nope.nc" -e 1e-3 
 expect_error "wrong variable" "NOVAR" "$GZ" compress -i "$TREFHT" --var NOVAR -e 1e-3 -o "$TMP/x.gzc"
 expect_error "existing output" "exists" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-2 -o "$TMP/t.gzc"
 expect_error "negative bound" "error bound" "$GZ" compress -i "$TREFHT" -e -1 -o "$TMP/x.gzc"
+expect_error "psnr 0" "-e 0: the error bound is the target PSNR in dB and must be > 0 \(--eb-mode psnr\)" \
+  "$GZ" compress -i "$TREFHT" -e 0 --eb-mode psnr -o "$TMP/x.gzc"
+expect_error "negative norm" "-e -1: the error bound must be a finite number >= 0 \(--eb-mode norm\)" \
+  "$GZ" compress -i "$TREFHT" -e -1 --eb-mode norm -o "$TMP/x.gzc"
+expect_error "infinite psnr" "--eb-mode psnr" "$GZ" compress -i "$TREFHT" -e inf --eb-mode psnr -o "$TMP/x.gzc"
+expect_error "unknown mode" "--eb-mode l3: use abs, rel, psnr or norm" \
+  "$GZ" compress -i "$TREFHT" -e 1 --eb-mode l3 -o "$TMP/x.gzc"
 expect_error "bad dims" "--dims" "$GZ" compress -i "$SODA" --dims 96xZ -e 1e-3 -o "$TMP/x.gzc"
 head -c 1000 "$TMP/t.gzc" >"$TMP/trunc.gzc"
 expect_error "truncated archive" "corrupt|truncat" "$GZ" decompress -i "$TMP/trunc.gzc" -o "$TMP/x.nc"

@@ -143,7 +143,10 @@ d=$TMP/small
 mkdir -p "$d"
 if mount -t tmpfs -o size=300k gztest "$d" 2>/dev/null; then
   head -c 290000 /dev/zero >"$d/fill" 2>/dev/null
-  "$MPIRUN" --oversubscribe -np 2 "$GZ" compress -i "$TMP/in.raw" --dims 4096x4096 -e 0 \
+  # random bits, lossless: an archive of about 4 MiB that cannot fit (zeros
+  # compress to a few hundred bytes since the codec's rANS stage)
+  head -c 4194304 /dev/urandom >"$TMP/noise.raw"
+  "$MPIRUN" --oversubscribe -np 2 "$GZ" compress -i "$TMP/noise.raw" --dims 1024x1024 -e 0 \
     -o "$d/full.gzc" >"$TMP/full.log" 2>&1 && ko "full disk: exit 0"
   grep -q "No space left on device" "$TMP/full.log" && ok || { ko "full disk: no cause"; cat "$TMP/full.log"; }
   compgen -G "$d/full.gzc*" >/dev/null && ko "full disk: partial output: $(ls "$d")" || ok

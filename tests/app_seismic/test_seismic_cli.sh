@@ -131,6 +131,84 @@ else
   echo "note: segyio-catb not found (Debian segyio-bin): tool checks not run"
 fi
 
+# --- key-based stacking (sustack key=cdp) -----------------------------------
+# generated CDP gathers over three files (IEEE big/little-endian, IBM), mutes
+# and dead traces as zeros: every output trace checked against numpy's group
+# mean (fold or live-sample normalised), the headers against the first trace
+good "generate cdp gathers" "$PY" "$CHECK" gengathers "$D"
+G3=("$D/g0.sgy" "$D/g1.sgy" "$D/g2.sgy")
+for np in 1 3 4; do
+  good "--key live np$np" "${M[@]}" $np "$GZ" -i "${G3[@]}" --key cdp --normalize live \
+    --algo ring -e 1e-3 -o "$TMP/kl_$np.sgy" -q
+  good "--key live np$np vs numpy" "$PY" "$CHECK" keystack cdp live mean 1e-3 "$TMP/kl_$np.sgy" "${G3[@]}"
+  # exact (-e 0): the same bytes at every rank count
+  good "--key exact np$np" "${M[@]}" $np "$GZ" -i "${G3[@]}" --key 21 --normalize live -e 0 \
+    -o "$TMP/k0_$np.sgy" -q
+done
+# (the textual header's claimed bound counts the ranks: binary header on)
+same_from_3201() { cmp -s <(tail -c +3201 "$1") <(tail -c +3201 "$2"); }
+same_from_3201 "$TMP/k0_1.sgy" "$TMP/k0_3.sgy" && same_from_3201 "$TMP/k0_1.sgy" "$TMP/k0_4.sgy" &&
+  ok || ko "--key -e 0: outputs differ between 1, 3 and 4 ranks"
+good "--key exact vs numpy" "$PY" "$CHECK" keystack cdp live mean 0 "$TMP/k0_4.sgy" "${G3[@]}"
+good "--key fold" "${M[@]}" 3 "$GZ" -i "${G3[@]}" --key CDP --algo ring -e 1e-3 -o "$TMP/kf.sgy" -q
+good "--key fold vs numpy" "$PY" "$CHECK" keystack cdp fold mean 1e-3 "$TMP/kf.sgy" "${G3[@]}"
+for op in max rms; do
+  good "--key $op" "${M[@]}" 3 "$GZ" -i "${G3[@]}" --key cdp --op $op -e 1e-3 -o "$TMP/k_$op.sgy" -q
+  good "--key $op vs numpy" "$PY" "$CHECK" keystack cdp fold $op 1e-3 "$TMP/k_$op.sgy" "${G3[@]}"
+done
+good "--key --scale" "${M[@]}" 3 "$GZ" -i "${G3[@]}" --key cdp --normalize live --scale 1,-0.5,2 \
+  --algo ring -e 1e-3 -o "$TMP/kscale.sgy" -q
+good "--key --scale vs numpy" "$PY" "$CHECK" keystack --scale=1,-0.5,2 cdp live mean 1e-3 \
+  "$TMP/kscale.sgy" "${G3[@]}"
+# IBM output (--segy-format ibm): segyio reads it back within E + 2^-20 |value|
+good "--key IBM out" "${M[@]}" 3 "$GZ" -i "${G3[@]}" --key cdp --normalize live --algo redoub \
+  --segy-format ibm -e 1e-3 -o "$TMP/kibm.sgy" -q
+good "--key IBM out vs numpy" "$PY" "$CHECK" keystack cdp live mean 1e-3 "$TMP/kibm.sgy" "${G3[@]}"
+good "IBM out little-endian" "${M[@]}" 4 "$GZ" -i "$D/lsb_"?.sgy --segy-format ibm -e 1e-3 \
+  -o "$TMP/sibm.sgy" -q
+good "IBM out little-endian vs numpy" "$PY" "$CHECK" ibmstack mean 1e-3 "$TMP/sibm.sgy" "$D/lsb_"?.sgy
+good "IBM in, IBM out" "$GZ" -i "$D/ibm_0.sgy" --segy-format ibm -e 0 -o "$TMP/ibm1.sgy" -q
+good "IBM in, IBM out: samples" "$PY" "$CHECK" ibmstack mean 0 "$TMP/ibm1.sgy" "$D/ibm_0.sgy"
+# IBM values are float32 values: IBM in, -e 0, IBM out gives back the same
+# bytes after the textual header
+cmp -s <(tail -c +3201 "$D/ibm_0.sgy") <(tail -c +3201 "$TMP/ibm1.sgy") && ok ||
+  ko "IBM in, IBM out: binary header, trace headers and samples not byte-identical"
+good "IBM provenance in C36" "$PY" -c "
+import segyio
+with segyio.open('$TMP/ibm1.sgy', ignore_geometry=True) as f:
+    assert b'MEAN OF 1 IMAGES, STRICT BOUND, IBM SAMPLES' in f.text[0].upper(), f.text[0][2800:]"
+if command -v segyio-catb >/dev/null; then
+  segyio-catb "$TMP/kibm.sgy" | grep -qE "^format[[:space:]]+1$" && ok || ko "segyio-catb IBM format"
+fi
+# soda-lakes shots (IBM, cdp = shot + 2 channel) into CDP gathers; by shot
+good "--key soda np3" "${M[@]}" 3 "$GZ" -i "$D/ibm_"?.sgy --key cdp --normalize live -e 1e-3 \
+  -o "$TMP/ksoda.sgy" -q
+good "--key soda vs numpy" "$PY" "$CHECK" keystack cdp live mean 1e-3 "$TMP/ksoda.sgy" "$D/ibm_"?.sgy
+good "--key fldr" "${M[@]}" 4 "$GZ" -i "$D/ieee_"?.sgy --key FieldRecord --op sum -e 1e-2 \
+  -o "$TMP/kfldr.sgy" -q
+good "--key fldr vs numpy" "$PY" "$CHECK" keystack fldr fold sum 1e-2 "$TMP/kfldr.sgy" "$D/ieee_"?.sgy
+if command -v segyio-catr >/dev/null; then
+  segyio-catr -t 3 "$TMP/kl_3.sgy" | grep -qE "^nhs[[:space:]]+3$" && ok || ko "segyio-catr nhs"
+  segyio-catb "$TMP/kl_3.sgy" | grep -qE "^hns[[:space:]]+120$" && ok || ko "segyio-catb key stack"
+fi
+
+# --- sections (--png, --png-section) ------------------------------------------
+# a cube positive above 80 ms and negative below: inline and crossline
+# sections are drawn with time down in the diverging map; a time slice; a
+# key stack's section
+good "generate cube" "$PY" "$CHECK" gencube "$D/cube.sgy"
+for s in inline=3 crossline=12; do
+  good "section $s" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$TMP/c.sgy" --force \
+    --png "$TMP/c_$s.png" --png-section $s -q
+  good "section $s: time down, diverging" "$PY" "$CHECK" section "$TMP/c_$s.png"
+done
+good "time slice" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$TMP/c.nc" --png "$TMP/ct.png" \
+  --png-section time=40 -q
+[ -s "$TMP/ct.png" ] && ok || ko "time slice: no PNG"
+good "key stack section" "$GZ" -i "${G3[@]}" --key cdp -e 1e-3 -o "$TMP/ks.sgy" \
+  --png "$TMP/ks.png" -q
+good "key stack section: time down" "$PY" "$CHECK" tall "$TMP/ks.png"
+
 # --- compress / decompress keeps the headers --------------------------------
 for src in "$F3" "$D/ieee_0.sgy" "$D/lsb_0.sgy"; do
   b=$(basename "$src" .sgy)
@@ -184,6 +262,21 @@ ref = np.load('$D/shots.npy').astype(np.float64).max(axis=0)
 e = np.abs(got - ref).max()
 assert e <= 1e-3 * 1.0001, e
 print('ok: xdr RSF max -> SEG-Y, error', e)"
+# sfstack equivalents on a muted cube (zeros above a time growing with the
+# trace, dead traces): norm=y (the default: divide by the non-zero count),
+# norm=n, rms=y, scale=
+good "muted RSF cube" "$PY" "$CHECK" genmute "$D/shots.raw" 4x96x2048 "$D/mute.rsf"
+for np in 1 4; do
+  good "sfstack norm np$np" "${M[@]}" $np "$GZ" -i "$D/mute.rsf" --normalize live --algo ring \
+    -e 1e-3 -o "$TMP/mn$np.rsf" -q
+  good "sfstack norm np$np vs numpy" "$PY" "$CHECK" sfstack norm - 1e-3 "$TMP/mn$np.rsf" "$D/mute.rsf.npy"
+done
+good "sfstack rms=y scale=" "${M[@]}" 4 "$GZ" -i "$D/mute.rsf" --op rms --normalize live \
+  --scale 1,2,0.5,-1 --algo ring -e 1e-3 -o "$TMP/mr.rsf" -q
+good "sfstack rms=y scale= vs numpy" "$PY" "$CHECK" sfstack rms 1,2,0.5,-1 1e-3 "$TMP/mr.rsf" "$D/mute.rsf.npy"
+good "sfstack norm=n scale=" "${M[@]}" 3 "$GZ" -i "$D/mute.rsf" --op sum --scale 1,2,0.5,-1 \
+  --algo redoub -e 1e-3 -o "$TMP/ms.rsf" -q
+good "sfstack norm=n scale= vs numpy" "$PY" "$CHECK" sfstack sum 1,2,0.5,-1 1e-3 "$TMP/ms.rsf" "$D/mute.rsf.npy"
 # SEG-Y to RSF: the time axis in ms from the SEG-Y headers
 good "SEG-Y to RSF" "$GZ" stack -i "$D/ieee_0.sgy" -e 0 -o "$TMP/g.rsf" -q
 grep -aq 'n1=2048 d1=0.25 o1=0 label1="time" unit1="ms"' "$TMP/g.rsf" && ok || ko "RSF axis 1 from SEG-Y"
@@ -229,6 +322,29 @@ bad "RSF truncated" "half\.rsf: truncated: .* holds 1000 bytes of data" "$O" \
 printf 'n1=10 data_format=native_int in="%s"\n' "$D/soda.rsf@" >"$D/int.rsf"
 bad "RSF int" "int\.rsf: data_format=native_int is not supported" "$O" \
   "$GZ" -i "$D/int.rsf" -e 1e-3 -o "$O"
+
+# --key: an unknown field, traces of another length, a file that is not SEG-Y
+bad "--key unknown field" "--key cdpz: no such trace header field" "$O" \
+  "$GZ" -i "$D/g0.sgy" --key cdpz -e 1e-3 -o "$O"
+bad "--key sample counts" "ieee_0\.sgy: 2048 samples per trace, but .*g0\.sgy has 120 \(--key cdp" \
+  "$O" "${M[@]}" 3 "$GZ" -i "$D/g0.sgy" "$D/ieee_0.sgy" --key cdp -e 1e-3 -o "$O"
+bad "--key RSF" "soda\.rsf: --key cdp groups SEG-Y traces .* rsf file" "$O" \
+  "$GZ" -i "$D/soda.rsf" --key cdp -e 1e-3 -o "$O"
+bad "--segy-format ibm to netCDF" "--segy-format ibm: IBM samples are for a SEG-Y output" \
+  "$TMP/bad.nc" "$GZ" -i "$D/g0.sgy" --segy-format ibm -e 1e-3 -o "$TMP/bad.nc"
+bad "--png-section no such inline" "--png-section inline=9: no inline 9 \(1 \.\. 4\)" \
+  "$O" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$O" --png "$TMP/bad.png" --png-section inline=9
+bad "--png-section no such axis" "--png-section depth=9: no dimension of that name" \
+  "$O" "$GZ" -i "$D/cube.sgy" -e 1e-3 -o "$O" --png "$TMP/bad.png" --png-section depth=9
+[ -e "$TMP/bad.png" ] && ko "--png-section: bad.png left behind"
+bad "--scale count" "--scale 1,2: 2 factors for 4 stacked records" "$TMP/bad.rsf" \
+  "${M[@]}" 3 "$GZ" -i "$D/mute.rsf" --scale 1,2 -e 1e-3 -o "$TMP/bad.rsf"
+bad "--scale not a number" "--scale 1,x: expected finite numbers" "$TMP/bad.rsf" \
+  "$GZ" -i "$D/mute.rsf" --scale 1,x -e 1e-3 -o "$TMP/bad.rsf"
+bad "--key with --steps" "--key cdp: --key stacks every trace" "$O" \
+  "$GZ" -i "$D/g0.sgy" --steps 0:1 --key cdp -e 1e-3 -o "$O"
+bad "--normalize live --op max" "--normalize live: .* use it with --op mean" "$O" \
+  "$GZ" -i "$D/g0.sgy" --key cdp --normalize live --op max -e 1e-3 -o "$O"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -275,6 +275,25 @@ static void hand_moments(void) {
     c = gzs_moment_claim(GZ_FLOAT64, 1e-3, 2.0);
     GZ_CHECK(c.f32 == 0 && c.claimed == c.stage, "f64 moment claim");
   }
+  {
+    /* IBM float: truncation to 24 mantissa bits behind a hexadecimal
+     * exponent, worst just above a power of 16 (three leading zero bits) */
+    const double xs[] = {
+        1.0 / 16 * (1 + 0x1p-21), 1.0000001, 15.999999, 0.0627, 3.1e7, -257.3, 1.5e-5};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+      double a = fabs(xs[i]), p16 = 1, m;
+      while (a >= p16)
+        p16 *= 16;
+      while (a < p16 / 16)
+        p16 /= 16;
+      m = floor(a / p16 * 0x1p24) * p16 * 0x1p-24; /* truncated */
+      GZ_CHECK(a - m <= gzs_bound_ibm(a), "IBM: %.17g truncated by %g > %g", xs[i], a - m,
+               gzs_bound_ibm(a));
+    }
+    GZ_CHECK(gzs_bound_ibm(16.0) == 16.0 * 0x1p-20 && gzs_bound_ibm(0) == 0 &&
+                 gzs_bound_ibm(NAN) == 0,
+             "IBM bound 2^-20 m");
+  }
 }
 
 /* Second moments, simulated: values with a large offset (cancellation

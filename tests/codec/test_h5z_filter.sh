@@ -1,7 +1,9 @@
 #!/bin/bash
 # test_h5z_filter.sh GZSTACK PLUGIN_DIR DATA_DIR
 # gzstack compress -o x.nc writes a netCDF-4 file whose variable goes through
-# the gzstack HDF5 filter plugin. With only HDF5_PLUGIN_PATH set, h5dump -d
+# the gzstack HDF5 filter (registered in-process: gzstack runs without
+# HDF5_PLUGIN_PATH, and --verify reads the file back through the filter it
+# wrote with, a single compression). With only HDF5_PLUGIN_PATH set, h5dump -d
 # and h5py read every element back within the recorded bound (NaN stays NaN);
 # without the plugin both fail with an error and return no values. Exits 77
 # (skip) when h5dump, python3 with h5py and numpy, or the data are missing.
@@ -50,7 +52,8 @@ except OSError as e:
 }
 
 mkdir -p "$T/empty"
-export HDF5_PLUGIN_PATH=$PLUGIN
+# gzstack registers the filter in-process: writing needs no plugin path
+unset HDF5_PLUGIN_PATH
 "$GZSTACK" compress -i "$DATA/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw" --dims 24x96x2048 \
   --dtype f32 -e 1e-4 -o "$T/soda.nc" -q || { echo "FAIL: compress soda"; exit 1; }
 check soda "np.fromfile('$DATA/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw', '<f4').reshape(24, 96, 2048)" \
@@ -59,5 +62,17 @@ if [ -r "$DATA/climate_ersst_v5/sst.mnmean.nc" ]; then
   "$GZSTACK" compress -i "$DATA/climate_ersst_v5/sst.mnmean.nc" --var sst -e 1e-3 \
     -o "$T/sst.nc" -q || { echo "FAIL: compress sst"; exit 1; }
   check sst "h5py.File('$DATA/climate_ersst_v5/sst.mnmean.nc', 'r')['sst'][...]" "$T/sst.nc" sst 1e-3
+  # --verify on a .nc output reads the written file back; the bound of
+  # --eb-mode psnr 70 comes from the range of the valid values (not the
+  # missing value -9.97e36): 35.9029 x 10^(-70/20) = 0.0113535
+  if "$GZSTACK" compress -i "$DATA/climate_ersst_v5/sst.mnmean.nc" --var sst -e 70 \
+    --eb-mode psnr -o "$T/psnr.nc" --verify >"$T/psnr.log" 2>&1; then
+    grep -q "PSNR [0-9.]* dB met" "$T/psnr.log" || { echo "FAIL: psnr .nc --verify"; cat "$T/psnr.log"; fail=1; }
+    check psnr "h5py.File('$DATA/climate_ersst_v5/sst.mnmean.nc', 'r')['sst'][...]" "$T/psnr.nc" sst \
+      "float(f[var].attrs['gzstack_abs_error_bound'][0]) if abs(eb - 0.0113535) < 1e-6 else -1"
+  else
+    echo "FAIL: compress sst --eb-mode psnr -o .nc --verify"; cat "$T/psnr.log"; fail=1
+  fi
+  ls "$T" | grep -q "tmp-\|\.part" && { echo "FAIL: temporary files left"; fail=1; }
 fi
 exit $fail

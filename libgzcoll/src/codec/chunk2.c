@@ -1,20 +1,26 @@
-/* chunk2.c - one chunk of format version 2: quantize to codes (escapes as in
- * kernels/gz_block.h: values the quantizer refuses are stored verbatim), pick
- * a predictor from a sample of the chunk, predict, and code the residuals
- * bit-packed or as byte symbols through zstd, whichever is smaller.
+/* chunk2.c - one chunk of format version 2: pick a predictor from samples of
+ * the chunk, then either quantize to codes and predict them (escapes as in
+ * kernels/gz_block.h: values the quantizer refuses are stored verbatim), or
+ * predict reconstructed values with quantization fused in (pred_value.c),
+ * and code the residuals with rANS or bit-packed, whichever is smaller.
  *
  * Layout (n = d0 d1 d2 values of the chunk's box):
  *   byte 0  predictor: 0 = none (the rest is format-1 blocks of the values),
- *           else kind | view << 4: kind 1 = Lorenzo, 2 = interpolation; view
- *           0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 = its 1-D
- *           flattening (seismic traces predict best along time alone)
+ *           else kind | view << 4: kind 1 = Lorenzo on codes, 2 =
+ *           interpolation on codes, 3 = QLORENZO, 4 = QINTERP (on
+ *           reconstructed values, bins centred on the prediction; lossy
+ *           only); view 0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 =
+ *           its 1-D flattening (seismic traces predict best along time alone)
  *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
- *   varint  common factor g >= 1 of the codes (predicted divided by g)
+ *           (1 and 2 through zstd; decoded, no longer written), 3 = rANS
+ *   varint  common factor g >= 1 of the codes (predicted divided by g; 1
+ *           for kinds 3 and 4)
  *   section R: the n residuals in that coding          (entropy.h)
  *   section E: escapes: varint count, per escape a varint gap (values since
  *              the previous escape's successor), then the escaped values
  *              verbatim in order.
- * A chunk that would not shrink below the raw values falls back to 0.
+ * A chunk that would not shrink below the raw values, or whose sample
+ * estimate is above 90% of them, falls back to 0.
  */
 #include "codec/chunk2.h"
 
@@ -25,12 +31,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SAMPLE_VALUES 16384
-/* Estimated sizes further apart than this on the sample: no second coding. */
-#define CLEAR_WIN 1.3
+#define SAMPLE_VALUES 8192
+#ifndef SAMPLE_BOXES
+#define SAMPLE_BOXES 4
+#endif
+/* Fewest residuals worth a rANS table (and within the scratch of 11 n). */
+#define RANS_MIN 1024
 
 void gz_chunk2_work_free(gz_chunk2_work_t *w) {
-  for (int k = 0; k < 5; k++) {
+  for (int k = 0; k < GZ_CHUNK2_BUFS; k++) {
     free(w->buf[k]);
     w->buf[k] = NULL;
     w->cap[k] = 0;
@@ -117,67 +126,103 @@ static void run_encode(int kind, int64_t *q, const size_t v[3], uint64_t *u) {
     gz_lorenzo_encode(q, v, u);
 }
 
-/* For each kind (one unless AUTO), the view with the smallest estimated size
- * on four boxes of the chunk (the same samples for every candidate, flattened
- * as each view says), spread over it so that land masks and quiet traces are
- * seen. Returns kind | view << 4 of Lorenzo in bits 0-7 and of interpolation
- * in bits 8-15 (0 where not tried), 0 when out of memory. */
-static int choose(const int64_t *q, const size_t d[3], int predictor, double est[3]) {
-  size_t s[3], m;
-  double cost[3][3] = {{0}};
+static uint64_t common_factor(const int64_t *q, size_t n);
+
+/* Chunk kinds (byte 0, low nibble): 1, 2 predict codes (LORENZO, INTERP);
+ * 3, 4 predict reconstructed values (QLORENZO, QINTERP; pred_value.c). */
+#define KIND_QLORENZO 3
+#define KIND_QINTERP 4
+
+/* Whether the kind may code this chunk under predictor p. */
+static int allowed(int kind, int p, double eb) {
+  if (kind >= KIND_QLORENZO && !(eb > 0))
+    return 0;
+  if (p == GZ_PRED_AUTO) /* interpolated codes lost to QINTERP on every field */
+    return kind != GZ_PRED_INTERP || !(eb > 0);
+  if (!(eb > 0) && p >= GZ_PRED_QLORENZO) /* lossless: the code kind instead */
+    p -= GZ_PRED_QLORENZO - GZ_PRED_LORENZO;
+  return p == GZ_PRED_LORENZO    ? kind == 1
+         : p == GZ_PRED_INTERP   ? kind == 2
+         : p == GZ_PRED_QLORENZO ? kind == KIND_QLORENZO
+                                 : kind == KIND_QINTERP;
+}
+
+/* The (kind, view) with the smallest estimated size on four boxes of the
+ * chunk spread over it (so that land masks and quiet traces are seen), the
+ * same samples for every candidate, flattened as each view says. Returns
+ * kind | view << 4, 0 when out of memory. */
+static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
+                  const gz_quant_t *qp, int predictor, double *bits_per_value) {
+  size_t s[3], m, elem = gz_dtype_size(dtype);
+  double cost[5][3] = {{0}}, best_cost = HUGE_VAL;
+  uint8_t *sx = malloc(SAMPLE_VALUES * elem), *esc = malloc(SAMPLE_VALUES);
   int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
-  uint64_t *su = malloc(SAMPLE_VALUES * sizeof *su);
+  uint64_t *su = malloc(2 * SAMPLE_VALUES * sizeof *su);
   int best = 0;
-  if (d[0] > 1) {
-    s[0] = d[0] < 8 ? d[0] : 8;
-    s[1] = d[1] < 16 ? d[1] : 16;
-    s[2] = d[2] < 64 ? d[2] : 64;
-  } else {
-    s[0] = 1;
-    s[1] = d[1] < 32 ? d[1] : 32;
-    s[2] = d[2] < (d[1] > 1 ? 128 : SAMPLE_VALUES / 4)
-               ? d[2]
-               : (d[1] > 1 ? 128 : SAMPLE_VALUES / 4);
-  }
+  /* boxes of 4 x 16 x 128 (2-D: 64 x 128; 1-D: SAMPLE_VALUES), chosen on
+   * the real fields and a smooth one: boxes much shorter along the fastest
+   * axis misjudge interpolation's coarse levels (soda lakes 23 instead of
+   * 42), much thinner ones the slower axes (the smooth field 8.3 instead of
+   * 15) */
+  s[0] = d[0] < 4 ? d[0] : 4;
+  s[1] = d[1] < (d[0] > 1 ? 16 : 64) ? d[1] : (d[0] > 1 ? 16 : 64);
+  s[2] = d[2] < (d[0] * d[1] > 1 ? 128 : SAMPLE_VALUES) ? d[2]
+         : d[0] * d[1] > 1                              ? 128
+                                                        : SAMPLE_VALUES;
   m = s[0] * s[1] * s[2];
-  for (int box = 0; box < 4 && sq && su; box++) {
-    size_t o[3];
+  for (int box = 0; box < SAMPLE_BOXES && sx && esc && sq && su; box++) {
+    size_t o[3], nesc;
+    uint64_t g;
     o[0] = (d[0] - s[0]) / 2;
     o[1] = (d[1] - s[1]) * (box & 1 ? 3 : 1) / 4;
-    o[2] = (d[2] - s[2]) * (box & 2 ? 3 : 1) / 4;
+    o[2] = (d[2] - s[2]) * (box == 1 || box == 2 ? 3 : 1) / 4;
     for (size_t i = 0; i < s[0]; i++)
       for (size_t j = 0; j < s[1]; j++)
-        memcpy(sq + (i * s[1] + j) * s[2],
-               q + ((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2], s[2] * sizeof *sq);
-    for (int kind = GZ_PRED_LORENZO; kind <= GZ_PRED_INTERP; kind++) {
-      if (predictor != GZ_PRED_AUTO && predictor != kind)
+        memcpy(sx + (i * s[1] + j) * s[2] * elem,
+               (const uint8_t *)x + (((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2]) * elem,
+               s[2] * elem);
+    quantize(dtype, sx, m, qp, sq, esc, &nesc);
+    g = common_factor(sq, m);
+    if (g > 1)
+      for (size_t i = 0; i < m; i++)
+        sq[i] /= (int64_t)g;
+    for (int kind = 1; kind <= KIND_QINTERP; kind++) {
+      if (!allowed(kind, predictor, qp->eb))
         continue;
       for (int view = 0; view < 3; view++) {
         size_t v[3];
         if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
           continue; /* the same box as a view before */
         view_box(s, view, v);
-        memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
-        run_encode(kind, sq + SAMPLE_VALUES, v, su);
+        /* escapes are left out: their section is zstd-coded, and zeros
+         * that QINTERP escapes cost next to nothing there */
+        if (kind < KIND_QLORENZO) {
+          memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
+          run_encode(kind, sq + SAMPLE_VALUES, v, su);
+        } else {
+          gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
+                          dtype == GZ_FLOAT64, sx, v, qp->eb, su + SAMPLE_VALUES, su,
+                          esc);
+        }
         cost[kind][view] += cost_bits(su, m);
       }
     }
   }
-  for (int kind = GZ_PRED_LORENZO; kind <= GZ_PRED_INTERP && sq && su; kind++) {
-    double best_cost = HUGE_VAL;
-    if (predictor != GZ_PRED_AUTO && predictor != kind)
+  for (int kind = 1; kind <= KIND_QINTERP && sx && esc && sq && su; kind++) {
+    if (!allowed(kind, predictor, qp->eb))
       continue;
     for (int view = 0; view < 3; view++) {
       if ((view == 1 && s[0] == 1) || (view == 2 && s[0] * s[1] == 1))
         continue;
       if (cost[kind][view] < best_cost) {
         best_cost = cost[kind][view];
-        est[kind] = best_cost;
-        best &= ~(0xff << (8 * (kind - 1)));
-        best |= (kind | view << 4) << (8 * (kind - 1));
+        best = kind | view << 4;
+        *bits_per_value = best_cost / (double)(m * SAMPLE_BOXES);
       }
     }
   }
+  free(sx);
+  free(esc);
   free(sq);
   free(su);
   return best;
@@ -224,36 +269,24 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
   return (size_t)(vals - out);
 }
 
-/* The residual section of u (the smaller of bit-packed and zstd-coded byte
- * symbols or planes) at out, which has room for gz_section_max(11 n + 16);
- * sym is scratch of 11 n + 16 bytes. Returns its size, 0 without memory. */
-static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_t *out,
-                               int *coding) {
-  size_t psize = gz_res_packed_size(u, n), bsize = 0, planes, rsec = 0;
-  uint64_t umax = 0;
-  for (size_t i = 0; i < n; i++) { /* bsize: an upper bound of the BYTES size */
-    bsize += u[i] >= 255;
-    umax |= u[i];
+/* The residual section of u at out (room for gz_section_max(11 n + 16)):
+ * rANS where it is smaller than bit packing, else bit-packed (zstd's
+ * codings 1 and 2 are decoded but no longer written: rANS beat them on every
+ * field measured, at a fraction of the time). sym is scratch of 11 n + 16
+ * bytes, syms of n bytes. Returns its size. */
+static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_t *syms,
+                               uint8_t *out, int *coding) {
+  size_t psize = gz_res_packed_size(u, n), len;
+  if (n >= RANS_MIN) {
+    len = gz_res_rans(u, n, syms, sym);
+    if (len < psize) {
+      *coding = GZ_RES_RANS;
+      return gz_section_put(sym, len, 0, out);
+    }
   }
-  bsize = n + 10 * bsize;
-  planes = umax ? (size_t)(64 - __builtin_clzll(umax) + 7) / 8 : 1;
   *coding = GZ_RES_PACKED;
-  if (bsize > planes * n)
-    bsize = planes * n;
-  if (bsize < 2 * psize) { /* symbols that zstd's Huffman stage can model */
-    size_t len =
-        bsize == planes * n ? gz_res_planes(u, n, planes, sym) : gz_res_bytes(u, n, sym);
-    *coding = bsize == planes * n ? GZ_RES_PLANES : GZ_RES_BYTES;
-    rsec = gz_section_put(sym, len, 1, out);
-    if (!rsec)
-      return 0;
-  }
-  if (!rsec || rsec > GZ_SECTION_HEADER + psize) {
-    size_t len = gz_res_pack(u, n, sym);
-    rsec = gz_section_put(sym, len, 0, out);
-    *coding = GZ_RES_PACKED;
-  }
-  return rsec;
+  len = gz_res_pack(u, n, sym);
+  return gz_section_put(sym, len, 0, out);
 }
 
 size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
@@ -261,13 +294,13 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
                         gz_chunk2_work_t *w) {
   size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), nesc, total = 0;
   size_t eraw, rsec, esec, v[3], glen, room;
-  uint64_t g;
+  uint64_t g = 1;
   uint8_t gbytes[10];
   int64_t *q = NULL;
   uint64_t *u = NULL;
-  uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *esec_buf;
-  int coding = GZ_RES_PACKED, tries[2], ntries = 0;
-  double est[3] = {0, 0, 0};
+  uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *syms = NULL;
+  int coding = GZ_RES_PACKED, kind;
+  double est = 0;
 
   *nomem = 0;
   if (predictor == GZ_PRED_NONE || n < 2 * GZ_BLOCK)
@@ -278,51 +311,33 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   q = work(w, 0, n * sizeof *q);
   u = work(w, 1, n * sizeof *u);
   esc = work(w, 2, n);
-  sec = work(w, 3, 2 * room);
+  sec = work(w, 3, room + gz_section_max(10 + n * (10 + elem)));
   sym = work(w, 4, 11 * n + 16);
-  if (!q || !u || !esc || !sec || !sym)
+  syms = work(w, 5, n);
+  if (!q || !u || !esc || !sec || !sym || !syms)
     goto nomem;
-  quantize(dtype, x, n, qp, q, esc, &nesc);
-  g = common_factor(q, n);
-  if (g > 1)
-    for (size_t i = 0; i < n; i++)
-      q[i] /= (int64_t)g;
-  predictor = choose(q, d, predictor, est);
+  predictor = choose(dtype, x, d, qp, predictor, &est);
   if (!predictor)
     goto nomem;
-  /* a clear winner on the sample is coded alone */
-  if ((predictor & 0xff) && (predictor >> 8) && est[1] > CLEAR_WIN * est[2])
-    predictor &= ~0xff;
-  else if ((predictor & 0xff) && (predictor >> 8) && est[2] > CLEAR_WIN * est[1])
-    predictor &= 0xff;
-  /* the sample chose a view of each kind tried; the coded sizes decide */
-  if (predictor & 0xff)
-    tries[ntries++] = predictor & 0xff;
-  if (predictor >> 8)
-    tries[ntries++] = predictor >> 8;
-  rsec = 0;
-  for (int t = 0; t < ntries; t++) {
-    int c;
-    size_t size;
-    view_box(d, tries[t] >> 4, v);
-    run_encode(tries[t] & 15, q, v, u);
-    size = residual_section(u, n, sym, sec + (size_t)t * room, &c);
-    if (!size)
-      goto nomem;
-    if (t == 0 || size < rsec) {
-      if (t > 0)
-        memcpy(sec, sec + room, size);
-      rsec = size;
-      predictor = tries[t];
-      coding = c;
-    }
+  if (est > 0.9 * 8.0 * (double)elem)
+    goto fallback; /* incompressible on the sample: format-1 blocks, fast */
+  kind = predictor & 15;
+  view_box(d, predictor >> 4, v);
+  if (kind >= KIND_QLORENZO) {
+    nesc = gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
+                           dtype == GZ_FLOAT64, x, v, qp->eb, (uint64_t *)q, u, esc);
+  } else {
+    quantize(dtype, x, n, qp, q, esc, &nesc);
+    g = common_factor(q, n);
+    if (g > 1)
+      for (size_t i = 0; i < n; i++)
+        q[i] /= (int64_t)g;
+    run_encode(kind, q, v, u);
   }
+  rsec = residual_section(u, n, sym, syms, sec, &coding);
   /* escapes after the residuals */
-  esec_buf = sec + rsec;
   eraw = escapes(x, elem, esc, n, nesc, sym);
-  if (gz_section_max(eraw) > 2 * room - rsec)
-    goto fallback; /* cannot happen for n >= 64: the room is 22 n */
-  esec = gz_section_put(sym, eraw, 1, esec_buf);
+  esec = gz_section_put(sym, eraw, 1, sec + rsec);
   if (!esec)
     goto nomem;
   glen = gz_varint_put(g > 1 ? g : 1, gbytes);
@@ -410,8 +425,9 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     return GZ_ERR_CORRUPT;
   if (in[0] == GZ_PRED_NONE)
     return gz_decode_values(dtype, in + 1, size - 1, n, qp, out);
-  if (size < 2 || (in[0] & 15) < GZ_PRED_LORENZO || (in[0] & 15) > GZ_PRED_INTERP ||
-      (in[0] >> 4) > 2 || in[1] > GZ_RES_PLANES)
+  if (size < 2 || (in[0] & 15) < GZ_PRED_LORENZO || (in[0] & 15) > KIND_QINTERP ||
+      (in[0] >> 4) > 2 || in[1] > GZ_RES_RANS ||
+      ((in[0] & 15) >= KIND_QLORENZO && !(qp->eb > 0)))
     return GZ_ERR_CORRUPT;
   view_box(d, in[0] >> 4, v);
   p = in + 2;
@@ -434,16 +450,24 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     goto done;
   if (in[1] == GZ_RES_PACKED  ? gz_res_unpack(raw, rraw, n, u) != 0
       : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
+      : in[1] == GZ_RES_RANS  ? gz_res_unrans(raw, rraw, n, u) != 0
                               : gz_res_unplanes(raw, rraw, n, u) != 0)
     goto done;
-  if ((in[0] & 15) == GZ_PRED_INTERP)
-    gz_interp_decode(u, v, q);
-  else
-    gz_lorenzo_decode(u, v, q);
-  if (g > 1)
-    for (size_t i = 0; i < n; i++)
-      q[i] = (int64_t)((uint64_t)q[i] * g);
-  reconstruct(dtype, q, n, qp, out);
+  if ((in[0] & 15) >= KIND_QLORENZO) {
+    if (g != 1)
+      goto done;
+    gz_vpred_decode((in[0] & 15) == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
+                    dtype == GZ_FLOAT64, u, v, qp->eb, (uint64_t *)q, out);
+  } else {
+    if ((in[0] & 15) == GZ_PRED_INTERP)
+      gz_interp_decode(u, v, q);
+    else
+      gz_lorenzo_decode(u, v, q);
+    if (g > 1)
+      for (size_t i = 0; i < n; i++)
+        q[i] = (int64_t)((uint64_t)q[i] * g);
+    reconstruct(dtype, q, n, qp, out);
+  }
   if (gz_section_get(in + hdr + rused, raw, eraw) != 0 ||
       put_escapes(raw, eraw, n, elem, out) != 0)
     goto done;

@@ -5,9 +5,10 @@
 #include "codec/codec.h"
 
 /* Scratch kept across the chunks one thread codes; zero-initialise. */
+#define GZ_CHUNK2_BUFS 6
 typedef struct gz_chunk2_work {
-  void *buf[5];
-  size_t cap[5];
+  void *buf[GZ_CHUNK2_BUFS];
+  size_t cap[GZ_CHUNK2_BUFS];
 } gz_chunk2_work_t;
 void gz_chunk2_work_free(gz_chunk2_work_t *w);
 

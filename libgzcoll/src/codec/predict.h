@@ -27,6 +27,20 @@ void gz_lorenzo_decode(const uint64_t *u, const size_t d[3], int64_t *q);
 void gz_interp_encode(int64_t *q, const size_t d[3], uint64_t *u);
 void gz_interp_decode(const uint64_t *u, const size_t d[3], int64_t *q);
 
+/* Prediction from reconstructed values with quantized prediction errors
+ * (SZ's scheme, in fixed point; pred_value.c), fused with quantization:
+ * encode reads the d0*d1*d2 values x (float64 when f64, else float32),
+ * writes the zigzag bins u in visiting order, the reconstructed grid codes
+ * R and the escape flags esc (C order); returns the escape count. decode
+ * writes every value (escapes get the prediction; chunk2.c overwrites them).
+ * eb > 0. */
+enum { GZ_VPRED_LORENZO = 1, GZ_VPRED_INTERP = 2 };
+void gz_vq_grid(double eb, double *unit, double *inv_unit);
+size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3], double eb,
+                       uint64_t *R, uint64_t *u, uint8_t *esc);
+void gz_vpred_decode(int kind, int f64, const uint64_t *u, const size_t d[3], double eb,
+                     uint64_t *R, void *out);
+
 static inline uint64_t gz_pred_zigzag(uint64_t d) {
   return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
 }

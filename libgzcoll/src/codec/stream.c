@@ -56,7 +56,7 @@
 #define GZ_STREAM_VERSION 1
 #define GZ_HEADER_SIZE 44
 #define GZ_HEADER2_SIZE 72
-#define GZ_CHUNK2_DEFAULT (1u << 20)
+#define GZ_CHUNK2_DEFAULT (1u << 21)
 #define GZ_CHUNK_MAX (1u << 24)
 
 static void put_u32(uint8_t *p, uint32_t v) {
@@ -329,7 +329,7 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
       !out || !out_size || (!in && n))
     return GZ_ERR_ARG;
   if (params->version >= 2 &&
-      (params->predictor < GZ_PRED_NONE || params->predictor > GZ_PRED_AUTO))
+      (params->predictor < GZ_PRED_NONE || params->predictor > GZ_PRED_QINTERP))
     return GZ_ERR_ARG;
   elem = gz_dtype_size(params->dtype);
   chunk_len = chunk_len_of(params);

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# test_gzbench_model.sh GZBENCH MPIEXEC - `gzbench model`: the printed times
+# follow the model's formula for given inputs (MPI's allreduce, checked
+# against the formula of docs/performance-model.md computed here), `auto` is
+# the cheapest column, --probe takes its inputs from a context on the
+# launched ranks, and bad options fail with a message on every launch.
+set -u
+BENCH=$1 MPIRUN=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+# shellcheck source=../app_lib.sh
+source "$(dirname "$0")/../app_lib.sh"
+
+# given inputs: no measurement at all
+expect "given inputs" "$BENCH" model --ranks 4,5 --link 1gbit --alpha 50e-6 --codec-eps 1e8 \
+  --ratio 3 --size 64MiB
+cp "$TMP/out" "$TMP/given"
+python3 - "$TMP/given" <<'PY' && ok || ko "given inputs: rows do not follow the model"
+import math, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith(("#", "   ranks"))]
+head = [l.split() for l in open(sys.argv[1]) if l.startswith("   ranks")][0]
+assert len(rows) == 2, rows
+for r in rows:
+    P, D = int(r[0]), float(r[1])
+    alpha, beta = 50e-6, 1 / 1.25e8
+    L = math.ceil(math.log2(P))
+    mpi = L * alpha + min(L * (alpha + D * beta), 2 * (P - 1) * alpha + 2 * (P - 1) / P * D * beta)
+    vals = {}  # algorithm -> ms, from "<v> ms" pairs or "-"
+    cells, k = r[2:-1], 0
+    for name in head[2:-1]:
+        if cells[k] == "-":
+            k += 1
+        else:
+            vals[name] = float(cells[k]); k += 2
+    assert abs(vals["mpi"] - mpi * 1e3) <= 1e-3 * mpi * 1e3, (P, vals["mpi"], mpi * 1e3)
+    assert r[-1] == min(vals, key=vals.get), (r[-1], vals)
+PY
+
+# --probe on 2 ranks: the inputs come from the launched ranks
+expect "probe on 2 ranks" "$MPIRUN" --oversubscribe -np 2 "$BENCH" model --probe --ranks 2,512 \
+  --size 1MiB --field-mb 1
+grep -q "(probed on these ranks)" "$TMP/out" && ok || { ko "probe: link not probed"; cat "$TMP/out"; }
+grep -q "per pass (probed)" "$TMP/out" && ok || ko "probe: codec speed not probed"
+[ "$(grep -cE '^ +(2|512) +1048576 ' "$TMP/out")" = 2 ] && ok || ko "probe: not one row per rank count"
+
+# bad options: a message, exit 2, no hang with or without --probe
+expect_error "bad rank count" "--ranks: bad rank count 'x'" "$BENCH" model --ranks x
+expect_error "bad rank count, probed" "--ranks: bad rank count" \
+  "$MPIRUN" --oversubscribe -np 2 "$BENCH" model --probe --ranks x
+expect_error "bad link" "--link: bad rate 'fast'" "$BENCH" model --link fast --codec-eps 1e8 --ratio 3
+app_finish
