@@ -213,24 +213,6 @@ gz_result_t gz_agree_quantized(gz_ctx_t ctx, gz_agree_t *ag, gz_result_t local,
   return rc;
 }
 
-gz_result_t gz_finish_codes(gz_ctx_t ctx, gz_result_t local, gz_run_t *run,
-                            gz_dtype_t dtype, const int64_t *codes, size_t n, void *out,
-                            const gz_plan_t *plan, const gz_agree_t *ag,
-                            const gz_choice_t *ch, gz_report_t *report) {
-  gz_result_t rc = gz_agree_final(ctx, local);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (codes) {
-    rc = gz_run_dequantize(run, dtype, codes, n, plan->eb, out);
-    if (rc != GZ_OK)
-      goto fn_exit;
-  }
-  gz_run_report(ctx, run, report, ch->algo, 1, plan->eb,
-                plan->eb + gz_round_slop(dtype, ag->absmax + plan->eb), ch->reason);
-fn_exit:
-  return rc;
-}
-
 /* ---- helpers ------------------------------------------------------------ */
 
 MPI_Datatype gz_mpi_type(gz_dtype_t dtype) {

@@ -8,16 +8,26 @@
  */
 #include "coll_internal.h"
 
-gz_result_t gz_allgather_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                             size_t count, gz_dtype_t dtype) {
+static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+  const gz_args_t *a = j->a;
   MPI_Datatype type;
   int n = 0;
-  gz_result_t rc = gz_mpi_block(dtype, count, &type, &n);
+  gz_result_t rc = gz_mpi_block(a->dtype, a->count, &type, &n);
   if (rc != GZ_OK)
     return rc;
-  if (MPI_Allgather(sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : sendbuf, n, type, recvbuf, n,
-                    type, ctx->comm) != MPI_SUCCESS)
+  if (MPI_Allgather(a->sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : a->sendbuf, n, type,
+                    a->recvbuf, n, type, ctx->comm) != MPI_SUCCESS)
     rc = GZ_ERR_MPI;
   gz_mpi_block_free(&type);
+  if (rc == GZ_OK)
+    j->run->bytes_raw = j->run->bytes_sent =
+        (uint64_t)(ctx->size - 1) * a->count * j->run->esz;
   return rc;
 }
+
+static double cost(const gz_cost_t *c) {
+  return c->g + (c->P - 1) * (c->alpha + c->D * c->beta);
+}
+
+const gz_algorithm_t gz_algo_allgather_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_ALLGATHER,
+                                              NULL,  run,         cost};

@@ -308,3 +308,17 @@ gz_result_t gz_recv(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype, int
 fn_exit:
   return rc;
 }
+
+/* The cost model's two rows for point to point (any compressed name forces
+ * the compressed variant): alpha + D beta uncompressed, alpha + C beta +
+ * 4 n t (quantize, encode, decode, dequantize) compressed. */
+static double cost_mpi(const gz_cost_t *c) { return c->alpha + c->D * c->beta; }
+
+static double cost_compressed(const gz_cost_t *c) {
+  return c->alpha + c->C * c->beta + 4 * c->n * c->t;
+}
+
+const gz_algorithm_t gz_algo_p2p_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_P2P,
+                                        NULL,  NULL,        cost_mpi};
+const gz_algorithm_t gz_algo_p2p_compressed = {
+    "compressed", GZ_ALGO_PAIRWISE, GZ_COLL_P2P, NULL, NULL, cost_compressed};

@@ -37,10 +37,10 @@ static int subtree(int rr, int P) {
   return rr + m < P ? m : P - rr;
 }
 
-size_t gz_scatter_binomial_ws(gz_ctx_t ctx, size_t count, int root) {
-  int P = ctx->size, rr = (ctx->rank - root + P) % P, span = subtree(rr, P);
-  size_t cap = gz_codes_bound(count);
-  if (count && !cap)
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  int P = ctx->size, rr = (ctx->rank - a->root + P) % P, span = subtree(rr, P);
+  size_t cap = gz_codes_bound(a->count);
+  if (a->count && !cap)
     return SIZE_MAX;
   if (cap > SIZE_MAX - 8)
     return SIZE_MAX;
@@ -59,8 +59,11 @@ static uint64_t get_u64(const unsigned char *p) {
   return v;
 }
 
-gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *mine,
-                                size_t count, int root, gz_run_t *run) {
+/* Root: codes of the P blocks (count each, destination order); every other
+ * rank receives its block's codes into mine (the root's own block is not
+ * sent: the driver copies it exactly). */
+static gz_result_t scatter(gz_ctx_t ctx, const int64_t *codes, int64_t *mine,
+                           size_t count, int root, gz_run_t *run) {
   int P = ctx->size, rank = ctx->rank, rr = (rank - root + P) % P, span = subtree(rr, P);
   size_t cap = gz_codes_bound(count), got = 0;
   unsigned char *buf = gz_ws_take(ctx, (size_t)span, cap + 8);
@@ -127,3 +130,15 @@ gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *min
 fn_exit:
   return rc;
 }
+
+static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+  return scatter(ctx, j->codes, j->codes, j->a->count, j->a->root, j->run);
+}
+
+static double cost(const gz_cost_t *c) {
+  return 3 * c->g + 2 * c->P * c->n * c->t + c->L * c->alpha +
+         (c->P - 1) * c->C * c->beta;
+}
+
+const gz_algorithm_t gz_algo_scatter_binomial = {
+    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, ws, run, cost};
