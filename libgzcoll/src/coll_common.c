@@ -385,3 +385,17 @@ void gz_copy(gz_dtype_t dtype, void *dst, const void *src, size_t n) {
   if (n && dst != src)
     memmove(dst, src, n * gz_dtype_size(dtype));
 }
+
+void gz_scale(gz_dtype_t dtype, void *buf, size_t n, double divisor) {
+  if (divisor == 1.0)
+    return;
+  if (dtype == GZ_FLOAT32) {
+    float *x = buf;
+    for (size_t i = 0; i < n; i++)
+      x[i] = (float)((double)x[i] / divisor);
+  } else {
+    double *x = buf;
+    for (size_t i = 0; i < n; i++)
+      x[i] = x[i] / divisor;
+  }
+}

@@ -373,6 +373,8 @@ void gz_mpi_block_free(MPI_Datatype *type);
 void gz_ring_geometry(gz_ctx_t ctx, size_t count, size_t *chunk, size_t *nch);
 /* Copy n elements (memmove semantics). */
 void gz_copy(gz_dtype_t dtype, void *dst, const void *src, size_t n);
+/* Divide n elements by divisor (nothing when it is 1: the mean's last step). */
+void gz_scale(gz_dtype_t dtype, void *buf, size_t n, double divisor);
 
 /* ---- one collective call, described (coll_driver.c) ----------------------- */
 
@@ -397,16 +399,23 @@ typedef struct gz_args {
   size_t n_out;   /* algorithm dequantized, or nothing to do) */
   int exact;      /* this rank's result is its own values, copied */
   size_t total;   /* count * P where the call holds P blocks */
+  /* the device path (set by the driver before the check) */ gz_exec_t
+      *ex; /* NULL: the host path; else &exec (CUDA or CPU backend) */
+  gz_exec_t exec;
+  int local_dev; /* this rank's buffers: 1 device, 0 host, -1 mixed */
 } gz_args_t;
 
 /* What an algorithm runs on: the call, and (compressed algorithms) the
  * call's a->n_codes integer codes quantized with bound eb. The MPI path
- * runs on a->sendbuf / a->recvbuf (codes NULL). */
+ * runs on a->sendbuf / a->recvbuf (codes NULL). An algorithm may say more
+ * in reason (the report's, else the selection's). */
 typedef struct gz_job {
   const gz_args_t *a;
   int64_t *codes;
   double eb;
   gz_run_t *run;
+  gz_algo_t chosen; /* what selection chose (a device row may stand in) */
+  char reason[96];
 } gz_job_t;
 
 /* The cost model's inputs for one call (select.c, docs/performance-model.md):
@@ -422,16 +431,20 @@ typedef struct gz_algorithm {
   const char *name; /* as GZCOLL_ALGO, gz_explain and reports spell it */
   gz_algo_t id;     /* its public identity (gzcoll.h) */
   gz_coll_t coll;
+  int device; /* runs on a->ex's backend (calls on device buffers) */
   /* bytes of workspace beyond the call's codes (compressed algorithms) */
   size_t (*ws)(gz_ctx_t ctx, const gz_args_t *a);
   /* run it; a local failure is returned after the last message */
-  gz_result_t (*run)(gz_ctx_t ctx, const gz_job_t *j);
+  gz_result_t (*run)(gz_ctx_t ctx, gz_job_t *j);
   /* modelled seconds */
   double (*cost)(const gz_cost_t *c);
 } gz_algorithm_t;
 
-/* The row of (coll, algo); NULL when the algorithm does not serve coll. */
+/* The host row of (coll, algo); NULL when the algorithm does not serve coll. */
 const gz_algorithm_t *gz_algorithm(gz_coll_t coll, gz_algo_t algo);
+/* The device row of (coll, algo), else coll's compressed device row standing
+ * in for a compressed algo without a device variant; NULL when none. */
+const gz_algorithm_t *gz_algorithm_device(gz_coll_t coll, gz_algo_t algo);
 
 /* A collective, described once. */
 typedef struct gz_coll_desc {
@@ -441,11 +454,10 @@ typedef struct gz_coll_desc {
   /* argument checks: fill the derived fields of a; GZ_ERR_ARG when invalid
    * (remembered, agreed) */
   gz_result_t (*check)(gz_ctx_t ctx, gz_args_t *a);
-  /* optional, before the checks: take the device path (*taken) */
-  gz_result_t (*device)(gz_ctx_t ctx, const gz_args_t *a, gz_report_t *report,
-                        int *taken);
-  /* optional, after the final agreement: the rank's own block, copied exactly */
-  void (*own)(gz_ctx_t ctx, const gz_args_t *a);
+  int device; /* device buffers take the device rows (a->ex) */
+  /* optional, after the final agreement: the rank's own block, copied
+   * exactly (with a->ex's memcpy on the device path) */
+  gz_result_t (*own)(gz_ctx_t ctx, const gz_args_t *a);
 } gz_coll_desc_t;
 
 /* Run one call of the collective d (validate, select, plan, reserve,
@@ -501,12 +513,5 @@ void gz_exec_make(gz_ctx_t ctx, int on_device, int s, gz_exec_t *ex);
 gz_result_t gz_dev_xfer(gz_ctx_t ctx, gz_exec_t *ex, int tag, const void *sbuf,
                         size_t ssize, int dest, void *rbuf, size_t rcap, int src,
                         size_t *rsize, unsigned char *stage, gz_run_t *run);
-
-gz_result_t gz_allreduce_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                                size_t count, gz_dtype_t dtype, gz_op_t op,
-                                double divisor, int local_dev, gz_report_t *report);
-gz_result_t gz_scatter_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                              size_t count, gz_dtype_t dtype, int root, int local_dev,
-                              gz_report_t *report);
 
 #endif

@@ -15,9 +15,19 @@ static const gz_algorithm_t *const rows[] = {
 #undef GZ_ALGORITHM
 };
 
-const gz_algorithm_t *gz_algorithm(gz_coll_t coll, gz_algo_t algo) {
+static const gz_algorithm_t *find(gz_coll_t coll, gz_algo_t algo, int device) {
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-    if (rows[i]->coll == coll && rows[i]->id == algo)
+    if (rows[i]->coll == coll && rows[i]->device == device &&
+        (rows[i]->id == algo || (algo == GZ_ALGO_AUTO && rows[i]->id != GZ_ALGO_MPI)))
       return rows[i];
   return NULL;
+}
+
+const gz_algorithm_t *gz_algorithm(gz_coll_t coll, gz_algo_t algo) {
+  return algo == GZ_ALGO_AUTO ? NULL : find(coll, algo, 0);
+}
+
+const gz_algorithm_t *gz_algorithm_device(gz_coll_t coll, gz_algo_t algo) {
+  const gz_algorithm_t *row = algo == GZ_ALGO_AUTO ? NULL : find(coll, algo, 1);
+  return row || algo == GZ_ALGO_MPI ? row : find(coll, GZ_ALGO_AUTO, 1);
 }

@@ -37,24 +37,14 @@ static gz_result_t check(gz_ctx_t ctx, gz_args_t *a) {
   a->out = a->recvbuf;
   if (!gz_dtype_size(a->dtype) ||
       (a->op != GZ_OP_SUM && a->op != GZ_OP_MAX && a->op != GZ_OP_MIN) ||
-      (a->count && (!a->recvbuf || !a->in)) || !(a->divisor > 0) || !isfinite(a->divisor))
+      (a->count && (!a->recvbuf || !a->in)) || !(a->divisor > 0) ||
+      !isfinite(a->divisor) || (a->ex && a->count > (size_t)INT32_MAX * GZ_DEV_PIECE))
     return GZ_ERR_ARG;
   return GZ_OK;
 }
 
-static gz_result_t device(gz_ctx_t ctx, const gz_args_t *a, gz_report_t *report,
-                          int *taken) {
-  int local_dev = 0;
-  const void *in = a->sendbuf == GZ_IN_PLACE ? a->recvbuf : a->sendbuf;
-  gz_result_t rc = gz_dev_path(ctx, in, a->recvbuf, taken, &local_dev);
-  if (rc != GZ_OK || !*taken)
-    return rc;
-  return gz_allreduce_device(ctx, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op,
-                             a->divisor, local_dev, report);
-}
-
 static const gz_coll_desc_t allreduce = {
-    .coll = GZ_COLL_ALLREDUCE, .reduces = 1, .check = check, .device = device};
+    .coll = GZ_COLL_ALLREDUCE, .reduces = 1, .check = check, .device = 1};
 
 gz_result_t gz_allreduce(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
                          gz_dtype_t dtype, gz_op_t op, gz_report_t *report) {

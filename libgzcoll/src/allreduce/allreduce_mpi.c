@@ -12,19 +12,7 @@
  */
 #include "coll_internal.h"
 
-static void scale_values(gz_dtype_t dtype, void *buf, size_t n, double divisor) {
-  if (dtype == GZ_FLOAT32) {
-    float *x = buf;
-    for (size_t i = 0; i < n; i++)
-      x[i] = (float)((double)x[i] / divisor);
-  } else {
-    double *x = buf;
-    for (size_t i = 0; i < n; i++)
-      x[i] = x[i] / divisor;
-  }
-}
-
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   const gz_args_t *a = j->a;
   const size_t seg = (size_t)1 << 30, esz = gz_dtype_size(a->dtype);
   MPI_Op mop = a->op == GZ_OP_SUM ? MPI_SUM : a->op == GZ_OP_MAX ? MPI_MAX : MPI_MIN;
@@ -37,8 +25,7 @@ static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
                       mop, ctx->comm) != MPI_SUCCESS)
       return GZ_ERR_MPI;
   }
-  if (a->divisor != 1.0) /* the mean */
-    scale_values(a->dtype, a->recvbuf, a->count, a->divisor);
+  gz_scale(a->dtype, a->recvbuf, a->count, a->divisor); /* the mean */
   j->run->bytes_raw = j->run->bytes_sent =
       (uint64_t)(2.0 * (P - 1) / P * (double)a->count * (double)j->run->esz);
   return GZ_OK;
@@ -50,5 +37,5 @@ static double cost(const gz_cost_t *c) {
   return c->g + (x < y ? x : y);
 }
 
-const gz_algorithm_t gz_algo_allreduce_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_ALLREDUCE,
-                                              NULL,  run,         cost};
+const gz_algorithm_t gz_algo_allreduce_mpi = {
+    "mpi", GZ_ALGO_MPI, GZ_COLL_ALLREDUCE, 0, NULL, run, cost};

@@ -67,7 +67,7 @@ static gz_result_t exchange(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op
   return rc;
 }
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   int64_t *acc = j->codes;
   size_t count = j->a->count;
   gz_op_t op = j->a->op;
@@ -134,4 +134,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {
-    "redoub", GZ_ALGO_REDOUB, GZ_COLL_ALLREDUCE, ws, run, cost};
+    "redoub", GZ_ALGO_REDOUB, GZ_COLL_ALLREDUCE, 0, ws, run, cost};

@@ -36,7 +36,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
   return rs > ag ? rs : ag; /* the stages run one after the other */
 }
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   size_t mark = gz_ws_mark(ctx);
   gz_result_t rs, ag;
   rs = gz_reduce_scatter_ring(ctx, j->codes, j->a->count, j->a->op, j->run);
@@ -54,5 +54,5 @@ static double cost(const gz_cost_t *c) {
          (P - 1) * (c->alpha + (cb > n * t / P ? cb : n * t / P));
 }
 
-const gz_algorithm_t gz_algo_allreduce_ring = {"ring", GZ_ALGO_RING, GZ_COLL_ALLREDUCE,
-                                               ws,     run,          cost};
+const gz_algorithm_t gz_algo_allreduce_ring = {
+    "ring", GZ_ALGO_RING, GZ_COLL_ALLREDUCE, 0, ws, run, cost};

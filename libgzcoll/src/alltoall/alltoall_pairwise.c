@@ -129,7 +129,7 @@ fn_exit:
   return rc;
 }
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   return alltoall(ctx, j->codes, j->a->recvbuf, j->a->count, j->a->dtype, j->eb, j->run);
 }
 
@@ -139,4 +139,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_alltoall_pairwise = {
-    "pairwise", GZ_ALGO_PAIRWISE, GZ_COLL_ALLTOALL, ws, run, cost};
+    "pairwise", GZ_ALGO_PAIRWISE, GZ_COLL_ALLTOALL, 0, ws, run, cost};

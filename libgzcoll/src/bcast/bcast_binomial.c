@@ -29,7 +29,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
   return gz_ws_add(0, cap, 1);
 }
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   int64_t *codes = j->codes;
   size_t count = j->a->count;
   int root = j->a->root;
@@ -75,4 +75,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_bcast_binomial = {
-    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_BCAST, ws, run, cost};
+    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_BCAST, 0, ws, run, cost};

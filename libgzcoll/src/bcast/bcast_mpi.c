@@ -8,7 +8,7 @@
  */
 #include "coll_internal.h"
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   const gz_args_t *a = j->a;
   const size_t seg = (size_t)1 << 30, esz = gz_dtype_size(a->dtype);
   int P = ctx->size, rr = (ctx->rank - a->root + P) % P, children = 0;
@@ -31,5 +31,5 @@ static double cost(const gz_cost_t *c) {
   return c->g + (x < y ? x : y);
 }
 
-const gz_algorithm_t gz_algo_bcast_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_BCAST,
+const gz_algorithm_t gz_algo_bcast_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_BCAST, 0,
                                           NULL,  run,         cost};

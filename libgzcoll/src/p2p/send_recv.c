@@ -318,7 +318,7 @@ static double cost_compressed(const gz_cost_t *c) {
   return c->alpha + c->C * c->beta + 4 * c->n * c->t;
 }
 
-const gz_algorithm_t gz_algo_p2p_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_P2P,
+const gz_algorithm_t gz_algo_p2p_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_P2P, 0,
                                         NULL,  NULL,        cost_mpi};
 const gz_algorithm_t gz_algo_p2p_compressed = {
-    "compressed", GZ_ALGO_PAIRWISE, GZ_COLL_P2P, NULL, NULL, cost_compressed};
+    "compressed", GZ_ALGO_PAIRWISE, GZ_COLL_P2P, 0, NULL, NULL, cost_compressed};

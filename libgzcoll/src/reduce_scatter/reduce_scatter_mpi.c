@@ -47,7 +47,7 @@ static gz_result_t reduce_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvb
   return GZ_OK;
 }
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   const gz_args_t *a = j->a;
   gz_result_t rc = reduce_scatter(ctx, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op);
   if (rc == GZ_OK)
@@ -61,4 +61,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_reduce_scatter_mpi = {
-    "mpi", GZ_ALGO_MPI, GZ_COLL_REDUCE_SCATTER, NULL, run, cost};
+    "mpi", GZ_ALGO_MPI, GZ_COLL_REDUCE_SCATTER, 0, NULL, run, cost};

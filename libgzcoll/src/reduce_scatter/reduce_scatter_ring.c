@@ -213,7 +213,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
   return gz_reduce_scatter_ring_ws(ctx, a->total);
 }
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   return gz_reduce_scatter_ring(ctx, j->codes, j->a->total, j->a->op, j->run);
 }
 
@@ -224,4 +224,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_reduce_scatter_ring = {
-    "ring", GZ_ALGO_RING, GZ_COLL_REDUCE_SCATTER, ws, run, cost};
+    "ring", GZ_ALGO_RING, GZ_COLL_REDUCE_SCATTER, 0, ws, run, cost};

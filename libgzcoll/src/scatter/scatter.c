@@ -1,7 +1,7 @@
 /*
  * scatter.c - gz_scatter, described for the collective driver
- * (coll_driver.c): the checks, the root quantizes, the root's own block is
- * copied exactly, the device front-end. Algorithms: scatter_mpi.c,
+ * (coll_driver.c): the checks, the root quantizes, the root's own block is * copied
+ * exactly; device buffers take scatter_binomial_device.c. Algorithms: scatter_mpi.c,
  * scatter_binomial.c.
  *
  * The root quantizes the P blocks once (eb = e; REL: e times the range of
@@ -30,28 +30,23 @@ static gz_result_t check(gz_ctx_t ctx, gz_args_t *a) {
   return GZ_OK;
 }
 
-static gz_result_t device(gz_ctx_t ctx, const gz_args_t *a, gz_report_t *report,
-                          int *taken) {
-  int local_dev = 0;
-  gz_result_t rc = gz_dev_path(ctx, ctx->rank == a->root ? a->sendbuf : NULL, a->recvbuf,
-                               taken, &local_dev);
-  if (rc != GZ_OK || !*taken)
-    return rc;
-  return gz_scatter_device(ctx, a->sendbuf, a->recvbuf, a->count, a->dtype, a->root,
-                           local_dev, report);
-}
-
 /* The root's own block never travels (IN_PLACE: it stays in sendbuf). */
-static void own(gz_ctx_t ctx, const gz_args_t *a) {
-  if (ctx->rank == a->root && a->recvbuf != GZ_IN_PLACE)
-    gz_copy(a->dtype, a->recvbuf,
-            (const char *)a->sendbuf +
-                (size_t)a->root * a->count * gz_dtype_size(a->dtype),
-            a->count);
+static gz_result_t own(gz_ctx_t ctx, const gz_args_t *a) {
+  size_t esz = gz_dtype_size(a->dtype);
+  const char *mine = (const char *)a->sendbuf + (size_t)a->root * a->count * esz;
+  gz_result_t rc = GZ_OK;
+  if (ctx->rank != a->root || a->recvbuf == GZ_IN_PLACE)
+    return GZ_OK;
+  if (!a->ex) {
+    gz_copy(a->dtype, a->recvbuf, mine, a->count);
+    return GZ_OK;
+  }
+  rc = a->ex->be->memcpy(a->ex, a->recvbuf, mine, a->count * esz);
+  return rc == GZ_OK ? a->ex->be->sync(a->ex) : rc;
 }
 
 static const gz_coll_desc_t scatter = {
-    .coll = GZ_COLL_SCATTER, .rooted = 1, .check = check, .device = device, .own = own};
+    .coll = GZ_COLL_SCATTER, .rooted = 1, .check = check, .device = 1, .own = own};
 
 gz_result_t gz_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
                        gz_dtype_t dtype, int root, gz_report_t *report) {

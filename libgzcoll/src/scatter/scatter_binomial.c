@@ -131,7 +131,7 @@ fn_exit:
   return rc;
 }
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   return scatter(ctx, j->codes, j->codes, j->a->count, j->a->root, j->run);
 }
 
@@ -141,4 +141,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_scatter_binomial = {
-    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, ws, run, cost};
+    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, 0, ws, run, cost};

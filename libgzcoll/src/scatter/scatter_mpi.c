@@ -9,7 +9,7 @@
  */
 #include "coll_internal.h"
 
-static gz_result_t run(gz_ctx_t ctx, const gz_job_t *j) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   const gz_args_t *a = j->a;
   MPI_Datatype type;
   int n = 0;
@@ -31,5 +31,5 @@ static double cost(const gz_cost_t *c) {
   return c->g + c->L * c->alpha + (c->P - 1) * c->D * c->beta;
 }
 
-const gz_algorithm_t gz_algo_scatter_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_SCATTER,
-                                            NULL,  run,         cost};
+const gz_algorithm_t gz_algo_scatter_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_SCATTER, 0, NULL,
+                                            run,   cost};
