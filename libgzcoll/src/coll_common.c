@@ -399,3 +399,12 @@ void gz_scale(gz_dtype_t dtype, void *buf, size_t n, double divisor) {
       x[i] = x[i] / divisor;
   }
 }
+
+int gz_binomial_subtree(int rr, int P) {
+  int m = 1;
+  if (rr == 0)
+    return P;
+  while (!(rr & m))
+    m <<= 1;
+  return rr + m < P ? m : P - rr;
+}

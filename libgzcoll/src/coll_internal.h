@@ -371,6 +371,9 @@ void gz_mpi_block_free(MPI_Datatype *type);
  * message and chunks per block, small enough that 4 * chunks tags fit
  * under MPI_TAG_UB. */
 void gz_ring_geometry(gz_ctx_t ctx, size_t count, size_t *chunk, size_t *nch);
+/* Relative ranks in the binomial subtree of relative rank rr (P ranks):
+ * [rr, rr + gz_binomial_subtree(rr, P)); P for the root (rr 0). */
+int gz_binomial_subtree(int rr, int P);
 /* Copy n elements (memmove semantics). */
 void gz_copy(gz_dtype_t dtype, void *dst, const void *src, size_t n);
 /* Divide n elements by divisor (nothing when it is 1: the mean's last step). */

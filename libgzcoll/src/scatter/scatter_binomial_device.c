@@ -24,31 +24,12 @@
  */
 #include "coll_internal.h"
 
+#include "gz_block_walk.h"
+
 #include "gz_device.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int subtree(int rr, int P) {
-  int m = 1;
-  if (rr == 0)
-    return P;
-  while (!(rr & m))
-    m <<= 1;
-  return rr + m < P ? m : P - rr;
-}
-
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = (v << 8) | p[i];
-  return v;
-}
 
 /* Root: encode the P-1 blocks on the streams, then lay out the records. */
 static gz_result_t root_records(gz_ctx_t ctx, int on_dev, const int64_t *codes,
@@ -84,7 +65,7 @@ static gz_result_t root_records(gz_ctx_t ctx, int on_dev, const int64_t *codes,
   }
   for (int j = 0; j < P && local == GZ_OK; j++) {
     uint64_t size = j ? sizes[j] : 0;
-    put_u64(rec + pos, size);
+    gz_put_u64le(rec + pos, size);
     if (size &&
         ex[0].be->memcpy(&ex[0], rec + pos + 8, enc + (size_t)j * cap, size) != GZ_OK)
       local = GZ_ERR_UNSUPPORTED;
@@ -114,7 +95,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
     return SIZE_MAX;
   recb = cap > SIZE_MAX / 2 / (size_t)P - 8
              ? SIZE_MAX
-             : (size_t)subtree((ctx->rank - a->root + P) % P, P) * (cap + 8);
+             : (size_t)gz_binomial_subtree((ctx->rank - a->root + P) % P, P) * (cap + 8);
   if (on_dev && recb > ctx->hstage.cap)
     return SIZE_MAX; /* GZ_ERR_NOMEM */
   ws = gz_ws_add(0, is_root ? (size_t)P : 1, cap);
@@ -131,7 +112,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   int on_dev = ex->be->on_device, rr = (ctx->rank - root + P) % P, mask = 1;
   size_t count = a->count, cap = ex->be->encode_bound(count), got = 0;
   size_t tmpb = ex->be->tmp_bytes(is_root ? a->total : count);
-  size_t recb = (size_t)subtree(rr, P) * (cap + 8);
+  size_t recb = (size_t)gz_binomial_subtree(rr, P) * (cap + 8);
   unsigned char *enc = gz_dev_take(ctx, on_dev, is_root ? (size_t)P : 1, cap);
   unsigned char *tmp = gz_dev_take(ctx, on_dev, on_dev ? GZ_DEV_STREAMS - 1 : 0, tmpb);
   unsigned char *rec = on_dev ? ctx->hstage.base : gz_dev_take(ctx, 0, recb, 1);
@@ -159,7 +140,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   for (mask >>= 1; mask > 0; mask >>= 1) {
     int c = rr + mask;
     if (c < P) {
-      int last = c + subtree(c, P) - rr;
+      int last = c + gz_binomial_subtree(c, P) - rr;
       size_t lo = 0, hi = 0, p = 0;
       for (int k = 0; k <= last && local == GZ_OK; k++) {
         uint64_t size;
@@ -169,7 +150,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
           hi = p;
           break;
         }
-        if (got - p < 8 || (size = get_u64(rec + p)) > got - p - 8) {
+        if (got - p < 8 || (size = gz_get_u64le(rec + p)) > got - p - 8) {
           local = GZ_ERR_CORRUPT;
           break;
         }
@@ -177,7 +158,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
       }
       if (local != GZ_OK)
         lo = hi = 0;
-      run->bytes_raw += (size_t)subtree(c, P) * count * run->esz;
+      run->bytes_raw += (size_t)gz_binomial_subtree(c, P) * count * run->esz;
       rc = gz_xfer(ctx, GZ_TAG_DEVICE, rec + lo, hi - lo, (ctx->rank + mask) % P, NULL, 0,
                    MPI_PROC_NULL, NULL, run);
       if (rc != GZ_OK)
@@ -186,7 +167,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   }
   /* a receiver decodes its own record */
   if (rr != 0 && local == GZ_OK) {
-    uint64_t size = got >= 8 ? get_u64(rec) : 0;
+    uint64_t size = got >= 8 ? gz_get_u64le(rec) : 0;
     double t = MPI_Wtime();
     if (got < 8 || size > got - 8)
       local = GZ_ERR_CORRUPT;
