@@ -139,6 +139,15 @@ void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t a
   snprintf(report->reason, sizeof report->reason, "%s", reason ? reason : "");
 }
 
+double gz_cost_mpi_steps(const gz_cost_t *c) {
+  return c->g + (c->P - 1) * (c->alpha + c->D * c->beta);
+}
+
+void gz_run_plain(gz_run_t *run, double blocks, size_t count) {
+  run->bytes_raw = run->bytes_sent =
+      (uint64_t)(blocks * (double)count * (double)run->esz);
+}
+
 /* ---- plan and bounds ---------------------------------------------------- */
 
 void gz_plan_make(gz_ctx_t ctx, int sum_terms, double scale, double range,

@@ -443,6 +443,12 @@ typedef struct gz_algorithm {
   double (*cost)(const gz_cost_t *c);
 } gz_algorithm_t;
 
+/* The MPI library's own collectives whose cost is (P-1) messages of D
+ * bytes (reduce_scatter, allgather, alltoall): g + (P-1)(alpha + D beta). */
+double gz_cost_mpi_steps(const gz_cost_t *c);
+/* An uncompressed transfer of blocks * count elements by this rank. */
+void gz_run_plain(gz_run_t *run, double blocks, size_t count);
+
 /* The host row of (coll, algo); NULL when the algorithm does not serve coll. */
 const gz_algorithm_t *gz_algorithm(gz_coll_t coll, gz_algo_t algo);
 /* The device row of (coll, algo), else coll's compressed device row standing

@@ -208,6 +208,14 @@ gz_result_t gz_model_predict(const gz_model_t *model_in, const char *collective,
   return GZ_OK;
 }
 
+/* The name explain and the reasons give an algorithm of coll: its row's
+ * (p2p's one compressed variant is "compressed"). */
+static const char *label(gz_coll_t coll, gz_algo_t a) {
+  const gz_algorithm_t *row =
+      gz_algorithm(coll, coll == GZ_COLL_P2P && a != GZ_ALGO_MPI ? GZ_ALGO_PAIRWISE : a);
+  return row ? row->name : gz_algo_name(a);
+}
+
 /* "ring 41.2 ms, redoub 63 ms, mpi 130 ms" in increasing cost. */
 static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_t len) {
   int used[GZ_ALGO_COUNT] = {0};
@@ -221,10 +229,8 @@ static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_
     if (best < 0 || pos >= len)
       break;
     used[best] = 1;
-    pos += (size_t)snprintf(
-        buf + pos, len - pos, "%s%s %.3g ms", pos ? ", " : "",
-        coll == GZ_COLL_P2P && best != GZ_ALGO_MPI ? "compressed" : gz_algo_name(best),
-        ch->cost[best] * 1e3);
+    pos += (size_t)snprintf(buf + pos, len - pos, "%s%s %.3g ms", pos ? ", " : "",
+                            label(coll, (gz_algo_t)best), ch->cost[best] * 1e3);
   }
 }
 
@@ -277,10 +283,7 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
   ch->algo = best;
   ch->by_model = 1;
   snprintf(ch->reason, sizeof ch->reason, "auto: cost model %s %.3g ms < %s %.3g ms",
-           coll == GZ_COLL_P2P && best != GZ_ALGO_MPI ? "compressed" : gz_algo_name(best),
-           ch->cost[best] * 1e3,
-           coll == GZ_COLL_P2P && second != GZ_ALGO_MPI ? "compressed"
-                                                        : gz_algo_name(second),
+           label(coll, best), ch->cost[best] * 1e3, label(coll, second),
            ch->cost[second] * 1e3);
   return GZ_OK;
 }
@@ -385,8 +388,7 @@ gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
     return GZ_ERR_ARG;
   rc = choose(ctx, coll, count, dtype, &ch); /* no bookkeeping, no exploration */
   format_costs(&ch, coll, costs, sizeof costs);
-  chosen = coll == GZ_COLL_P2P && ch.algo != GZ_ALGO_MPI ? "compressed"
-                                                         : gz_algo_name(ch.algo);
+  chosen = label(coll, ch.algo);
   { /* the latest measured call of this collective, size class and choice */
     const gz_seen_t *sn =
         &ctx->seen[coll][gz_size_class((double)count * (double)gz_dtype_size(dtype))]

@@ -20,14 +20,9 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
     rc = GZ_ERR_MPI;
   gz_mpi_block_free(&type);
   if (rc == GZ_OK)
-    j->run->bytes_raw = j->run->bytes_sent =
-        (uint64_t)(ctx->size - 1) * a->count * j->run->esz;
+    gz_run_plain(j->run, ctx->size - 1, a->count);
   return rc;
 }
 
-static double cost(const gz_cost_t *c) {
-  return c->g + (c->P - 1) * (c->alpha + c->D * c->beta);
-}
-
-const gz_algorithm_t gz_algo_allgather_mpi = {
-    "mpi", GZ_ALGO_MPI, GZ_COLL_ALLGATHER, 0, NULL, run, cost};
+const gz_algorithm_t gz_algo_allgather_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_ALLGATHER, 0,
+                                              NULL,  run,         gz_cost_mpi_steps};

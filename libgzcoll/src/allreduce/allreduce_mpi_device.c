@@ -43,8 +43,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
       gz_scale(a->dtype, out, len, a->divisor);
     }
   }
-  j->run->bytes_raw = j->run->bytes_sent =
-      (uint64_t)(2.0 * (P - 1) / P * (double)a->count * (double)j->run->esz);
+  gz_run_plain(j->run, 2.0 * (P - 1) / P, a->count);
   return gz_agree_final(ctx, local);
 }
 

@@ -21,7 +21,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   for (int m = 1; m < P; m <<= 1) /* children in a binomial tree (model) */
     if (!(rr & (2 * m - 1)) && rr + m < P)
       children++;
-  j->run->bytes_raw = j->run->bytes_sent = (uint64_t)children * a->count * j->run->esz;
+  gz_run_plain(j->run, children, a->count);
   return GZ_OK;
 }
 

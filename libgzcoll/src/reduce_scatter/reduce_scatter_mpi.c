@@ -51,14 +51,9 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   const gz_args_t *a = j->a;
   gz_result_t rc = reduce_scatter(ctx, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op);
   if (rc == GZ_OK)
-    j->run->bytes_raw = j->run->bytes_sent =
-        (uint64_t)(ctx->size - 1) * a->count * j->run->esz;
+    gz_run_plain(j->run, ctx->size - 1, a->count);
   return rc;
 }
 
-static double cost(const gz_cost_t *c) {
-  return c->g + (c->P - 1) * (c->alpha + c->D * c->beta);
-}
-
 const gz_algorithm_t gz_algo_reduce_scatter_mpi = {
-    "mpi", GZ_ALGO_MPI, GZ_COLL_REDUCE_SCATTER, 0, NULL, run, cost};
+    "mpi", GZ_ALGO_MPI, GZ_COLL_REDUCE_SCATTER, 0, NULL, run, gz_cost_mpi_steps};

@@ -22,8 +22,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
     rc = GZ_ERR_MPI;
   gz_mpi_block_free(&type);
   if (rc == GZ_OK && ctx->rank == a->root)
-    j->run->bytes_raw = j->run->bytes_sent =
-        (uint64_t)(ctx->size - 1) * a->count * j->run->esz;
+    gz_run_plain(j->run, ctx->size - 1, a->count);
   return rc;
 }
 

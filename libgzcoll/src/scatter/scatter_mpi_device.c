@@ -53,7 +53,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
     }
   }
   if (is_root)
-    j->run->bytes_raw = j->run->bytes_sent = (uint64_t)(P - 1) * count * j->run->esz;
+    gz_run_plain(j->run, P - 1, count);
   return gz_agree_final(ctx, local);
 }
 
