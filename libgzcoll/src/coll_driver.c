@@ -5,18 +5,22 @@
  * block goes), its algorithms are rows of the registry (registry.def).
  *
  * Skeleton (coll_internal.h lists the steps):
- *   device?  the descriptor may send the call to its device front-end;
+ *   device?  a collective with device rows: one agreement says whether the
+ *            call is on device buffers; it then runs the device rows, and
+ *            range, quantize, dequantize on this rank's backend (a->ex);
  *   check    local, remembered: an invalid argument fails on every rank at
  *            the first agreement, never before it (no rank left waiting);
  *   select   gz_select, the same on every rank (a forced algorithm that
  *            does not apply: GZ_ERR_ARG, the same on every rank);
+ *   reserve  the codes, the backend's scratch and the algorithm's
+ *            workspace, at once (a failure is agreed at the next agreement);
  *   range    the finite range of the values this rank quantizes (a->in):
  *            a SUM needs it for its bound on every path, REL for the plan,
  *            data movement for the rounding of its bound;
  *   plan     eb and the code limit (REL: after agreeing on the range);
  *            SUM plans for P terms, everything else for one;
- *   reserve, quantize, agree (escape -> the MPI path on the original
- *            values), run the algorithm on codes, agree on its outcome;
+ *   quantize, agree (escape -> the MPI path on the original values), run
+ *            the algorithm on codes, agree on its outcome;
  *   result   dequantize a->n_out codes once into a->out (a mean divides
  *            the step by the divisor), the own block copied exactly;
  *   report   bound: SUM  P eb + roundings (gz_sum_bound),
