@@ -139,6 +139,15 @@ void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t a
   snprintf(report->reason, sizeof report->reason, "%s", reason ? reason : "");
 }
 
+double gz_cost_mpi_steps(const gz_cost_t *c) {
+  return c->g + (c->P - 1) * (c->alpha + c->D * c->beta);
+}
+
+void gz_run_plain(gz_run_t *run, double blocks, size_t count) {
+  run->bytes_raw = run->bytes_sent =
+      (uint64_t)(blocks * (double)count * (double)run->esz);
+}
+
 /* ---- plan and bounds ---------------------------------------------------- */
 
 void gz_plan_make(gz_ctx_t ctx, int sum_terms, double scale, double range,
@@ -210,24 +219,6 @@ gz_result_t gz_agree_quantized(gz_ctx_t ctx, gz_agree_t *ag, gz_result_t local,
   rc = gz_agree(ctx, ag);
   if (rc == GZ_OK)
     *agreed = 1;
-  return rc;
-}
-
-gz_result_t gz_finish_codes(gz_ctx_t ctx, gz_result_t local, gz_run_t *run,
-                            gz_dtype_t dtype, const int64_t *codes, size_t n, void *out,
-                            const gz_plan_t *plan, const gz_agree_t *ag,
-                            const gz_choice_t *ch, gz_report_t *report) {
-  gz_result_t rc = gz_agree_final(ctx, local);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (codes) {
-    rc = gz_run_dequantize(run, dtype, codes, n, plan->eb, out);
-    if (rc != GZ_OK)
-      goto fn_exit;
-  }
-  gz_run_report(ctx, run, report, ch->algo, 1, plan->eb,
-                plan->eb + gz_round_slop(dtype, ag->absmax + plan->eb), ch->reason);
-fn_exit:
   return rc;
 }
 
@@ -402,4 +393,27 @@ void gz_ring_geometry(gz_ctx_t ctx, size_t count, size_t *chunk, size_t *nch) {
 void gz_copy(gz_dtype_t dtype, void *dst, const void *src, size_t n) {
   if (n && dst != src)
     memmove(dst, src, n * gz_dtype_size(dtype));
+}
+
+void gz_scale(gz_dtype_t dtype, void *buf, size_t n, double divisor) {
+  if (divisor == 1.0)
+    return;
+  if (dtype == GZ_FLOAT32) {
+    float *x = buf;
+    for (size_t i = 0; i < n; i++)
+      x[i] = (float)((double)x[i] / divisor);
+  } else {
+    double *x = buf;
+    for (size_t i = 0; i < n; i++)
+      x[i] = x[i] / divisor;
+  }
+}
+
+int gz_binomial_subtree(int rr, int P) {
+  int m = 1;
+  if (rr == 0)
+    return P;
+  while (!(rr & m))
+    m <<= 1;
+  return rr + m < P ? m : P - rr;
 }

@@ -1,10 +1,14 @@
 /*
- * coll_internal.h - what the collective algorithms share: the context, the
- * workspace pool, the status agreement, the quantization plan, selection and
+ * coll_internal.h - what the collectives share: the context, the workspace
+ * pool, the status agreement, the quantization plan, selection, the one
+ * collective driver with its descriptors and registry of algorithms, and
  * the small helpers (byte transfers of any size, block layout, timed codec
  * calls). Internal to libgzcoll.
  *
- * Every compressed collective follows the same shape:
+ * Every compressed collective follows the same shape, written once in
+ * coll_driver.c (gz_coll_run); a front-end (allreduce.c, bcast.c, ...) only
+ * describes its collective (gz_coll_desc_t) and each algorithm is one row
+ * of the registry (gz_algorithm_t, registry.def):
  *   1. validate locally (an invalid argument is remembered, not returned);
  *   2. select the algorithm (deterministic: the same on every rank);
  *   3. reserve the whole workspace of the call (gz_ws_reserve);
@@ -15,8 +19,7 @@
  *      MPI;
  *   6. run the algorithm on integer codes; remember local failures but keep
  *      communicating so that no peer waits forever;
- *   7. agree on the outcome (gz_agree_final), dequantize once (the
- *      data-movement collectives: gz_finish_codes).
+ *   7. agree on the outcome (gz_agree_final), dequantize once, report.
  */
 #ifndef GZ_COLL_INTERNAL_H
 #define GZ_COLL_INTERNAL_H
@@ -344,17 +347,6 @@ void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok);
  * every rank, and sets *agreed when it is GZ_OK. */
 gz_result_t gz_agree_quantized(gz_ctx_t ctx, gz_agree_t *ag, gz_result_t local,
                                int *agreed);
-/* Step 7 of a data-movement collective (one quantization per element):
- * agree on the outcome of the algorithm (local), dequantize n codes into
- * out with plan->eb (codes NULL: the algorithm already did) and report the
- * call: bound plan->eb plus the rounding of values up to ag->absmax +
- * plan->eb, ch's algorithm and reason. Returns the agreed outcome, or the
- * dequantization's error. */
-gz_result_t gz_finish_codes(gz_ctx_t ctx, gz_result_t local, gz_run_t *run,
-                            gz_dtype_t dtype, const int64_t *codes, size_t n, void *out,
-                            const gz_plan_t *plan, const gz_agree_t *ag,
-                            const gz_choice_t *ch, gz_report_t *report);
-
 /* ---- helpers (coll_common.c) -------------------------------------------- */
 
 MPI_Datatype gz_mpi_type(gz_dtype_t dtype);
@@ -379,22 +371,114 @@ void gz_mpi_block_free(MPI_Datatype *type);
  * message and chunks per block, small enough that 4 * chunks tags fit
  * under MPI_TAG_UB. */
 void gz_ring_geometry(gz_ctx_t ctx, size_t count, size_t *chunk, size_t *nch);
+/* Relative ranks in the binomial subtree of relative rank rr (P ranks):
+ * [rr, rr + gz_binomial_subtree(rr, P)); P for the root (rr 0). */
+int gz_binomial_subtree(int rr, int P);
 /* Copy n elements (memmove semantics). */
 void gz_copy(gz_dtype_t dtype, void *dst, const void *src, size_t n);
+/* Divide n elements by divisor (nothing when it is 1: the mean's last step). */
+void gz_scale(gz_dtype_t dtype, void *buf, size_t n, double divisor);
 
-/* ---- algorithms on integer codes ---------------------------------------- */
+/* ---- one collective call, described (coll_driver.c) ----------------------- */
 
-/* Workspace (bytes) each algorithm takes from the pool, beyond the codes. */
-size_t gz_allreduce_recursive_doubling_ws(gz_ctx_t ctx, size_t count);
-size_t gz_allreduce_ring_ws(gz_ctx_t ctx, size_t count);
+/* The arguments of one call, and what the collective's check derives from
+ * them for the driver. */
+typedef struct gz_args {
+  const void *sendbuf; /* as the caller passed them (GZ_IN_PLACE allowed) */
+  void *recvbuf;
+  size_t count; /* elements per rank (per block) as the model counts them */
+  gz_dtype_t dtype;
+  gz_op_t op;     /* reductions; GZ_OP_SUM (unused) for data movement */
+  int root;       /* rooted collectives; 0 otherwise */
+  double divisor; /* the mean's divisor; 1 otherwise */
+  /* set by the check: */
+  int quantizes;  /* this rank quantizes values (set by the driver) */
+  const void *in; /* the values this rank quantizes: n_in of them; */
+  size_t n_in;    /* their range is the call's local value range */
+  size_t n_codes; /* codes this rank holds while the algorithm runs */
+  size_t in_off;  /* where this rank's quantized values start in them */
+  void *out;      /* the codes [out_off, out_off + n_out) are */
+  size_t out_off; /* dequantized into out at the end (n_out 0: the */
+  size_t n_out;   /* algorithm dequantized, or nothing to do) */
+  int exact;      /* this rank's result is its own values, copied */
+  size_t total;   /* count * P where the call holds P blocks */
+  /* the device path (set by the driver before the check) */ gz_exec_t
+      *ex; /* NULL: the host path; else &exec (CUDA or CPU backend) */
+  gz_exec_t exec;
+  int local_dev; /* this rank's buffers: 1 device, 0 host, -1 mixed */
+} gz_args_t;
+
+/* What an algorithm runs on: the call, and (compressed algorithms) the
+ * call's a->n_codes integer codes quantized with bound eb. The MPI path
+ * runs on a->sendbuf / a->recvbuf (codes NULL). An algorithm may say more
+ * in reason (the report's, else the selection's). */
+typedef struct gz_job {
+  const gz_args_t *a;
+  int64_t *codes;
+  double eb;
+  gz_run_t *run;
+  gz_algo_t chosen; /* what selection chose (a device row may stand in) */
+  char reason[96];
+} gz_job_t;
+
+/* The cost model's inputs for one call (select.c, docs/performance-model.md):
+ * P ranks, n elements of D bytes in all, alpha per message, beta seconds per
+ * byte, C compressed bytes, t seconds per codec pass of one element,
+ * L = ceil(log2 P), g = L alpha (one small status allreduce). */
+typedef struct gz_cost {
+  double P, n, D, alpha, beta, C, t, L, g;
+} gz_cost_t;
+
+/* One row of the registry (registry.def): an algorithm of one collective. */
+typedef struct gz_algorithm {
+  const char *name; /* as GZCOLL_ALGO, gz_explain and reports spell it */
+  gz_algo_t id;     /* its public identity (gzcoll.h) */
+  gz_coll_t coll;
+  int device; /* runs on a->ex's backend (calls on device buffers) */
+  /* bytes of workspace beyond the call's codes (compressed algorithms) */
+  size_t (*ws)(gz_ctx_t ctx, const gz_args_t *a);
+  /* run it; a local failure is returned after the last message */
+  gz_result_t (*run)(gz_ctx_t ctx, gz_job_t *j);
+  /* modelled seconds */
+  double (*cost)(const gz_cost_t *c);
+} gz_algorithm_t;
+
+/* The MPI library's own collectives whose cost is (P-1) messages of D
+ * bytes (reduce_scatter, allgather, alltoall): g + (P-1)(alpha + D beta). */
+double gz_cost_mpi_steps(const gz_cost_t *c);
+/* An uncompressed transfer of blocks * count elements by this rank. */
+void gz_run_plain(gz_run_t *run, double blocks, size_t count);
+
+/* The host row of (coll, algo); NULL when the algorithm does not serve coll. */
+const gz_algorithm_t *gz_algorithm(gz_coll_t coll, gz_algo_t algo);
+/* The device row of (coll, algo), else coll's compressed device row standing
+ * in for a compressed algo without a device variant; NULL when none. */
+const gz_algorithm_t *gz_algorithm_device(gz_coll_t coll, gz_algo_t algo);
+
+/* A collective, described once. */
+typedef struct gz_coll_desc {
+  gz_coll_t coll;
+  int reduces; /* combines values with a->op: SUM plans for P terms */
+  int rooted;  /* only the root's values are quantized (the value range) */
+  /* argument checks: fill the derived fields of a; GZ_ERR_ARG when invalid
+   * (remembered, agreed) */
+  gz_result_t (*check)(gz_ctx_t ctx, gz_args_t *a);
+  int device; /* device buffers take the device rows (a->ex) */
+  /* optional, after the final agreement: the rank's own block, copied
+   * exactly (with a->ex's memcpy on the device path) */
+  gz_result_t (*own)(gz_ctx_t ctx, const gz_args_t *a);
+} gz_coll_desc_t;
+
+/* Run one call of the collective d (validate, select, plan, reserve,
+ * quantize, agree, run, agree, dequantize, report; the MPI path when
+ * chosen, degenerate or escaping). */
+gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
+                        gz_report_t *report);
+
+/* ---- the ring stages (shared by allreduce_ring.c) ------------------------ */
+
 size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count);
 size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count);
-
-/* acc: count codes in, the reduction over all ranks out (every rank). */
-gz_result_t gz_allreduce_recursive_doubling(gz_ctx_t ctx, int64_t *acc, size_t count,
-                                            gz_op_t op, gz_run_t *run);
-gz_result_t gz_allreduce_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
-                              gz_run_t *run);
 /* acc: count codes split in P blocks (gz_block_off); out: block r of rank r
  * reduced over all ranks (other blocks clobbered). */
 gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
@@ -438,49 +522,5 @@ void gz_exec_make(gz_ctx_t ctx, int on_device, int s, gz_exec_t *ex);
 gz_result_t gz_dev_xfer(gz_ctx_t ctx, gz_exec_t *ex, int tag, const void *sbuf,
                         size_t ssize, int dest, void *rbuf, size_t rcap, int src,
                         size_t *rsize, unsigned char *stage, gz_run_t *run);
-
-gz_result_t gz_allreduce_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                                size_t count, gz_dtype_t dtype, gz_op_t op,
-                                double divisor, int local_dev, gz_report_t *report);
-gz_result_t gz_scatter_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                              size_t count, gz_dtype_t dtype, int root, int local_dev,
-                              gz_report_t *report);
-
-/* ---- plain MPI paths ---------------------------------------------------- */
-
-gz_result_t gz_allreduce_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                             size_t count, gz_dtype_t dtype, gz_op_t op);
-gz_result_t gz_reduce_scatter_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                                  size_t recvcount, gz_dtype_t dtype, gz_op_t op);
-gz_result_t gz_allgather_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                             size_t count, gz_dtype_t dtype);
-gz_result_t gz_bcast_mpi(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype,
-                         int root);
-gz_result_t gz_scatter_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
-                           gz_dtype_t dtype, int root);
-gz_result_t gz_alltoall_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                            size_t count, gz_dtype_t dtype);
-
-/* ---- data-movement algorithms on integer codes ------------------------------ */
-
-size_t gz_bcast_binomial_ws(gz_ctx_t ctx, size_t count);
-size_t gz_scatter_binomial_ws(gz_ctx_t ctx, size_t count, int root);
-size_t gz_alltoall_pairwise_ws(gz_ctx_t ctx, size_t count);
-
-/* codes: count codes quantized at the root (significant there only); out:
- * the decoded codes on every rank (the root keeps its own). */
-gz_result_t gz_bcast_binomial(gz_ctx_t ctx, int64_t *codes, size_t count, int root,
-                              gz_run_t *run);
-/* Root: codes of the P blocks (count each, destination order); every other
- * rank receives its block's codes into mine (the root's own block is not
- * sent: the caller copies it exactly). */
-gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *mine,
-                                size_t count, int root, gz_run_t *run);
-/* codes: P blocks of count codes, block d for rank d; block s from rank s
- * is decoded and dequantized (bound eb) into recvbuf + s * count. The
- * caller fills block r of recvbuf itself. */
-gz_result_t gz_alltoall_pairwise(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
-                                 size_t count, gz_dtype_t dtype, double eb,
-                                 gz_run_t *run);
 
 #endif

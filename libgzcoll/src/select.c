@@ -1,9 +1,11 @@
 /*
- * select.c - which algorithm runs, and why: the registry of algorithms per
- * collective, the cost model behind `auto`, the overrides (config and
- * GZCOLL_ALGO, resolved in ctx.c), gz_explain and gz_algo_parse.
+ * select.c - which algorithm runs, and why: which algorithm serves which
+ * collective (the registry, registry.def), the cost model behind `auto`,
+ * the overrides (config and GZCOLL_ALGO, resolved in ctx.c), gz_explain and
+ * gz_algo_parse.
  *
- * Cost model (seconds). P ranks, L = ceil(log2 P), n elements of s bytes,
+ * Cost model (seconds; each formula is the cost function of its algorithm's
+ * row, in the algorithm's file). P ranks, L = ceil(log2 P), n elements of s bytes,
  * D = n s, alpha per message, beta = 1 / link bandwidth, CR the measured
  * compression ratio of integer codes against 4-byte values (so D / CR below
  * stands for 4 n / CR bytes whatever the type), t = 1 / (codec elements per
@@ -43,25 +45,15 @@
 #include <string.h>
 #include <strings.h>
 
-/* The registry: which compressed algorithm serves which collective. mpi and
- * auto apply everywhere. For p2p any compressed name means "compressed". */
-static const struct {
-  gz_coll_t coll;
-  gz_algo_t algo;
-} registry[] = {
-    {GZ_COLL_ALLREDUCE, GZ_ALGO_REDOUB},    {GZ_COLL_ALLREDUCE, GZ_ALGO_RING},
-    {GZ_COLL_REDUCE_SCATTER, GZ_ALGO_RING}, {GZ_COLL_ALLGATHER, GZ_ALGO_RING},
-    {GZ_COLL_BCAST, GZ_ALGO_BINOMIAL},      {GZ_COLL_SCATTER, GZ_ALGO_BINOMIAL},
-    {GZ_COLL_ALLTOALL, GZ_ALGO_PAIRWISE},
-};
-
+/* Which algorithm serves which collective: a row of the registry
+ * (registry.def). auto applies everywhere; for p2p any algorithm name means
+ * "compressed" (one compressed variant). */
 int gz_algo_applies(gz_coll_t coll, gz_algo_t algo) {
-  if (algo == GZ_ALGO_AUTO || algo == GZ_ALGO_MPI || coll == GZ_COLL_P2P)
-    return (int)algo >= 0 && algo < GZ_ALGO_COUNT;
-  for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
-    if (registry[i].coll == coll && registry[i].algo == algo)
-      return 1;
-  return 0;
+  if ((int)algo < 0 || algo >= GZ_ALGO_COUNT)
+    return 0;
+  if (algo == GZ_ALGO_AUTO || coll == GZ_COLL_P2P)
+    return 1;
+  return gz_algorithm(coll, algo) != NULL;
 }
 
 const char *gz_coll_name(gz_coll_t coll) {
@@ -132,55 +124,26 @@ int gz_coll_lookup(const char *s, size_t len, gz_coll_t *coll) {
   return 0;
 }
 
-static double dmax(double a, double b) { return a > b ? a : b; }
-static double dmin(double a, double b) { return a < b ? a : b; }
-
 double gz_model_time(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
                      size_t esz, double bw) {
-  double P = m->ranks, n = count, D = n * (double)esz;
-  double a = m->alpha, b = 1.0 / bw;
-  double C = n * 4.0 / m->ratio; /* compressed bytes: the ratio is vs 4-byte values */
-  double t = 1.0 / m->codec_eps;
-  double L = m->ranks > 1 ? ceil(log2(P)) : 0, g = L * a;
+  const gz_algorithm_t *row;
+  gz_cost_t c;
   if (algo == GZ_ALGO_AUTO || !gz_algo_applies(coll, algo))
     return -1;
-  switch (coll) {
-  case GZ_COLL_ALLREDUCE:
-    if (algo == GZ_ALGO_MPI)
-      return g + dmin(L * (a + D * b), 2 * (P - 1) * a + 2 * (P - 1) / P * D * b);
-    if (algo == GZ_ALGO_REDOUB) {
-      double k = floor(log2(P)), S = k + (ldexp(1.0, (int)k) != P ? 2 : 0);
-      return 3 * g + S * (a + C * b) + (2 + 2 * S) * n * t;
-    }
-    return 3 * g + 2 * n * t + (P - 1) * (a + dmax(C * b / P, 2 * n * t / P)) +
-           n * t / P + (P - 1) * (a + dmax(C * b / P, n * t / P));
-  case GZ_COLL_REDUCE_SCATTER:
-    if (algo == GZ_ALGO_MPI)
-      return g + (P - 1) * (a + D * b);
-    return 3 * g + (P + 1) * n * t + (P - 1) * (a + dmax(C * b, 2 * n * t));
-  case GZ_COLL_ALLGATHER:
-    if (algo == GZ_ALGO_MPI)
-      return g + (P - 1) * (a + D * b);
-    return 3 * g + 2 * n * t + (P - 1) * (a + dmax(C * b, 2 * n * t));
-  case GZ_COLL_BCAST:
-    if (algo == GZ_ALGO_MPI)
-      return g + dmin(L * (a + D * b), (L + P - 1) * a + 2 * (P - 1) / P * D * b);
-    return 3 * g + 5 * n * t + L * (a + C * b);
-  case GZ_COLL_SCATTER:
-    if (algo == GZ_ALGO_MPI)
-      return g + L * a + (P - 1) * D * b;
-    return 3 * g + 2 * P * n * t + L * a + (P - 1) * C * b;
-  case GZ_COLL_ALLTOALL:
-    if (algo == GZ_ALGO_MPI)
-      return g + (P - 1) * (a + D * b);
-    return 3 * g + P * n * t + (P - 1) * (a + C * b + 3 * n * t);
-  case GZ_COLL_P2P:
-    if (algo == GZ_ALGO_MPI)
-      return a + D * b;
-    return a + C * b + 4 * n * t;
-  default:
+  row = gz_algorithm(coll, coll == GZ_COLL_P2P && algo != GZ_ALGO_MPI ? GZ_ALGO_PAIRWISE
+                                                                      : algo);
+  if (!row || !row->cost)
     return -1;
-  }
+  c.P = m->ranks;
+  c.n = count;
+  c.D = count * (double)esz;
+  c.alpha = m->alpha;
+  c.beta = 1.0 / bw;
+  c.C = count * 4.0 / m->ratio; /* compressed bytes: the ratio is vs 4-byte values */
+  c.t = 1.0 / m->codec_eps;
+  c.L = m->ranks > 1 ? ceil(log2(c.P)) : 0;
+  c.g = c.L * c.alpha;
+  return row->cost(&c);
 }
 
 void gz_model_of_ctx(gz_ctx_t ctx, gz_model_t *m) {
@@ -245,6 +208,14 @@ gz_result_t gz_model_predict(const gz_model_t *model_in, const char *collective,
   return GZ_OK;
 }
 
+/* The name explain and the reasons give an algorithm of coll: its row's
+ * (p2p's one compressed variant is "compressed"). */
+static const char *label(gz_coll_t coll, gz_algo_t a) {
+  const gz_algorithm_t *row =
+      gz_algorithm(coll, coll == GZ_COLL_P2P && a != GZ_ALGO_MPI ? GZ_ALGO_PAIRWISE : a);
+  return row ? row->name : gz_algo_name(a);
+}
+
 /* "ring 41.2 ms, redoub 63 ms, mpi 130 ms" in increasing cost. */
 static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_t len) {
   int used[GZ_ALGO_COUNT] = {0};
@@ -258,10 +229,8 @@ static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_
     if (best < 0 || pos >= len)
       break;
     used[best] = 1;
-    pos += (size_t)snprintf(
-        buf + pos, len - pos, "%s%s %.3g ms", pos ? ", " : "",
-        coll == GZ_COLL_P2P && best != GZ_ALGO_MPI ? "compressed" : gz_algo_name(best),
-        ch->cost[best] * 1e3);
+    pos += (size_t)snprintf(buf + pos, len - pos, "%s%s %.3g ms", pos ? ", " : "",
+                            label(coll, (gz_algo_t)best), ch->cost[best] * 1e3);
   }
 }
 
@@ -314,10 +283,7 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
   ch->algo = best;
   ch->by_model = 1;
   snprintf(ch->reason, sizeof ch->reason, "auto: cost model %s %.3g ms < %s %.3g ms",
-           coll == GZ_COLL_P2P && best != GZ_ALGO_MPI ? "compressed" : gz_algo_name(best),
-           ch->cost[best] * 1e3,
-           coll == GZ_COLL_P2P && second != GZ_ALGO_MPI ? "compressed"
-                                                        : gz_algo_name(second),
+           label(coll, best), ch->cost[best] * 1e3, label(coll, second),
            ch->cost[second] * 1e3);
   return GZ_OK;
 }
@@ -422,8 +388,7 @@ gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
     return GZ_ERR_ARG;
   rc = choose(ctx, coll, count, dtype, &ch); /* no bookkeeping, no exploration */
   format_costs(&ch, coll, costs, sizeof costs);
-  chosen = coll == GZ_COLL_P2P && ch.algo != GZ_ALGO_MPI ? "compressed"
-                                                         : gz_algo_name(ch.algo);
+  chosen = label(coll, ch.algo);
   { /* the latest measured call of this collective, size class and choice */
     const gz_seen_t *sn =
         &ctx->seen[coll][gz_size_class((double)count * (double)gz_dtype_size(dtype))]

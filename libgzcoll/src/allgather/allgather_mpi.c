@@ -8,16 +8,21 @@
  */
 #include "coll_internal.h"
 
-gz_result_t gz_allgather_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                             size_t count, gz_dtype_t dtype) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  const gz_args_t *a = j->a;
   MPI_Datatype type;
   int n = 0;
-  gz_result_t rc = gz_mpi_block(dtype, count, &type, &n);
+  gz_result_t rc = gz_mpi_block(a->dtype, a->count, &type, &n);
   if (rc != GZ_OK)
     return rc;
-  if (MPI_Allgather(sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : sendbuf, n, type, recvbuf, n,
-                    type, ctx->comm) != MPI_SUCCESS)
+  if (MPI_Allgather(a->sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : a->sendbuf, n, type,
+                    a->recvbuf, n, type, ctx->comm) != MPI_SUCCESS)
     rc = GZ_ERR_MPI;
   gz_mpi_block_free(&type);
+  if (rc == GZ_OK)
+    gz_run_plain(j->run, ctx->size - 1, a->count);
   return rc;
 }
+
+const gz_algorithm_t gz_algo_allgather_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_ALLGATHER, 0,
+                                              NULL,  run,         gz_cost_mpi_steps};

@@ -12,17 +12,29 @@
  */
 #include "coll_internal.h"
 
-gz_result_t gz_allreduce_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                             size_t count, gz_dtype_t dtype, gz_op_t op) {
-  const size_t seg = (size_t)1 << 30, esz = gz_dtype_size(dtype);
-  MPI_Op mop = op == GZ_OP_SUM ? MPI_SUM : op == GZ_OP_MAX ? MPI_MAX : MPI_MIN;
-  for (size_t off = 0; off < count; off += seg) {
-    size_t n = count - off < seg ? count - off : seg;
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  const gz_args_t *a = j->a;
+  const size_t seg = (size_t)1 << 30, esz = gz_dtype_size(a->dtype);
+  MPI_Op mop = a->op == GZ_OP_SUM ? MPI_SUM : a->op == GZ_OP_MAX ? MPI_MAX : MPI_MIN;
+  int P = ctx->size;
+  for (size_t off = 0; off < a->count; off += seg) {
+    size_t n = a->count - off < seg ? a->count - off : seg;
     const void *s =
-        sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : (const char *)sendbuf + off * esz;
-    if (MPI_Allreduce(s, (char *)recvbuf + off * esz, (int)n, gz_mpi_type(dtype), mop,
-                      ctx->comm) != MPI_SUCCESS)
+        a->sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : (const char *)a->sendbuf + off * esz;
+    if (MPI_Allreduce(s, (char *)a->recvbuf + off * esz, (int)n, gz_mpi_type(a->dtype),
+                      mop, ctx->comm) != MPI_SUCCESS)
       return GZ_ERR_MPI;
   }
+  gz_scale(a->dtype, a->recvbuf, a->count, a->divisor); /* the mean */
+  gz_run_plain(j->run, 2.0 * (P - 1) / P, a->count);
   return GZ_OK;
 }
+
+static double cost(const gz_cost_t *c) {
+  double x = c->L * (c->alpha + c->D * c->beta),
+         y = 2 * (c->P - 1) * c->alpha + 2 * (c->P - 1) / c->P * c->D * c->beta;
+  return c->g + (x < y ? x : y);
+}
+
+const gz_algorithm_t gz_algo_allreduce_mpi = {
+    "mpi", GZ_ALGO_MPI, GZ_COLL_ALLREDUCE, 0, NULL, run, cost};

@@ -33,9 +33,12 @@
  */
 #include "coll_internal.h"
 
-size_t gz_allreduce_recursive_doubling_ws(gz_ctx_t ctx, size_t count) {
-  size_t cap = gz_codes_bound(count);
-  if (count && !cap)
+#include <math.h>
+
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  size_t cap = gz_codes_bound(a->count);
+  (void)ctx;
+  if (a->count && !cap)
     return SIZE_MAX;
   return gz_ws_add(gz_ws_add(0, cap, 1), cap, 1);
 }
@@ -64,8 +67,11 @@ static gz_result_t exchange(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op
   return rc;
 }
 
-gz_result_t gz_allreduce_recursive_doubling(gz_ctx_t ctx, int64_t *acc, size_t count,
-                                            gz_op_t op, gz_run_t *run) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  int64_t *acc = j->codes;
+  size_t count = j->a->count;
+  gz_op_t op = j->a->op;
+  gz_run_t *run = j->run;
   int P = ctx->size, rank = ctx->rank, pof2 = 1, rem, newrank;
   size_t cap = gz_codes_bound(count);
   unsigned char *sbuf = gz_ws_take(ctx, cap, 1), *rbuf = gz_ws_take(ctx, cap, 1);
@@ -121,3 +127,11 @@ gz_result_t gz_allreduce_recursive_doubling(gz_ctx_t ctx, int64_t *acc, size_t c
 fn_exit:
   return rc;
 }
+
+static double cost(const gz_cost_t *c) {
+  double k = floor(log2(c->P)), S = k + (ldexp(1.0, (int)k) != c->P ? 2 : 0);
+  return 3 * c->g + S * (c->alpha + c->C * c->beta) + (2 + 2 * S) * c->n * c->t;
+}
+
+const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {
+    "redoub", GZ_ALGO_REDOUB, GZ_COLL_ALLREDUCE, 0, ws, run, cost};

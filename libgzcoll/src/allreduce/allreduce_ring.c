@@ -30,20 +30,29 @@
  */
 #include "coll_internal.h"
 
-size_t gz_allreduce_ring_ws(gz_ctx_t ctx, size_t count) {
-  size_t rs = gz_reduce_scatter_ring_ws(ctx, count),
-         ag = gz_allgather_ring_ws(ctx, count);
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  size_t rs = gz_reduce_scatter_ring_ws(ctx, a->count),
+         ag = gz_allgather_ring_ws(ctx, a->count);
   return rs > ag ? rs : ag; /* the stages run one after the other */
 }
 
-gz_result_t gz_allreduce_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
-                              gz_run_t *run) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   size_t mark = gz_ws_mark(ctx);
   gz_result_t rs, ag;
-  rs = gz_reduce_scatter_ring(ctx, acc, count, op, run);
+  rs = gz_reduce_scatter_ring(ctx, j->codes, j->a->count, j->a->op, j->run);
   if (rs == GZ_ERR_MPI || rs == GZ_ERR_NOMEM)
     return rs;
   gz_ws_release(ctx, mark);
-  ag = gz_allgather_ring(ctx, acc, count, run);
+  ag = gz_allgather_ring(ctx, j->codes, j->a->count, j->run);
   return rs != GZ_OK ? rs : ag;
 }
+
+static double cost(const gz_cost_t *c) {
+  double P = c->P, n = c->n, t = c->t, cb = c->C * c->beta / P;
+  return 3 * c->g + 2 * n * t +
+         (P - 1) * (c->alpha + (cb > 2 * n * t / P ? cb : 2 * n * t / P)) + n * t / P +
+         (P - 1) * (c->alpha + (cb > n * t / P ? cb : n * t / P));
+}
+
+const gz_algorithm_t gz_algo_allreduce_ring = {
+    "ring", GZ_ALGO_RING, GZ_COLL_ALLREDUCE, 0, ws, run, cost};

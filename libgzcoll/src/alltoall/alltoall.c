@@ -1,6 +1,8 @@
 /*
- * alltoall.c - gz_alltoall: checks, selection, plan and status agreement
- * around alltoall_pairwise.c and alltoall_mpi.c.
+ * alltoall.c - gz_alltoall, described for the collective driver
+ * (coll_driver.c): the checks, the own block copied exactly; the pairwise
+ * exchange dequantizes what it receives. Algorithms: alltoall_mpi.c,
+ * alltoall_pairwise.c.
  *
  * Every rank quantizes its P outgoing blocks once (eb = e; REL: e times the
  * range over all ranks' data); block s of recvbuf is rank s's block for
@@ -10,87 +12,33 @@
  */
 #include "coll_internal.h"
 
-static gz_result_t plain(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
-                         gz_dtype_t dtype, gz_agree_t *ag, int agreed, gz_run_t *run,
-                         gz_report_t *report, const char *reason) {
-  gz_result_t rc = GZ_OK;
-  if (!agreed)
-    rc = gz_agree(ctx, ag);
-  if (rc == GZ_OK)
-    rc = gz_alltoall_mpi(ctx, sendbuf, recvbuf, count, dtype);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  run->bytes_raw = run->bytes_sent = (uint64_t)(ctx->size - 1) * count * run->esz;
-  gz_run_report(ctx, run, report, GZ_ALGO_MPI, 0, 0.0, 0.0, reason);
-fn_exit:
-  return rc;
+static gz_result_t check(gz_ctx_t ctx, gz_args_t *a) {
+  size_t P = (size_t)ctx->size;
+  a->in = a->sendbuf == GZ_IN_PLACE ? a->recvbuf : a->sendbuf;
+  if (!gz_dtype_size(a->dtype) || a->count > SIZE_MAX / 16 / P ||
+      (a->count && (!a->recvbuf || !a->in)))
+    return GZ_ERR_ARG;
+  a->total = a->n_in = a->n_codes = a->count * P; /* P outgoing blocks */
+  return GZ_OK;
 }
+
+/* The own block travels nowhere (in place: it is already there). */
+static gz_result_t own(gz_ctx_t ctx, const gz_args_t *a) {
+  size_t off = (size_t)ctx->rank * a->count * gz_dtype_size(a->dtype);
+  if (a->sendbuf != GZ_IN_PLACE)
+    gz_copy(a->dtype, (char *)a->recvbuf + off, (const char *)a->sendbuf + off, a->count);
+  return GZ_OK;
+}
+
+static const gz_coll_desc_t alltoall = {
+    .coll = GZ_COLL_ALLTOALL, .check = check, .own = own};
 
 gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
                         gz_dtype_t dtype, gz_report_t *report) {
-  gz_run_t run;
-  gz_choice_t ch;
-  gz_agree_t ag;
-  gz_plan_t plan;
-  gz_result_t rc = GZ_OK, local = GZ_OK;
-  const void *in = sendbuf == GZ_IN_PLACE ? recvbuf : sendbuf;
-  const char *why = NULL; /* the reason for taking the MPI path */
-  int64_t *codes = NULL;
-  size_t esz = gz_dtype_size(dtype), total = 0;
-  int agreed = 0;
-
-  if (!ctx)
-    return GZ_ERR_ARG; /* no communicator to agree over */
-  gz_run_begin(&run, dtype);
-  if (!esz || count > SIZE_MAX / 16 / (size_t)ctx->size || (count && (!recvbuf || !in)))
-    local = GZ_ERR_ARG;
-  else
-    total = count * (size_t)ctx->size;
-  gz_agree_init(&ag);
-  ag.err = local;
-  ag.sig[0] = (double)count;
-  ag.sig[1] = (double)dtype;
-  rc = gz_select(ctx, GZ_COLL_ALLTOALL, count, dtype, &ch);
-  if (rc != GZ_OK)
-    goto fn_exit; /* a forced algorithm that does not apply: same on every rank */
-  if (local != GZ_OK || ch.algo == GZ_ALGO_MPI) {
-    why = ch.reason;
-    goto uncompressed;
-  }
-
-  gz_local_range(dtype, in, total, &ag.lo, &ag.hi, &ag.absmax);
-  rc = gz_plan_agreed(ctx, &ag, 1, 1.0, &plan, &agreed);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (!plan.usable) {
-    why = GZ_WHY_DEGENERATE;
-    goto uncompressed;
-  }
-
-  local = gz_ws_reserve(ctx, gz_ws_add(gz_ws_add(0, total, sizeof(int64_t)),
-                                       gz_alltoall_pairwise_ws(ctx, count), 1));
-  if (local == GZ_OK) {
-    codes = gz_ws_take(ctx, total, sizeof(int64_t));
-    local = gz_run_quantize(&run, dtype, in, total, plan.eb, plan.code_limit, codes);
-  }
-  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (ag.escape) {
-    why = GZ_WHY_ESCAPE;
-    goto uncompressed;
-  }
-
-  if (sendbuf != GZ_IN_PLACE) /* the own block travels nowhere: exact copy */
-    gz_copy(dtype, (char *)recvbuf + (size_t)ctx->rank * count * esz,
-            (const char *)sendbuf + (size_t)ctx->rank * count * esz, count);
-  rc = gz_alltoall_pairwise(ctx, codes, recvbuf, count, dtype, plan.eb, &run);
-  /* the pairwise exchange dequantized every block already */
-  rc = gz_finish_codes(ctx, rc, &run, dtype, NULL, 0, NULL, &plan, &ag, &ch, report);
-  goto fn_exit;
-
-uncompressed:
-  rc = plain(ctx, sendbuf, recvbuf, count, dtype, &ag, agreed, &run, report, why);
-fn_exit:
-  return rc;
+  gz_args_t a = {.sendbuf = sendbuf,
+                 .recvbuf = recvbuf,
+                 .count = count,
+                 .dtype = dtype,
+                 .divisor = 1.0};
+  return gz_coll_run(ctx, &alltoall, &a, report);
 }

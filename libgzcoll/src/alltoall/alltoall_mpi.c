@@ -9,22 +9,27 @@
  */
 #include "coll_internal.h"
 
-gz_result_t gz_alltoall_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                            size_t count, gz_dtype_t dtype) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  const gz_args_t *a = j->a;
   MPI_Datatype type;
   int n = 0;
-  gz_result_t rc = gz_mpi_block(dtype, count, &type, &n);
+  gz_result_t rc = gz_mpi_block(a->dtype, a->count, &type, &n);
   if (rc != GZ_OK)
     return rc;
-  if (sendbuf == GZ_IN_PLACE)
-    rc = MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recvbuf, n, type, ctx->comm) ==
-                 MPI_SUCCESS
+  if (a->sendbuf == GZ_IN_PLACE)
+    rc = MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a->recvbuf, n, type,
+                      ctx->comm) == MPI_SUCCESS
              ? GZ_OK
              : GZ_ERR_MPI;
   else
-    rc = MPI_Alltoall(sendbuf, n, type, recvbuf, n, type, ctx->comm) == MPI_SUCCESS
+    rc = MPI_Alltoall(a->sendbuf, n, type, a->recvbuf, n, type, ctx->comm) == MPI_SUCCESS
              ? GZ_OK
              : GZ_ERR_MPI;
   gz_mpi_block_free(&type);
+  if (rc == GZ_OK)
+    gz_run_plain(j->run, ctx->size - 1, a->count);
   return rc;
 }
+
+const gz_algorithm_t gz_algo_alltoall_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_ALLTOALL, 0,
+                                             NULL,  run,         gz_cost_mpi_steps};

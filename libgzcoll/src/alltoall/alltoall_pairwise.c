@@ -22,11 +22,12 @@
  */
 #include "coll_internal.h"
 
-size_t gz_alltoall_pairwise_ws(gz_ctx_t ctx, size_t count) {
-  size_t cap = gz_codes_bound(count);
-  if (count && !cap)
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  size_t cap = gz_codes_bound(a->count);
+  (void)ctx;
+  if (a->count && !cap)
     return SIZE_MAX;
-  return gz_ws_add(gz_ws_add(0, 4, cap), count, sizeof(int64_t));
+  return gz_ws_add(gz_ws_add(0, 4, cap), a->count, sizeof(int64_t));
 }
 
 /* Decode a received block and write it, dequantized, into recvbuf. */
@@ -40,9 +41,11 @@ static gz_result_t land(gz_run_t *run, const unsigned char *buf, size_t size,
   return rc;
 }
 
-gz_result_t gz_alltoall_pairwise(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
-                                 size_t count, gz_dtype_t dtype, double eb,
-                                 gz_run_t *run) {
+/* codes: P blocks of count codes, block d for rank d; block s from rank s
+ * is decoded and dequantized (bound eb) into recvbuf + s * count. The
+ * driver fills block r of recvbuf itself. */
+static gz_result_t alltoall(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
+                            size_t count, gz_dtype_t dtype, double eb, gz_run_t *run) {
   int P = ctx->size, r = ctx->rank;
   size_t cap = gz_codes_bound(count), ssize[2] = {0, 0}, rsize[2] = {0, 0};
   int rsrc[2] = {0, 0};
@@ -125,3 +128,15 @@ gz_result_t gz_alltoall_pairwise(gz_ctx_t ctx, const int64_t *codes, void *recvb
 fn_exit:
   return rc;
 }
+
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  return alltoall(ctx, j->codes, j->a->recvbuf, j->a->count, j->a->dtype, j->eb, j->run);
+}
+
+static double cost(const gz_cost_t *c) {
+  return 3 * c->g + c->P * c->n * c->t +
+         (c->P - 1) * (c->alpha + c->C * c->beta + 3 * c->n * c->t);
+}
+
+const gz_algorithm_t gz_algo_alltoall_pairwise = {
+    "pairwise", GZ_ALGO_PAIRWISE, GZ_COLL_ALLTOALL, 0, ws, run, cost};

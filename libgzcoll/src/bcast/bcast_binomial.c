@@ -21,15 +21,19 @@
  */
 #include "coll_internal.h"
 
-size_t gz_bcast_binomial_ws(gz_ctx_t ctx, size_t count) {
-  size_t cap = gz_codes_bound(count);
-  if (count && !cap)
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  size_t cap = gz_codes_bound(a->count);
+  (void)ctx;
+  if (a->count && !cap)
     return SIZE_MAX;
   return gz_ws_add(0, cap, 1);
 }
 
-gz_result_t gz_bcast_binomial(gz_ctx_t ctx, int64_t *codes, size_t count, int root,
-                              gz_run_t *run) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  int64_t *codes = j->codes;
+  size_t count = j->a->count;
+  int root = j->a->root;
+  gz_run_t *run = j->run;
   int P = ctx->size, rr = (ctx->rank - root + P) % P, mask = 1;
   size_t cap = gz_codes_bound(count), size = 0;
   unsigned char *buf = gz_ws_take(ctx, cap, 1);
@@ -65,3 +69,10 @@ gz_result_t gz_bcast_binomial(gz_ctx_t ctx, int64_t *codes, size_t count, int ro
 fn_exit:
   return rc;
 }
+
+static double cost(const gz_cost_t *c) {
+  return 3 * c->g + 5 * c->n * c->t + c->L * (c->alpha + c->C * c->beta);
+}
+
+const gz_algorithm_t gz_algo_bcast_binomial = {
+    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_BCAST, 0, ws, run, cost};

@@ -36,6 +36,8 @@
  */
 #include "coll_internal.h"
 
+#include "gz_block_walk.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -51,18 +53,6 @@ typedef struct p2p_header {
   double eb;
 } p2p_header_t;
 
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = (v << 8) | p[i];
-  return v;
-}
-
 static void header_write(unsigned char *p, const p2p_header_t *h) {
   uint64_t bits;
   memcpy(p, "GZP1", 4);
@@ -70,10 +60,10 @@ static void header_write(unsigned char *p, const p2p_header_t *h) {
   p[5] = (unsigned char)h->dtype;
   p[6] = (unsigned char)h->flags;
   p[7] = 0;
-  put_u64(p + 8, h->count);
+  gz_put_u64le(p + 8, h->count);
   memcpy(&bits, &h->eb, 8);
-  put_u64(p + 16, bits);
-  put_u64(p + 24, h->payload);
+  gz_put_u64le(p + 16, bits);
+  gz_put_u64le(p + 24, h->payload);
 }
 
 static gz_result_t header_read(const unsigned char *p, size_t n, p2p_header_t *h) {
@@ -83,10 +73,10 @@ static gz_result_t header_read(const unsigned char *p, size_t n, p2p_header_t *h
   h->kind = p[4];
   h->dtype = p[5];
   h->flags = p[6];
-  h->count = get_u64(p + 8);
-  bits = get_u64(p + 16);
+  h->count = gz_get_u64le(p + 8);
+  bits = gz_get_u64le(p + 16);
   memcpy(&h->eb, &bits, 8);
-  h->payload = get_u64(p + 24);
+  h->payload = gz_get_u64le(p + 24);
   return GZ_OK;
 }
 
@@ -308,3 +298,17 @@ gz_result_t gz_recv(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype, int
 fn_exit:
   return rc;
 }
+
+/* The cost model's two rows for point to point (any compressed name forces
+ * the compressed variant): alpha + D beta uncompressed, alpha + C beta +
+ * 4 n t (quantize, encode, decode, dequantize) compressed. */
+static double cost_mpi(const gz_cost_t *c) { return c->alpha + c->D * c->beta; }
+
+static double cost_compressed(const gz_cost_t *c) {
+  return c->alpha + c->C * c->beta + 4 * c->n * c->t;
+}
+
+const gz_algorithm_t gz_algo_p2p_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_P2P, 0,
+                                        NULL,  NULL,        cost_mpi};
+const gz_algorithm_t gz_algo_p2p_compressed = {
+    "compressed", GZ_ALGO_PAIRWISE, GZ_COLL_P2P, 0, NULL, NULL, cost_compressed};

@@ -15,7 +15,7 @@
 
 #define GZ_RS_SEG ((size_t)1 << 20)
 
-gz_result_t gz_reduce_scatter_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
+static gz_result_t reduce_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
                                   size_t recvcount, gz_dtype_t dtype, gz_op_t op) {
   MPI_Op mop = op == GZ_OP_SUM ? MPI_SUM : op == GZ_OP_MAX ? MPI_MAX : MPI_MIN;
   size_t esz = gz_dtype_size(dtype), P = (size_t)ctx->size;
@@ -46,3 +46,14 @@ gz_result_t gz_reduce_scatter_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvb
   }
   return GZ_OK;
 }
+
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  const gz_args_t *a = j->a;
+  gz_result_t rc = reduce_scatter(ctx, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op);
+  if (rc == GZ_OK)
+    gz_run_plain(j->run, ctx->size - 1, a->count);
+  return rc;
+}
+
+const gz_algorithm_t gz_algo_reduce_scatter_mpi = {
+    "mpi", GZ_ALGO_MPI, GZ_COLL_REDUCE_SCATTER, 0, NULL, run, gz_cost_mpi_steps};

@@ -208,3 +208,20 @@ gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_
 fn_exit:
   return rc;
 }
+
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  return gz_reduce_scatter_ring_ws(ctx, a->total);
+}
+
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  return gz_reduce_scatter_ring(ctx, j->codes, j->a->total, j->a->op, j->run);
+}
+
+static double cost(const gz_cost_t *c) {
+  double cb = c->C * c->beta, tt = 2 * c->n * c->t;
+  return 3 * c->g + (c->P + 1) * c->n * c->t +
+         (c->P - 1) * (c->alpha + (cb > tt ? cb : tt));
+}
+
+const gz_algorithm_t gz_algo_reduce_scatter_ring = {
+    "ring", GZ_ALGO_RING, GZ_COLL_REDUCE_SCATTER, 0, ws, run, cost};

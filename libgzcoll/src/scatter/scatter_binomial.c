@@ -25,43 +25,28 @@
  */
 #include "coll_internal.h"
 
+#include "gz_block_walk.h"
+
 #include <string.h>
 
-/* Relative ranks in the subtree of rr. */
-static int subtree(int rr, int P) {
-  int m = 1;
-  if (rr == 0)
-    return P;
-  while (!(rr & m))
-    m <<= 1;
-  return rr + m < P ? m : P - rr;
-}
-
-size_t gz_scatter_binomial_ws(gz_ctx_t ctx, size_t count, int root) {
-  int P = ctx->size, rr = (ctx->rank - root + P) % P, span = subtree(rr, P);
-  size_t cap = gz_codes_bound(count);
-  if (count && !cap)
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  int P = ctx->size, rr = (ctx->rank - a->root + P) % P,
+      span = gz_binomial_subtree(rr, P);
+  size_t cap = gz_codes_bound(a->count);
+  if (a->count && !cap)
     return SIZE_MAX;
   if (cap > SIZE_MAX - 8)
     return SIZE_MAX;
   return gz_ws_add(gz_ws_add(0, (size_t)span, cap + 8), (size_t)span + 1, sizeof(size_t));
 }
 
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = (v << 8) | p[i];
-  return v;
-}
-
-gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *mine,
-                                size_t count, int root, gz_run_t *run) {
-  int P = ctx->size, rank = ctx->rank, rr = (rank - root + P) % P, span = subtree(rr, P);
+/* Root: codes of the P blocks (count each, destination order); every other
+ * rank receives its block's codes into mine (the root's own block is not
+ * sent: the driver copies it exactly). */
+static gz_result_t scatter(gz_ctx_t ctx, const int64_t *codes, int64_t *mine,
+                           size_t count, int root, gz_run_t *run) {
+  int P = ctx->size, rank = ctx->rank, rr = (rank - root + P) % P,
+      span = gz_binomial_subtree(rr, P);
   size_t cap = gz_codes_bound(count), got = 0;
   unsigned char *buf = gz_ws_take(ctx, (size_t)span, cap + 8);
   size_t *off = gz_ws_take(ctx, (size_t)span + 1, sizeof(size_t));
@@ -80,7 +65,7 @@ gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *min
         if (rc != GZ_OK && local == GZ_OK)
           local = rc;
       }
-      put_u64(buf + got, size);
+      gz_put_u64le(buf + got, size);
       got += 8 + size;
     }
     while (mask < P)
@@ -99,7 +84,7 @@ gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *min
   for (int j = 0; j < span; j++) {
     uint64_t size;
     if (local != GZ_OK || got - off[j] < 8 ||
-        (size = get_u64(buf + off[j])) > got - off[j] - 8) {
+        (size = gz_get_u64le(buf + off[j])) > got - off[j] - 8) {
       if (local == GZ_OK)
         local = GZ_ERR_CORRUPT;
       off[j + 1] = off[j]; /* forward empty ranges from here on */
@@ -112,8 +97,8 @@ gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *min
   for (mask >>= 1; mask > 0; mask >>= 1) {
     int c = rr + mask;
     if (c < P) {
-      int end = c + subtree(c, P) - rr;
-      run->bytes_raw += (size_t)subtree(c, P) * count * run->esz;
+      int end = c + gz_binomial_subtree(c, P) - rr;
+      run->bytes_raw += (size_t)gz_binomial_subtree(c, P) * count * run->esz;
       rc = gz_xfer(ctx, GZ_TAG_SCATTER, buf + off[c - rr], off[end] - off[c - rr],
                    (rank + mask) % P, NULL, 0, MPI_PROC_NULL, NULL, run);
       if (rc != GZ_OK)
@@ -127,3 +112,15 @@ gz_result_t gz_scatter_binomial(gz_ctx_t ctx, const int64_t *codes, int64_t *min
 fn_exit:
   return rc;
 }
+
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  return scatter(ctx, j->codes, j->codes, j->a->count, j->a->root, j->run);
+}
+
+static double cost(const gz_cost_t *c) {
+  return 3 * c->g + 2 * c->P * c->n * c->t + c->L * c->alpha +
+         (c->P - 1) * c->C * c->beta;
+}
+
+const gz_algorithm_t gz_algo_scatter_binomial = {
+    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, 0, ws, run, cost};

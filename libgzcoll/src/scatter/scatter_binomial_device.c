@@ -20,86 +20,22 @@
  *   The records of a rank's subtree must fit the pinned staging
  *   (cfg.device_pool_bytes), the root's codes and encodings the device
  *   pool; else GZ_ERR_NOMEM on every rank. Uncompressed (forced mpi,
- *   escape values): point to point from the root, GZ_DEV_PIECE / P
- *   elements of each block at a time.
+ *   escape values): scatter_mpi_device.c.
  */
 #include "coll_internal.h"
 
+#include "gz_block_walk.h"
+
 #include "gz_device.h"
 
+#include <stdio.h>
 #include <string.h>
-
-static int subtree(int rr, int P) {
-  int m = 1;
-  if (rr == 0)
-    return P;
-  while (!(rr & m))
-    m <<= 1;
-  return rr + m < P ? m : P - rr;
-}
-
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = (v << 8) | p[i];
-  return v;
-}
-
-/* Uncompressed: the root sends each block piece by piece; device memory is
- * staged through pinned memory. */
-static gz_result_t plain(gz_ctx_t ctx, gz_exec_t *ex, const void *sendbuf, void *recvbuf,
-                         size_t count, gz_dtype_t dtype, int root) {
-  int P = ctx->size, is_root = ctx->rank == root, dev = ex->be->on_device;
-  size_t esz = gz_dtype_size(dtype), piece = GZ_DEV_PIECE / (size_t)P;
-  gz_result_t local = GZ_OK;
-  unsigned char *h = ctx->hstage.base;
-  if (piece < 1)
-    piece = 1;
-  if (is_root && recvbuf != GZ_IN_PLACE && count &&
-      (ex->be->memcpy(ex, recvbuf, (const char *)sendbuf + (size_t)root * count * esz,
-                      count * esz) != GZ_OK ||
-       ex->be->sync(ex) != GZ_OK))
-    local = GZ_ERR_UNSUPPORTED;
-  for (size_t off = 0; off < count; off += piece) {
-    size_t len = count - off < piece ? count - off : piece;
-    for (int q = 0; q < P; q++) {
-      if (q == root)
-        continue;
-      if (is_root) {
-        const char *src = (const char *)sendbuf + ((size_t)q * count + off) * esz;
-        if (dev && !ctx->cuda_aware) {
-          if (ex->be->memcpy(ex, h, src, len * esz) != GZ_OK || ex->be->sync(ex) != GZ_OK)
-            local = GZ_ERR_UNSUPPORTED;
-          src = (const char *)h;
-        }
-        if (MPI_Send(src, (int)len, gz_mpi_type(dtype), q, GZ_TAG_DEVICE, ctx->comm) !=
-            MPI_SUCCESS)
-          return GZ_ERR_MPI;
-      } else if (ctx->rank == q) {
-        char *dst = (char *)recvbuf + off * esz;
-        void *to = dev && !ctx->cuda_aware ? (void *)h : (void *)dst;
-        if (MPI_Recv(to, (int)len, gz_mpi_type(dtype), root, GZ_TAG_DEVICE, ctx->comm,
-                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
-          return GZ_ERR_MPI;
-        if (to != (void *)dst &&
-            (ex->be->memcpy(ex, dst, h, len * esz) != GZ_OK || ex->be->sync(ex) != GZ_OK))
-          local = GZ_ERR_UNSUPPORTED;
-      }
-    }
-  }
-  return gz_agree_final(ctx, local);
-}
 
 /* Root: encode the P-1 blocks on the streams, then lay out the records. */
 static gz_result_t root_records(gz_ctx_t ctx, int on_dev, const int64_t *codes,
                                 size_t count, int root, unsigned char *enc, size_t cap,
-                                unsigned char *tmp, size_t tmp_bytes, unsigned char *rec,
-                                size_t *got, gz_run_t *run) {
+                                void *tmp0, unsigned char *tmp, size_t tmp_bytes,
+                                unsigned char *rec, size_t *got, gz_run_t *run) {
   int P = ctx->size, ns = on_dev ? GZ_DEV_STREAMS : 1;
   uint64_t *sizes = gz_dev_size_slots(ctx);
   gz_exec_t ex[GZ_DEV_STREAMS];
@@ -110,7 +46,7 @@ static gz_result_t root_records(gz_ctx_t ctx, int on_dev, const int64_t *codes,
     return GZ_ERR_NOMEM;
   for (int s = 0; s < ns; s++) {
     gz_exec_make(ctx, on_dev, s, &ex[s]);
-    ex[s].tmp = tmp + (size_t)s * tmp_bytes;
+    ex[s].tmp = s ? tmp + (size_t)(s - 1) * tmp_bytes : tmp0; /* tmp0: the call's */
     ex[s].tmp_bytes = tmp_bytes;
   }
   sizes[0] = 0;
@@ -129,7 +65,7 @@ static gz_result_t root_records(gz_ctx_t ctx, int on_dev, const int64_t *codes,
   }
   for (int j = 0; j < P && local == GZ_OK; j++) {
     uint64_t size = j ? sizes[j] : 0;
-    put_u64(rec + pos, size);
+    gz_put_u64le(rec + pos, size);
     if (size &&
         ex[0].be->memcpy(&ex[0], rec + pos + 8, enc + (size_t)j * cap, size) != GZ_OK)
       local = GZ_ERR_UNSUPPORTED;
@@ -147,199 +83,111 @@ static gz_result_t root_records(gz_ctx_t ctx, int on_dev, const int64_t *codes,
   return local;
 }
 
-gz_result_t gz_scatter_device(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
-                              size_t count, gz_dtype_t dtype, int root, int local_dev,
-                              gz_report_t *report) {
-  gz_run_t run;
-  gz_choice_t ch;
-  gz_agree_t ag;
-  gz_plan_t plan;
-  gz_exec_t ex;
-  gz_result_t rc = GZ_OK, local = GZ_OK;
-  const char *why = NULL;
-  int P = ctx->size, is_root = ctx->rank == root, agreed = 0;
-  int on_dev = local_dev > 0 && ctx->dev_ready, rr = 0, span = 1, mask = 1;
-  size_t esz = gz_dtype_size(dtype), total = 0, cap = 0, tmpb = 0, got = 0, ws, recb;
-  int64_t *codes = NULL;
-  unsigned char *enc = NULL, *tmp = NULL, *rec = NULL, *rbuf = NULL;
+/* Beyond the codes and the call's scratch: the root's P encodings (a
+ * receiver's one), the other streams' scratch and, on the host, the records
+ * of this rank's subtree (device ranks keep them in the pinned staging). */
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  const gz_backend_t *be = a->ex->be;
+  int P = ctx->size, is_root = ctx->rank == a->root, on_dev = be->on_device;
+  size_t cap = be->encode_bound(a->count), ws, recb;
+  size_t tmpb = be->tmp_bytes(is_root ? a->total : a->count);
+  if (a->count && !cap)
+    return SIZE_MAX;
+  recb = cap > SIZE_MAX / 2 / (size_t)P - 8
+             ? SIZE_MAX
+             : (size_t)gz_binomial_subtree((ctx->rank - a->root + P) % P, P) * (cap + 8);
+  if (on_dev && recb > ctx->hstage.cap)
+    return SIZE_MAX; /* GZ_ERR_NOMEM */
+  ws = gz_ws_add(0, is_root ? (size_t)P : 1, cap);
+  ws = gz_ws_add(ws, on_dev ? GZ_DEV_STREAMS - 1 : 0, tmpb);
+  return on_dev ? ws : gz_ws_add(ws, recb, 1);
+}
 
-  gz_run_begin(&run, dtype);
-  gz_exec_make(ctx, on_dev, 0, &ex);
-  if (local_dev < 0)
-    local = GZ_ERR_ARG;
-  else if (local_dev > 0 && !ctx->dev_ready)
-    local = GZ_ERR_UNSUPPORTED;
-  if (!esz || root < 0 || root >= P || count > SIZE_MAX / 16 / (size_t)P ||
-      (count && !recvbuf) || (count && is_root && !sendbuf) ||
-      (recvbuf == GZ_IN_PLACE && !is_root))
-    local = GZ_ERR_ARG;
-  else {
-    total = count * (size_t)P;
-    rr = (ctx->rank - root + P) % P;
-    span = subtree(rr, P);
-  }
-  gz_agree_init(&ag);
-  ag.err = local;
-  ag.sig[0] = (double)count;
-  ag.sig[1] = (double)dtype;
-  ag.sig[2] = (double)root;
-  rc = gz_select(ctx, GZ_COLL_SCATTER, count, dtype, &ch);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (local != GZ_OK || ch.algo == GZ_ALGO_MPI) {
-    why = ch.reason;
-    goto uncompressed;
-  }
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  const gz_args_t *a = j->a;
+  gz_exec_t *ex = a->ex;
+  gz_run_t *run = j->run;
+  int64_t *codes = j->codes;
+  int P = ctx->size, root = a->root, is_root = ctx->rank == root;
+  int on_dev = ex->be->on_device, rr = (ctx->rank - root + P) % P, mask = 1;
+  size_t count = a->count, cap = ex->be->encode_bound(count), got = 0;
+  size_t tmpb = ex->be->tmp_bytes(is_root ? a->total : count);
+  size_t recb = (size_t)gz_binomial_subtree(rr, P) * (cap + 8);
+  unsigned char *enc = gz_dev_take(ctx, on_dev, is_root ? (size_t)P : 1, cap);
+  unsigned char *tmp = gz_dev_take(ctx, on_dev, on_dev ? GZ_DEV_STREAMS - 1 : 0, tmpb);
+  unsigned char *rec = on_dev ? ctx->hstage.base : gz_dev_take(ctx, 0, recb, 1);
+  gz_result_t rc, local = GZ_OK;
 
-  /* memory: the root's codes, encodings and per-stream scratch; a
-   * receiver's codes, one encoding and scratch; records on the host */
-  cap = ex.be->encode_bound(count);
-  tmpb = ex.be->tmp_bytes(is_root ? total : count);
-  recb = cap > SIZE_MAX / 2 / (size_t)P - 8 ? SIZE_MAX : (size_t)span * (cap + 8);
-  ws = gz_ws_add(0, is_root ? total : count, sizeof(int64_t));
-  ws = gz_ws_add(ws, is_root ? (size_t)P : 1, cap);
-  ws = gz_ws_add(ws, on_dev ? GZ_DEV_STREAMS : 1, tmpb);
-  if (!on_dev)
-    ws = gz_ws_add(ws, recb, 1);
-  if (count && !cap)
-    ws = SIZE_MAX;
-  local = gz_dev_reserve(ctx, on_dev, ws);
-  if (local == GZ_OK && on_dev && recb > ctx->hstage.cap)
-    local = GZ_ERR_NOMEM;
-  if (local == GZ_OK) {
-    codes = gz_dev_take(ctx, on_dev, is_root ? total : count, sizeof(int64_t));
-    enc = gz_dev_take(ctx, on_dev, is_root ? (size_t)P : 1, cap);
-    tmp = gz_dev_take(ctx, on_dev, on_dev ? GZ_DEV_STREAMS : 1, tmpb);
-    rec = on_dev ? ctx->hstage.base : gz_dev_take(ctx, 0, recb, 1);
-    rbuf = enc;
-    ex.tmp = tmp;
-    ex.tmp_bytes = tmpb;
-    if (!codes || !enc || !tmp || !rec)
-      local = GZ_ERR_NOMEM;
-  }
-  if (local == GZ_OK && is_root)
-    local = ex.be->range(&ex, dtype, sendbuf, total, &ag.lo, &ag.hi, &ag.absmax);
-  if (local != GZ_OK) {
-    ag.err = local;
-    why = "device path: setup failed";
-    goto uncompressed;
-  }
-  rc = gz_plan_agreed(ctx, &ag, 1, 1.0, &plan, &agreed);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (!plan.usable) {
-    why = GZ_WHY_DEGENERATE;
-    goto uncompressed;
-  }
-  if (is_root) {
-    double t = MPI_Wtime();
-    local = ex.be->quantize(&ex, dtype, sendbuf, total, plan.eb, plan.code_limit, codes);
-    if (local == GZ_OK)
-      local = ex.be->sync(&ex);
-    run.t_codec += MPI_Wtime() - t;
-    run.passes += total;
-  }
-  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (ag.escape) {
-    why = GZ_WHY_ESCAPE;
-    goto uncompressed;
-  }
-
+  snprintf(j->reason, sizeof j->reason, "device-centric binomial (%s)",
+           on_dev ? "cuda" : "cpu");
+  if (!enc || (on_dev && !tmp) || !rec)
+    return GZ_ERR_NOMEM; /* reservation too small: a bug */
   /* the tree (scatter_binomial.c), records in host memory */
   if (rr == 0) {
-    local = root_records(ctx, on_dev, codes, count, root, enc, cap, tmp, tmpb, rec, &got,
-                         &run);
+    local = root_records(ctx, on_dev, codes, count, root, enc, cap, ex->tmp, tmp, tmpb,
+                         rec, &got, run);
     while (mask < P)
       mask <<= 1;
   } else {
     while (!(rr & mask))
       mask <<= 1;
     rc = gz_xfer(ctx, GZ_TAG_DEVICE, NULL, 0, MPI_PROC_NULL, rec, recb,
-                 (ctx->rank - mask + P) % P, &got, &run);
+                 (ctx->rank - mask + P) % P, &got, run);
     if (rc != GZ_OK)
-      goto fn_exit;
+      return rc;
   }
-  {
-    /* each child's subtree: records [c - rr, last) of ours, forwarded untouched */
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-      int c = rr + mask;
-      if (c < P) {
-        int last = c + subtree(c, P) - rr;
-        size_t a = 0, z = 0, p = 0;
-        for (int j = 0; j <= last && local == GZ_OK; j++) {
-          uint64_t size;
-          if (j == c - rr)
-            a = p;
-          if (j == last) {
-            z = p;
-            break;
-          }
-          if (got - p < 8 || (size = get_u64(rec + p)) > got - p - 8) {
-            local = GZ_ERR_CORRUPT;
-            break;
-          }
-          p += 8 + (size_t)size;
+  /* each child's subtree: records [c - rr, last) of ours, forwarded untouched */
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    int c = rr + mask;
+    if (c < P) {
+      int last = c + gz_binomial_subtree(c, P) - rr;
+      size_t lo = 0, hi = 0, p = 0;
+      for (int k = 0; k <= last && local == GZ_OK; k++) {
+        uint64_t size;
+        if (k == c - rr)
+          lo = p;
+        if (k == last) {
+          hi = p;
+          break;
         }
-        if (local != GZ_OK)
-          a = z = 0;
-        run.bytes_raw += (size_t)subtree(c, P) * count * run.esz;
-        rc = gz_xfer(ctx, GZ_TAG_DEVICE, rec + a, z - a, (ctx->rank + mask) % P, NULL, 0,
-                     MPI_PROC_NULL, NULL, &run);
-        if (rc != GZ_OK)
-          goto fn_exit;
+        if (got - p < 8 || (size = gz_get_u64le(rec + p)) > got - p - 8) {
+          local = GZ_ERR_CORRUPT;
+          break;
+        }
+        p += 8 + (size_t)size;
       }
+      if (local != GZ_OK)
+        lo = hi = 0;
+      run->bytes_raw += (size_t)gz_binomial_subtree(c, P) * count * run->esz;
+      rc = gz_xfer(ctx, GZ_TAG_DEVICE, rec + lo, hi - lo, (ctx->rank + mask) % P, NULL, 0,
+                   MPI_PROC_NULL, NULL, run);
+      if (rc != GZ_OK)
+        return rc;
     }
   }
+  /* a receiver decodes its own record */
   if (rr != 0 && local == GZ_OK) {
-    uint64_t size = got >= 8 ? get_u64(rec) : 0;
+    uint64_t size = got >= 8 ? gz_get_u64le(rec) : 0;
     double t = MPI_Wtime();
     if (got < 8 || size > got - 8)
       local = GZ_ERR_CORRUPT;
     else {
       const unsigned char *src = rec + 8;
       if (on_dev) {
-        local = ex.be->memcpy(&ex, rbuf, rec + 8, (size_t)size);
-        src = rbuf;
+        local = ex->be->memcpy(ex, enc, rec + 8, (size_t)size);
+        src = enc;
       }
       if (local == GZ_OK)
         local =
-            ex.be->decode_reduce(&ex, GZ_DEV_OP_REPLACE, src, (size_t)size, codes, count);
+            ex->be->decode_reduce(ex, GZ_DEV_OP_REPLACE, src, (size_t)size, codes, count);
       if (local == GZ_OK)
-        local = ex.be->sync(&ex);
+        local = ex->be->sync(ex);
     }
-    run.t_codec += MPI_Wtime() - t;
-    run.passes += count;
+    run->t_codec += MPI_Wtime() - t;
+    run->passes += count;
   }
-  rc = gz_agree_final(ctx, local);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (!is_root)
-    rc = ex.be->dequantize(&ex, dtype, codes, count, plan.eb, recvbuf);
-  else if (recvbuf != GZ_IN_PLACE)
-    rc = ex.be->memcpy(&ex, recvbuf, (const char *)sendbuf + (size_t)root * count * esz,
-                       count * esz);
-  if (rc == GZ_OK)
-    rc = ex.be->sync(&ex);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  gz_run_report(ctx, &run, report, GZ_ALGO_BINOMIAL, 1, plan.eb,
-                is_root ? 0.0 : plan.eb + gz_round_slop(dtype, ag.absmax + plan.eb),
-                on_dev ? "device-centric binomial (cuda)"
-                       : "device-centric binomial (cpu)");
-  goto fn_exit;
-
-uncompressed:
-  if (!agreed)
-    rc = gz_agree(ctx, &ag);
-  if (rc == GZ_OK)
-    rc = plain(ctx, &ex, sendbuf, recvbuf, count, dtype, root);
-  if (rc != GZ_OK)
-    goto fn_exit;
-  if (is_root)
-    run.bytes_raw = run.bytes_sent = (uint64_t)(P - 1) * count * run.esz;
-  gz_run_report(ctx, &run, report, GZ_ALGO_MPI, 0, 0.0, 0.0, why);
-fn_exit:
-  return rc;
+  return local;
 }
+
+const gz_algorithm_t gz_algo_scatter_binomial_device = {
+    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, 1, ws, run, NULL};

@@ -9,16 +9,26 @@
  */
 #include "coll_internal.h"
 
-gz_result_t gz_scatter_mpi(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
-                           gz_dtype_t dtype, int root) {
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  const gz_args_t *a = j->a;
   MPI_Datatype type;
   int n = 0;
-  gz_result_t rc = gz_mpi_block(dtype, count, &type, &n);
+  gz_result_t rc = gz_mpi_block(a->dtype, a->count, &type, &n);
   if (rc != GZ_OK)
     return rc;
-  if (MPI_Scatter(sendbuf, n, type, recvbuf == GZ_IN_PLACE ? MPI_IN_PLACE : recvbuf, n,
-                  type, root, ctx->comm) != MPI_SUCCESS)
+  if (MPI_Scatter(a->sendbuf, n, type,
+                  a->recvbuf == GZ_IN_PLACE ? MPI_IN_PLACE : a->recvbuf, n, type, a->root,
+                  ctx->comm) != MPI_SUCCESS)
     rc = GZ_ERR_MPI;
   gz_mpi_block_free(&type);
+  if (rc == GZ_OK && ctx->rank == a->root)
+    gz_run_plain(j->run, ctx->size - 1, a->count);
   return rc;
 }
+
+static double cost(const gz_cost_t *c) {
+  return c->g + c->L * c->alpha + (c->P - 1) * c->D * c->beta;
+}
+
+const gz_algorithm_t gz_algo_scatter_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_SCATTER, 0, NULL,
+                                            run,   cost};

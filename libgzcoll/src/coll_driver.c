@@ -1,0 +1,252 @@
+/*
+ * coll_driver.c - the one collective driver: every collective call runs
+ * this skeleton; the collective itself is a descriptor (gz_coll_desc_t: its
+ * checks, whether it reduces, whose values are quantized, where its own
+ * block goes), its algorithms are rows of the registry (registry.def).
+ *
+ * Skeleton (coll_internal.h lists the steps):
+ *   device?  a collective with device rows: one agreement says whether the
+ *            call is on device buffers; it then runs the device rows, and
+ *            range, quantize, dequantize on this rank's backend (a->ex);
+ *   check    local, remembered: an invalid argument fails on every rank at
+ *            the first agreement, never before it (no rank left waiting);
+ *   select   gz_select, the same on every rank (a forced algorithm that
+ *            does not apply: GZ_ERR_ARG, the same on every rank);
+ *   reserve  the codes, the backend's scratch and the algorithm's
+ *            workspace, at once (a failure is agreed at the next agreement);
+ *   range    the finite range of the values this rank quantizes (a->in):
+ *            a SUM needs it for its bound on every path, REL for the plan,
+ *            data movement for the rounding of its bound;
+ *   plan     eb and the code limit (REL: after agreeing on the range);
+ *            SUM plans for P terms, everything else for one;
+ *   quantize, agree (escape -> the MPI path on the original values), run
+ *            the algorithm on codes, agree on its outcome;
+ *   result   dequantize a->n_out codes once into a->out (a mean divides
+ *            the step by the divisor), the own block copied exactly;
+ *   report   bound: SUM  P eb + roundings (gz_sum_bound),
+ *                   MAX/MIN and data movement  eb + the final rounding,
+ *                   a rank holding its own values exactly  0;
+ *            the MPI path: a SUM's floating-point error, else 0.
+ * The arithmetic of the bounds: coll_common.c and docs/design.md.
+ */
+#include "coll_internal.h"
+
+#include <math.h>
+
+/* ---- the steps that run on the call's backend --------------------------- */
+/* The host path keeps the host codec (gz_run_*: blocked, tie-aware); the
+ * device path (a->ex) the backend's operations, timed the same way. */
+
+static gz_result_t range(const gz_args_t *a, gz_agree_t *ag) {
+  if (!a->ex) {
+    gz_local_range(a->dtype, a->in, a->n_in, &ag->lo, &ag->hi, &ag->absmax);
+    return GZ_OK;
+  }
+  return a->ex->be->range(a->ex, a->dtype, a->in, a->n_in, &ag->lo, &ag->hi, &ag->absmax);
+}
+
+static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *plan,
+                            int64_t *codes) {
+  gz_exec_t *ex = a->ex;
+  gz_result_t rc;
+  double t;
+  if (!ex)
+    return gz_run_quantize(run, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit,
+                           codes);
+  t = MPI_Wtime();
+  rc = ex->be->quantize(ex, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit, codes);
+  if (rc == GZ_OK)
+    rc = ex->be->sync(ex); /* a value not quantizable: GZ_ERR_RANGE */
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += a->n_in;
+  return rc;
+}
+
+/* Dequantize the result codes; *amax: their largest |code| (reductions). */
+static gz_result_t dequantize(const gz_coll_desc_t *d, const gz_args_t *a, gz_run_t *run,
+                              const int64_t *codes, double eb, int64_t *amax) {
+  gz_exec_t *ex = a->ex;
+  gz_result_t rc;
+  double t;
+  *amax = 0;
+  if (!ex) {
+    rc = a->n_out ? gz_run_dequantize(run, a->dtype, codes, a->n_out, eb, a->out) : GZ_OK;
+    if (d->reduces)
+      *amax = gz_codes_absmax(codes, a->n_out);
+    return rc;
+  }
+  if (!a->n_out)
+    return GZ_OK;
+  t = MPI_Wtime();
+  rc = ex->be->dequantize(ex, a->dtype, codes, a->n_out, eb, a->out);
+  if (rc == GZ_OK) /* both wait for the dequantize */
+    rc = d->reduces ? ex->be->absmax(ex, codes, a->n_out, amax) : ex->be->sync(ex);
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += a->n_out;
+  return rc;
+}
+
+/* ---- the skeleton -------------------------------------------------------- */
+
+/* The MPI path (agreed: the status agreement already ran). */
+static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t *a,
+                         gz_agree_t *ag, int agreed, gz_run_t *run, gz_report_t *report,
+                         const char *why) {
+  const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI)
+                                    : gz_algorithm(d->coll, GZ_ALGO_MPI);
+  gz_job_t job = {a, NULL, 0.0, run, GZ_ALGO_MPI, ""};
+  gz_result_t rc = GZ_OK;
+  double rb = 0, u = a->dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
+  int P = ctx->size;
+  if (!agreed)
+    rc = gz_agree(ctx, ag);
+  if (rc == GZ_OK)
+    rc = mpi->run(ctx, &job);
+  if (rc != GZ_OK)
+    goto fn_exit;
+  if (d->reduces && a->op == GZ_OP_SUM)
+    rb = gz_mpi_sum_bound(a->dtype, P, ag->absmax) / a->divisor +
+         (a->divisor != 1.0 ? u * P * ag->absmax / a->divisor : 0.0);
+  gz_run_report(ctx, run, report, GZ_ALGO_MPI, 0, 0.0, rb, why);
+fn_exit:
+  return rc;
+}
+
+/* The bound of a compressed call; amax: largest |result code| (reductions). */
+static double result_bound(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t *a,
+                           int64_t amax, const gz_plan_t *plan, const gz_agree_t *ag) {
+  double rmax;
+  if (!d->reduces)
+    return a->exact ? 0.0 : plan->eb + gz_round_slop(a->dtype, ag->absmax + plan->eb);
+  rmax = 2.0 * plan->eb * (double)amax / a->divisor;
+  return a->op == GZ_OP_SUM
+             ? gz_sum_bound(a->dtype, ctx->size, plan->eb, ag->absmax, rmax, a->divisor)
+             : plan->eb + gz_round_slop(a->dtype, rmax);
+}
+
+/* Device buffers (contexts with a device pool): one agreement decides, and
+ * the call then runs the device rows on this rank's backend. */
+static gz_result_t device_path(gz_ctx_t ctx, gz_args_t *a) {
+  const void *mine = !a->quantizes               ? NULL
+                     : a->sendbuf == GZ_IN_PLACE ? a->recvbuf
+                                                 : a->sendbuf;
+  int any = 0;
+  gz_result_t rc = gz_dev_path(ctx, mine, a->recvbuf, &any, &a->local_dev);
+  if (rc == GZ_OK && any) {
+    gz_exec_make(ctx, a->local_dev > 0 && ctx->dev_ready, 0, &a->exec);
+    a->ex = &a->exec;
+  }
+  return rc;
+}
+
+gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
+                        gz_report_t *report) {
+  gz_run_t run;
+  gz_choice_t ch;
+  gz_agree_t ag;
+  gz_plan_t plan;
+  gz_job_t job = {a, NULL, 0.0, NULL, GZ_ALGO_AUTO, ""};
+  const gz_algorithm_t *alg;
+  gz_result_t rc = GZ_OK, local;
+  const char *why = NULL; /* the reason for taking the MPI path */
+  int64_t *codes = NULL, amax = 0;
+  int agreed = 0, ranged = 0, sum, on_dev;
+  size_t scratch;
+
+  if (!ctx)
+    return GZ_ERR_ARG; /* no communicator to agree over */
+  gz_run_begin(&run, a->dtype);
+  a->quantizes = !d->rooted || ctx->rank == a->root;
+  if (d->device && (rc = device_path(ctx, a)) != GZ_OK)
+    return rc;
+  local = d->check(ctx, a);
+  if (local == GZ_OK && a->ex && a->local_dev < 0)
+    local = GZ_ERR_ARG; /* one buffer on the device, the other on the host */
+  else if (local == GZ_OK && a->ex && a->local_dev > 0 && !ctx->dev_ready)
+    local = GZ_ERR_UNSUPPORTED;
+  gz_agree_init(&ag);
+  ag.err = local;
+  ag.sig[0] = (double)a->count;
+  ag.sig[1] = (double)((int)a->dtype * 4 + (int)a->op);
+  ag.sig[2] = (double)a->root;
+  ag.sig[3] = a->divisor;
+  rc = gz_select(ctx, d->coll, a->count, a->dtype, &ch);
+  if (rc != GZ_OK)
+    goto fn_exit; /* a forced algorithm that does not apply: same on every rank */
+  sum = d->reduces && a->op == GZ_OP_SUM;
+  if (local == GZ_OK && sum && !a->ex) { /* the MPI path's bound needs it too */
+    range(a, &ag);
+    ranged = 1;
+  }
+  alg = a->ex ? gz_algorithm_device(d->coll, ch.algo) : gz_algorithm(d->coll, ch.algo);
+  on_dev = a->ex && a->ex->be->on_device;
+  scratch = a->ex ? a->ex->be->tmp_bytes(a->n_codes) : 0;
+  if (local != GZ_OK || ch.algo == GZ_ALGO_MPI || !alg || !alg->ws) {
+    why = ch.reason;
+    goto uncompressed;
+  }
+
+  /* reserve everything (a device call: with its backend's scratch) */
+  local = gz_dev_reserve(
+      ctx, on_dev,
+      gz_ws_add(gz_ws_add(gz_ws_add(0, a->n_codes, sizeof(int64_t)), scratch, 1),
+                alg->ws(ctx, a), 1));
+  if (local == GZ_OK) {
+    codes = gz_dev_take(ctx, on_dev, a->n_codes, sizeof(int64_t));
+    if (a->ex) {
+      a->ex->tmp_bytes = scratch;
+      a->ex->tmp = gz_dev_take(ctx, on_dev, scratch, 1);
+    }
+  }
+  /* the plan: REL agrees on the global range first */
+  if (local == GZ_OK && !ranged && a->quantizes &&
+      (sum || !d->reduces || ctx->cfg.eb_mode == GZ_EB_REL))
+    local = range(a, &ag);
+  if (local != GZ_OK) {
+    ag.err = local; /* every rank returns at the next agreement */
+    why = "setup failed";
+    goto uncompressed;
+  }
+  rc = gz_plan_agreed(ctx, &ag, sum ? ctx->size : 1, sum ? a->divisor : 1.0, &plan,
+                      &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
+  if (!plan.usable) {
+    why = GZ_WHY_DEGENERATE;
+    goto uncompressed;
+  }
+
+  /* quantize once, agree */
+  if (a->quantizes)
+    local = quantize(a, &run, &plan, codes + a->in_off);
+  rc = gz_agree_quantized(ctx, &ag, local, &agreed);
+  if (rc != GZ_OK)
+    goto fn_exit;
+  if (ag.escape) {
+    why = GZ_WHY_ESCAPE;
+    goto uncompressed;
+  }
+
+  /* the algorithm on codes, agree on its outcome, dequantize once */
+  job.codes = codes;
+  job.eb = plan.eb;
+  job.run = &run;
+  job.chosen = ch.algo;
+  rc = gz_agree_final(ctx, alg->run(ctx, &job));
+  if (rc != GZ_OK)
+    goto fn_exit;
+  rc = dequantize(d, a, &run, codes + a->out_off, plan.eb / a->divisor, &amax);
+  if (rc == GZ_OK && d->own)
+    rc = d->own(ctx, a);
+  if (rc != GZ_OK)
+    goto fn_exit;
+  gz_run_report(ctx, &run, report, alg->id, 1, plan.eb,
+                result_bound(ctx, d, a, amax, &plan, &ag),
+                job.reason[0] ? job.reason : ch.reason);
+  goto fn_exit;
+
+uncompressed:
+  rc = plain(ctx, d, a, &ag, agreed, &run, report, why);
+fn_exit:
+  return rc;
+}
