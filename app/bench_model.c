@@ -10,8 +10,11 @@
  *
  * --probe: every rank of MPI_COMM_WORLD creates a libgzcoll context, whose
  * probe measures the link, latency, MPI's own allreduce and the codec on the
- * network it runs on (as `auto` does); those inputs replace the defaults,
- * and options given explicitly still override them.
+ * network it runs on (as `auto` does), then runs --learn-calls allreduces of
+ * --learn-size under auto, from which the context learns the bandwidths of
+ * the MPI and compressed paths, codec speed and ratio as in any program;
+ * those inputs replace the defaults, and options given explicitly still
+ * override them.
  * Codec figures otherwise: unless --codec-eps and --ratio are given, one pass of each
  * codec phase (quantize, encode, decode-and-reduce, dequantize) runs over a
  * float32 field of --field-mb MiB (gzbench coll's smooth data) at bound -e; codec_eps =
@@ -115,16 +118,36 @@ done:
   return rc;
 }
 
-/* The inputs a context measures on comm (collective). */
-static int probe_model(MPI_Comm comm, double eb, gz_model_t *m) {
+/* The inputs a context measures on comm (collective): its probe, then what
+ * it learns from `calls` allreduces of `bytes` per rank of gzbench coll's
+ * smooth data under auto (which also tries the path it did not choose). */
+static int probe_model(MPI_Comm comm, double eb, int calls, double bytes, gz_model_t *m) {
   gz_config_t cfg = GZ_CONFIG_INIT;
   gz_ctx_t ctx = NULL;
   gz_result_t rc;
+  size_t n = (size_t)(bytes / 4);
+  float *x = NULL, *y = NULL;
+  int rank = 0, nomem;
+  MPI_Comm_rank(comm, &rank);
   cfg.error_bound = eb;
   rc = gz_ctx_create(comm, &cfg, &ctx);
+  if (rc == GZ_OK && calls > 0 && n > 0) {
+    x = malloc(n * sizeof *x);
+    y = malloc(n * sizeof *y);
+    nomem = !x || !y;
+    MPI_Allreduce(MPI_IN_PLACE, &nomem, 1, MPI_INT, MPI_MAX, comm);
+    for (size_t i = 0; !nomem && i < n; i++)
+      x[i] = (float)gz_bench_smooth(rank, i);
+    for (int k = 0; !nomem && k < calls && rc == GZ_OK; k++)
+      rc = gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL);
+    if (nomem)
+      rc = GZ_ERR_NOMEM;
+  }
   if (rc == GZ_OK)
     rc = gz_ctx_model(ctx, m);
   gz_ctx_destroy(ctx);
+  free(x);
+  free(y);
   return rc == GZ_OK ? 0 : -1;
 }
 
@@ -142,23 +165,31 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   struct arg_dbl *fmb = arg_dbl0(NULL, "field-mb", "MB", "codec run field size (64)");
   struct arg_lit *probe =
       arg_lit0(NULL, "probe", "measure the inputs on this run's ranks (under mpirun)");
+  struct arg_int *lcalls =
+      arg_int0(NULL, "learn-calls", "K", "--probe: then learn from K allreduces (6)");
+  struct arg_str *lsize =
+      arg_str0(NULL, "learn-size", "BYTES", "--probe: bytes per rank of those (16MiB)");
   struct arg_lit *help = arg_lit0("h", "help", "this help");
   struct arg_end *end = arg_end(10);
-  void *table[] = {ranks, link, mpi, alpha, sizes, coll, eps,
-                   ratio, e,    fmb, probe, help,  end};
+  void *table[] = {ranks, link, mpi,   alpha,  sizes, coll, eps, ratio,
+                   e,     fmb,  probe, lcalls, lsize, help, end};
   gz_model_t m = GZ_MODEL_INIT;
   const char *cname;
   char list[256], *tok, *save = NULL;
   double size_list[16], link_bps = 1.25e8;
   int rank_list[16], nr = 0, ns = 0, code = 0, nerr, rank = 0, probed = -1;
-  double eb = 1e-4;
+  double eb = 1e-4, learn_bytes = 16.0 * 1024 * 1024;
+  int learnt;
   MPI_Comm_rank(comm, &rank);
   nerr = arg_parse(argc, argv, table);
+  learnt = probe->count && (lcalls->count ? lcalls->ival[0] : 6) > 0;
   if (e->count)
     eb = e->dval[0];
   /* collective, before anything rank 0 alone could stop at */
+  if (lsize->count && parse_bytes(lsize->sval[0], &learn_bytes) != 0)
+    nerr++; /* reported below (rank 0) */
   if (!help->count && !nerr && probe->count)
-    probed = probe_model(comm, eb, &m);
+    probed = probe_model(comm, eb, lcalls->count ? lcalls->ival[0] : 6, learn_bytes, &m);
   if (rank != 0)
     goto out; /* rank 0 reports; gzbench_main shares its exit code */
   if (help->count) {
@@ -168,6 +199,8 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
     goto out;
   }
   if (nerr) {
+    if (lsize->count && parse_bytes(lsize->sval[0], &learn_bytes) != 0)
+      fprintf(stderr, "gzbench model: --learn-size: bad size '%s'\n", lsize->sval[0]);
     arg_print_errors(stderr, end, "gzbench model");
     code = 2;
     goto out;
@@ -209,10 +242,11 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   }
   if (alpha->count || probed != 0)
     m.alpha = alpha->count ? alpha->dval[0] : 50e-6;
-  /* the probe times the codec but has no data to take a ratio from; with
-   * it, the ratio is taken at the per-rank bound of a strict SUM over the
-   * probed ranks (e / P), which is what their allreduce codes */
-  if ((probed != 0 && !eps->count) || !ratio->count) {
+  /* the probe alone times the codec but has no data to take a ratio from:
+   * the ratio is then taken at the per-rank bound of a strict SUM over the
+   * probed ranks (e / P), which is what their allreduce codes; after
+   * learning calls the context's own ratio stands */
+  if ((probed != 0 && !eps->count) || (!ratio->count && !(probed == 0 && learnt))) {
     double me = 0, mr = 0;
     int nranks = 1;
     if (probed == 0)
@@ -233,18 +267,21 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   printf("# gzbench model: %s, link %.4g B/s (%s), mpi path %.4g B/s, compressed path "
          "%.4g B/s, alpha %.3g us, codec %.4g el/s per pass (%s), ratio %.3g (%s)\n",
          cname, m.link_bps,
-         link->count   ? "given"
-         : probed == 0 ? "probed on these ranks"
-                       : "default",
+         link->count             ? "given"
+         : probed == 0 && learnt ? "probed and learnt on these ranks"
+         : probed == 0           ? "probed on these ranks"
+                                 : "default",
          m.mpi_bps > 0 ? m.mpi_bps : m.link_bps, m.comp_bps > 0 ? m.comp_bps : m.link_bps,
          m.alpha * 1e6, m.codec_eps,
-         eps->count    ? "given"
-         : probed == 0 ? "probed"
-                       : "measured",
+         eps->count              ? "given"
+         : probed == 0 && learnt ? "learnt"
+         : probed == 0           ? "probed"
+                                 : "measured",
          m.ratio,
-         ratio->count  ? "given"
-         : probed == 0 ? "measured at e / P"
-                       : "measured");
+         ratio->count            ? "given"
+         : probed == 0 && learnt ? "learnt"
+         : probed == 0           ? "measured at e / P"
+                                 : "measured");
   printf("%8s %12s", "ranks", "bytes/rank");
   for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
     printf(" %12s", gz_algo_name((gz_algo_t)a));

@@ -36,12 +36,18 @@ for r in rows:
     assert r[-1] == min(vals, key=vals.get), (r[-1], vals)
 PY
 
-# --probe on 2 ranks: the inputs come from the launched ranks
+# --probe on 2 ranks: the inputs come from the launched ranks (probe, then
+# what the context learns from allreduces)
 expect "probe on 2 ranks" "$MPIRUN" --oversubscribe -np 2 "$BENCH" model --probe --ranks 2,512 \
-  --size 1MiB --field-mb 1
-grep -q "(probed on these ranks)" "$TMP/out" && ok || { ko "probe: link not probed"; cat "$TMP/out"; }
-grep -q "per pass (probed)" "$TMP/out" && ok || ko "probe: codec speed not probed"
+  --size 1MiB --learn-size 1MiB --field-mb 1
+grep -q "(probed and learnt on these ranks)" "$TMP/out" && ok || { ko "probe: link not probed"; cat "$TMP/out"; }
+grep -q "per pass (learnt)" "$TMP/out" && ok || ko "probe: codec speed not learnt"
 [ "$(grep -cE '^ +(2|512) +1048576 ' "$TMP/out")" = 2 ] && ok || ko "probe: not one row per rank count"
+# the probe alone (no learning calls): the ratio from gzbench coll's field at e / P
+expect "probe only" "$MPIRUN" --oversubscribe -np 2 "$BENCH" model --probe --learn-calls 0 \
+  --ranks 2 --size 1MiB --field-mb 1
+grep -q "(probed on these ranks).*per pass (probed).*(measured at e / P)" "$TMP/out" && ok ||
+  { ko "probe only: sources"; cat "$TMP/out"; }
 
 # bad options: a message, exit 2, no hang with or without --probe
 expect_error "bad rank count" "--ranks: bad rank count 'x'" "$BENCH" model --ranks x
