@@ -13,21 +13,23 @@
  *      starts at ends[b] - sizes[b] of the data section, since chunks hold
  *      whole blocks and lie back to back;
  *   5. k_gather_slots: one warp per block copies its bytes into place;
- *   6. k_chunk_index: one thread per chunk writes the chunk's size and
- *      CRC-32 into the index;
- *   7. k_stream_header (1 thread): header, header CRC, index CRC and the
- *      total size (*d_size).
+ *   6. k_chunk_index: one thread block per chunk writes the chunk's size and
+ *      CRC-32 into the index: each thread checksums a slice, a tree combines
+ *      the slices' CRCs (gz_crc32_combine, block_crc32 below);
+ *   7. k_stream_header (1 block): header and header CRC (thread 0), index
+ *      CRC (the block), the total size (*d_size).
  * Decompression, also without host synchronisation:
- *   1. k_dec_header (1 thread): validates the header and the index exactly as
- *      gz_stream_info does and prefix-sums the chunk offsets;
- *   2. k_dec_chunks: one thread per chunk verifies the chunk CRC and walks
- *      its blocks (gz_block_values_size) to find where each block starts;
+ *   1. k_dec_header (1 block): validates the header and the index exactly as
+ *      gz_stream_info does (the block checksums the index) and prefix-sums
+ *      the chunk offsets;
+ *   2. k_dec_chunks: one thread block per chunk verifies the chunk CRC in
+ *      parallel, then its thread 0 walks the blocks (gz_block_values_size)
+ *      to find where each block starts;
  *   3. k_dec_blocks: one thread per block calls gz_block_decode_f32/f64.
  *   Failures set bits of the caller's flag word; later kernels then skip.
  *
- * Simple on purpose (first version): one thread per block, byte-serial
- * CRC-32 per chunk. Faster variants must keep the bytes identical; the GPU
- * tests (tests/gpu/) compare them with the CPU's.
+ * Faster variants must keep the bytes identical; the GPU tests (tests/gpu/)
+ * compare them with the CPU's.
  */
 #include "gz_block_walk.h"
 #include "gz_cuda_util.cuh"
@@ -38,6 +40,8 @@
 /* Largest |code| a stream quantizes: GZ_CODE_MAX_STREAM of codec.h (2^52). */
 #define GZ_DEV_CODE_MAX_STREAM 4503599627370496.0
 #define GZ_RANGE_BLOCKS 1024
+/* Thread blocks of the chunk checks of a decompression (a block per chunk). */
+#define GZ_DEC_CHUNK_GRID 512
 
 typedef struct gz_dec_info {
   gz_quant_t qp;
@@ -68,6 +72,47 @@ __device__ static inline void flag(unsigned *flags, unsigned bits) {
 }
 __device__ static inline unsigned flags_now(const unsigned *flags) {
   return gz_flags_now(flags);
+}
+
+/* ---- CRC-32 by a whole thread block ---------------------------------------- */
+
+/* The tables of a block's CRC work, in shared memory: bytes (table), the
+ * powers x^(2^k) mod P for combining (x2k), one partial CRC per thread. */
+typedef struct crc_shared {
+  uint32_t table[256], x2k[GZ_CRC32_X2K], part[GZ_THREADS];
+} crc_shared_t;
+
+__device__ static void crc_tables(crc_shared_t *c) {
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+    c->table[i] = gz_crc32_entry(i);
+  if (threadIdx.x == 0)
+    gz_crc32_x2k_fill(c->x2k);
+  __syncthreads();
+}
+
+/* CRC-32 of p[0..size): thread t checksums the t-th of blockDim.x equal
+ * slices, then a tree combines neighbours (gz_crc32_combine) in log2 steps.
+ * Every thread of the block calls it (blockDim.x <= GZ_THREADS); all get the
+ * value. */
+__device__ static uint32_t block_crc32(crc_shared_t *c, const uint8_t *p, uint64_t size) {
+  unsigned t = threadIdx.x, T = blockDim.x;
+  uint64_t per = (size + T - 1) / T;
+  uint64_t a = t * per < size ? t * per : size, b = a + per < size ? a + per : size;
+  uint32_t crc;
+  c->part[t] = gz_crc32_tab(c->table, p + a, (size_t)(b - a));
+  __syncthreads();
+  for (unsigned s = 1; s < T; s <<= 1) {
+    if (t % (2 * s) == 0 && t + s < T) {
+      uint64_t lo = (t + s) * per, hi = (t + 2 * s) * per;
+      lo = lo < size ? lo : size;
+      hi = hi < size ? hi : size;
+      c->part[t] = gz_crc32_combine(c->x2k, c->part[t], c->part[t + s], hi - lo);
+    }
+    __syncthreads();
+  }
+  crc = c->part[0];
+  __syncthreads(); /* part is reused by the next call */
+  return crc;
 }
 
 /* ---- range (also used by the collectives, codes_cuda.cu) ------------------ */
@@ -190,20 +235,21 @@ __global__ void k_gather_slots(const uint8_t *slots, size_t slot, const uint64_t
   }
 }
 
+/* One thread block per chunk (grid-stride over chunks): size and CRC-32. */
 __global__ void k_chunk_index(const uint8_t *data, const uint64_t *ends, size_t nb,
                               size_t chunk_blocks, size_t nchunks, uint8_t *index) {
-  __shared__ uint32_t table[256];
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
-  __syncthreads();
+  __shared__ crc_shared_t crc;
+  crc_tables(&crc);
   GZ_STRIDE_LOOP
-  for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < nchunks;
-       c += (size_t)gridDim.x * blockDim.x) {
+  for (size_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
     size_t fb = c * chunk_blocks,
            lb = (fb + chunk_blocks < nb ? fb + chunk_blocks : nb) - 1;
     uint64_t start = fb ? ends[fb - 1] : 0, size = ends[lb] - start;
-    gz_put_u32le(index + 8 * c, (uint32_t)size);
-    gz_put_u32le(index + 8 * c + 4, gz_crc32_tab(table, data + start, (size_t)size));
+    uint32_t sum = block_crc32(&crc, data + start, size);
+    if (threadIdx.x == 0) {
+      gz_put_u32le(index + 8 * c, (uint32_t)size);
+      gz_put_u32le(index + 8 * c + 4, sum);
+    }
   }
 }
 
@@ -211,12 +257,12 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
                                 const gz_quant_t *qp, uint64_t n, uint32_t chunk_len,
                                 uint64_t nchunks, const uint64_t *ends, uint64_t nb,
                                 uint64_t *d_size) {
-  __shared__ uint32_t table[256];
+  __shared__ crc_shared_t crc;
   uint64_t bits;
   double abs_eb;
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
-  __syncthreads();
+  uint32_t index_crc;
+  crc_tables(&crc);
+  index_crc = block_crc32(&crc, o + GZ_STREAM_HEADER, 8 * nchunks);
   if (threadIdx.x != 0)
     return;
   abs_eb = qp->eb;
@@ -235,9 +281,8 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
   gz_put_u64le(o + 24, n);
   gz_put_u32le(o + 32, chunk_len);
   gz_put_u32le(o + 36, (uint32_t)nchunks);
-  gz_put_u32le(o + 40, gz_crc32_tab(table, o, 40));
-  gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks,
-               gz_crc32_tab(table, o + GZ_STREAM_HEADER, (size_t)(8 * nchunks)));
+  gz_put_u32le(o + 40, gz_crc32_tab(crc.table, o, 40));
+  gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks, index_crc);
   *d_size = GZ_STREAM_HEADER + 8 * nchunks + 4 + (nb ? ends[nb - 1] : 0);
 }
 
@@ -334,7 +379,7 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
     GZ_LAUNCH(k_gather_slots, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
               tmp + L.slots, L.slot, sizes, ends, data, nb);
     GZ_CUDA_LAUNCHED("k_gather_slots");
-    GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 128), 128, 0, s, data, ends, nb,
+    GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 1), 128, 0, s, data, ends, nb,
               chunk_len / GZ_BLOCK, nchunks, index);
     GZ_CUDA_LAUNCHED("k_chunk_index");
   }
@@ -346,52 +391,62 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
 
 /* ---- decompression --------------------------------------------------------- */
 
-/* gz_stream_info's checks, plus dtype and count against the caller's. */
+/* gz_stream_info's checks, plus dtype and count against the caller's. Thread
+ * 0 reads the header; the block checksums the index; thread 0 goes on. */
 __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_t n,
                              gz_dec_info_t *info, uint64_t *choff, unsigned *flags) {
-  __shared__ uint32_t table[256];
-  uint64_t count, nchunks, expected, total, bits;
-  uint32_t chunk_len;
-  double eb, abs_eb;
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
+  __shared__ crc_shared_t crc;
+  __shared__ uint64_t nch; /* chunks when the header is sound, else 0 */
+  uint64_t count, nchunks = 0, expected, total, bits;
+  uint32_t chunk_len = 0, index_crc;
+  double eb, abs_eb = 0;
+  unsigned bad = 0;
+  crc_tables(&crc);
+  if (threadIdx.x == 0) {
+    if (size < GZ_STREAM_HEADER || s[0] != 'G' || s[1] != 'Z' || s[2] != 'C' ||
+        s[3] != 'S' || gz_get_u32le(s + 40) != gz_crc32_tab(crc.table, s, 40) ||
+        s[4] != 1) {
+      bad = GZ_DEV_FLAG_CORRUPT;
+    } else {
+      bits = gz_get_u64le(s + 8);
+      memcpy(&eb, &bits, 8);
+      bits = gz_get_u64le(s + 16);
+      memcpy(&abs_eb, &bits, 8);
+      count = gz_get_u64le(s + 24);
+      chunk_len = gz_get_u32le(s + 32);
+      nchunks = gz_get_u32le(s + 36);
+      if ((s[5] != 1 && s[5] != 2) || s[6] > 1 || s[7] != 0 || !(eb >= 0) ||
+          !(abs_eb >= 0) || !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) ||
+          chunk_len == 0 || chunk_len % GZ_BLOCK || chunk_len > GZ_STREAM_CHUNK_MAX) {
+        bad = GZ_DEV_FLAG_CORRUPT;
+      } else {
+        expected = count / chunk_len + (count % chunk_len != 0);
+        if (nchunks != expected || nchunks > (size - GZ_STREAM_HEADER) / 8 ||
+            GZ_STREAM_HEADER + 8 * nchunks + 4 > size)
+          bad = GZ_DEV_FLAG_CORRUPT;
+        else if (s[5] != dtype || count != n)
+          bad = GZ_DEV_FLAG_ARG; /* reported after the index CRC, as the CPU */
+      }
+    }
+    if (bad == GZ_DEV_FLAG_CORRUPT)
+      flag(flags, bad);
+    nch = bad == GZ_DEV_FLAG_CORRUPT ? UINT64_MAX : nchunks;
+  }
   __syncthreads();
+  if (nch == UINT64_MAX)
+    return;
+  index_crc = block_crc32(&crc, s + GZ_STREAM_HEADER, 8 * nch);
   if (threadIdx.x != 0)
     return;
-  if (size < GZ_STREAM_HEADER || s[0] != 'G' || s[1] != 'Z' || s[2] != 'C' ||
-      s[3] != 'S' || gz_get_u32le(s + 40) != gz_crc32_tab(table, s, 40) || s[4] != 1) {
+  if (gz_get_u32le(s + GZ_STREAM_HEADER + 8 * nchunks) != index_crc) {
     flag(flags, GZ_DEV_FLAG_CORRUPT);
     return;
   }
-  bits = gz_get_u64le(s + 8);
-  memcpy(&eb, &bits, 8);
-  bits = gz_get_u64le(s + 16);
-  memcpy(&abs_eb, &bits, 8);
-  count = gz_get_u64le(s + 24);
-  chunk_len = gz_get_u32le(s + 32);
-  nchunks = gz_get_u32le(s + 36);
-  if ((s[5] != 1 && s[5] != 2) || s[6] > 1 || s[7] != 0 || !(eb >= 0) || !(abs_eb >= 0) ||
-      !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
-      chunk_len % GZ_BLOCK || chunk_len > GZ_STREAM_CHUNK_MAX) {
-    flag(flags, GZ_DEV_FLAG_CORRUPT);
-    return;
-  }
-  expected = count / chunk_len + (count % chunk_len != 0);
-  if (nchunks != expected || nchunks > (size - GZ_STREAM_HEADER) / 8) {
-    flag(flags, GZ_DEV_FLAG_CORRUPT);
+  if (bad) {
+    flag(flags, bad);
     return;
   }
   total = GZ_STREAM_HEADER + 8 * nchunks + 4;
-  if (total > size ||
-      gz_get_u32le(s + GZ_STREAM_HEADER + 8 * nchunks) !=
-          gz_crc32_tab(table, s + GZ_STREAM_HEADER, (size_t)(8 * nchunks))) {
-    flag(flags, GZ_DEV_FLAG_CORRUPT);
-    return;
-  }
-  if (s[5] != dtype || count != n) {
-    flag(flags, GZ_DEV_FLAG_ARG);
-    return;
-  }
   info->data_off = total;
   choff[0] = 0;
   for (uint64_t c = 0; c < nchunks; c++) {
@@ -408,14 +463,20 @@ __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_
   info->chunk_len = chunk_len;
 }
 
+/* One thread block per chunk: the block verifies the chunk's CRC-32, then
+ * thread 0 walks its blocks (gz_block_values_size) to find where each
+ * starts. */
 __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
                              const uint64_t *choff, uint64_t *boff, size_t n, size_t esz,
                              unsigned *flags) {
-  __shared__ uint32_t table[256];
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
-  __syncthreads();
-  if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
+  __shared__ crc_shared_t crc;
+  __shared__ unsigned skip; /* read once: other blocks may set flags meanwhile */
+  if (blockIdx.x >= info->nchunks)
+    return; /* the grid is sized for the most chunks n allows */
+  if (threadIdx.x == 0)
+    skip = flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG);
+  crc_tables(&crc);
+  if (skip)
     return;
   {
     const uint8_t *data = s + info->data_off, *index = s + GZ_STREAM_HEADER;
@@ -423,14 +484,15 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
     size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
     int lossy = info->qp.eb > 0;
     GZ_STRIDE_LOOP
-    for (uint64_t c = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; c < nchunks;
-         c += (uint64_t)gridDim.x * blockDim.x) {
+    for (uint64_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
       uint64_t start = choff[c], end = choff[c + 1], pos = start;
       uint64_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
       size_t b0 = (size_t)(first / GZ_BLOCK),
              b1 = (size_t)((first + len + GZ_BLOCK - 1) / GZ_BLOCK);
-      if (gz_get_u32le(index + 8 * c + 4) !=
-          gz_crc32_tab(table, data + start, (size_t)(end - start))) {
+      uint32_t sum = block_crc32(&crc, data + start, end - start);
+      if (threadIdx.x != 0)
+        continue;
+      if (gz_get_u32le(index + 8 * c + 4) != sum) {
         flag(flags, GZ_DEV_FLAG_CORRUPT);
         continue;
       }
@@ -514,10 +576,11 @@ extern "C" int gz_dev_decompress(int dtype, const void *d_in, size_t size, void 
   GZ_CUDA_LAUNCHED("k_dec_header");
   if (!nb)
     return GZ_DEV_OK;
-  /* at most nb chunks (chunk_len >= GZ_BLOCK); grid-stride over the real count */
-  GZ_LAUNCH(k_dec_chunks, gz_grid(nb < 65536 ? nb : 65536, 128), 128, 0, s, in, info,
-            (const uint64_t *)(tmp + L.choff), (uint64_t *)(tmp + L.boff), n, esz,
-            d_flags);
+  /* at most nb chunks (chunk_len >= GZ_BLOCK); a block per chunk, grid-stride
+   * over the real count (the host does not know it) */
+  GZ_LAUNCH(k_dec_chunks, gz_grid(nb < GZ_DEC_CHUNK_GRID ? nb : GZ_DEC_CHUNK_GRID, 1),
+            128, 0, s, in, info, (const uint64_t *)(tmp + L.choff),
+            (uint64_t *)(tmp + L.boff), n, esz, d_flags);
   GZ_CUDA_LAUNCHED("k_dec_chunks");
   if (dtype == 1)
     GZ_LAUNCH(k_dec_blocks<float>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, in, info,
