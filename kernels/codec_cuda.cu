@@ -6,9 +6,9 @@
  *   1. (REL only) k_range: finite min / max per thread block;
  *   2. k_stream_setup (1 thread): the absolute bound and the quantizer,
  *      computed exactly as stream.c does, kept in device memory;
- *   3. k_encode_blocks: one thread per block of GZ_BLOCK values calls the
- *      shared gz_block_encode_f32/f64 (gz_block.h) into that block's
- *      worst-case slot of the scratch, and writes its size;
+ *   3. k_encode_blocks: one warp per block of GZ_BLOCK values, lane i owning
+ *      value i (gz_warp.cuh: the bytes of gz_block_encode_f32/f64), writes
+ *      the block into its worst-case slot of the scratch, and its size;
  *   4. an inclusive prefix sum of the block sizes (CUB DeviceScan): block b
  *      starts at ends[b] - sizes[b] of the data section, since chunks hold
  *      whole blocks and lie back to back;
@@ -25,14 +25,15 @@
  *   2. k_dec_chunks: one thread block per chunk verifies the chunk CRC in
  *      parallel, then its thread 0 walks the blocks (gz_block_values_size)
  *      to find where each block starts;
- *   3. k_dec_blocks: one thread per block calls gz_block_decode_f32/f64.
+ *   3. k_dec_blocks: one warp per block decodes it, lane i writing value i
+ *      (gz_warp_decode: the values of gz_block_decode_f32/f64).
  *   Failures set bits of the caller's flag word; later kernels then skip.
  *
  * Faster variants must keep the bytes identical; the GPU tests (tests/gpu/)
  * compare them with the CPU's.
  */
-#include "gz_block_walk.h"
 #include "gz_cuda_util.cuh"
+#include "gz_warp.cuh"
 
 #define GZ_STREAM_HEADER 44
 #define GZ_STREAM_CHUNK_MAX (1u << 24)
@@ -49,23 +50,6 @@ typedef struct gz_dec_info {
   uint64_t nchunks;
   uint32_t chunk_len;
 } gz_dec_info_t;
-
-__device__ static inline size_t block_encode(const float *x, int n, const gz_quant_t *qp,
-                                             uint8_t *out) {
-  return gz_block_encode_f32(x, n, qp, out);
-}
-__device__ static inline size_t block_encode(const double *x, int n, const gz_quant_t *qp,
-                                             uint8_t *out) {
-  return gz_block_encode_f64(x, n, qp, out);
-}
-__device__ static inline size_t block_decode(const uint8_t *in, size_t avail, int n,
-                                             const gz_quant_t *qp, float *out) {
-  return gz_block_decode_f32(in, avail, n, qp, out);
-}
-__device__ static inline size_t block_decode(const uint8_t *in, size_t avail, int n,
-                                             const gz_quant_t *qp, double *out) {
-  return gz_block_decode_f64(in, avail, n, qp, out);
-}
 
 __device__ static inline void flag(unsigned *flags, unsigned bits) {
   atomicOr(flags, bits);
@@ -205,21 +189,31 @@ __global__ void k_stream_setup(int eb_mode, double error_bound, const double *pa
   *qp = gz_quant_make(eb, GZ_DEV_CODE_MAX_STREAM);
 }
 
-/* Blocks first + (one thread each). Not grid-stride: inside a loop the
- * inlined encoder needed 255 registers and spilled (168 as it is); the
- * launcher covers a capped grid with several launches instead. */
+/* Warps of a launch of blockDim.x (a multiple of 32) threads per block. */
+__device__ static inline size_t warp_id(void) {
+  return (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+}
+__device__ static inline size_t warp_count(void) {
+  return (size_t)gridDim.x * blockDim.x / 32;
+}
+
+/* One warp per block of GZ_BLOCK values (gz_warp.cuh), grid-stride: the
+ * block's bytes into its worst-case slot, its size into sizes[b]. */
 template <typename T>
 __global__ void k_encode_blocks(const T *x, size_t n, const gz_quant_t *qp,
-                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb,
-                                size_t first) {
-  size_t b = first + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  gz_quant_t q;
-  int len;
-  if (b >= nb)
-    return;
-  q = *qp;
-  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-  sizes[b] = block_encode(x + b * GZ_BLOCK, len, &q, slots + b * slot);
+                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb) {
+  __shared__ unsigned area[GZ_THREADS / 32][GZ_WARP_PACK_WORDS];
+  unsigned lane = gz_lane();
+  gz_quant_t q = *qp;
+  GZ_STRIDE_LOOP
+  for (size_t b = warp_id(); b < nb; b += warp_count()) {
+    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+    T v = (int)lane < len ? x[b * GZ_BLOCK + lane] : (T)0;
+    gz_warp_form_t f = gz_warp_form(v, len, &q);
+    gz_warp_write(v, len, &f, slots + b * slot, area[threadIdx.x / 32]);
+    if (lane == 0)
+      sizes[b] = f.size;
+  }
 }
 
 /* One warp per block: its slot's bytes to where the scan put them. */
@@ -363,17 +357,13 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   GZ_CUDA_LAUNCHED("k_stream_setup");
   if (nb) {
     uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
-    for (size_t first = 0; first < nb;
-         first += (size_t)gz_grid(nb - first, GZ_THREADS) * GZ_THREADS) {
-      if (dtype == 1)
-        GZ_LAUNCH(k_encode_blocks<float>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
-                  s, (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb, first);
-      else
-        GZ_LAUNCH(k_encode_blocks<double>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
-                  s, (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb,
-                  first);
-      GZ_CUDA_LAUNCHED("k_encode_blocks");
-    }
+    if (dtype == 1)
+      GZ_LAUNCH(k_encode_blocks<float>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
+                (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
+    else
+      GZ_LAUNCH(k_encode_blocks<double>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
+                (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
+    GZ_CUDA_LAUNCHED("k_encode_blocks");
     if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
       return rc;
     GZ_LAUNCH(k_gather_slots, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
@@ -515,21 +505,24 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
   }
 }
 
+/* One warp per block (gz_warp.cuh), grid-stride. */
 template <typename T>
 __global__ void k_dec_blocks(const uint8_t *s, const gz_dec_info_t *info,
                              const uint64_t *boff, size_t n, T *out, unsigned *flags) {
   size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
   gz_quant_t qp;
-  if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
+  /* lane 0's reading for the whole warp: the lanes must agree */
+  if (__shfl_sync(GZ_WARP_ALL, flags_now(flags), 0) &
+      (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
     return;
   qp = info->qp;
   GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < nb;
-       b += (size_t)gridDim.x * blockDim.x) {
+  for (size_t b = warp_id(); b < nb; b += warp_count()) {
     uint64_t avail = boff[b + 1] - boff[b];
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-    if (block_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
-                     out + b * GZ_BLOCK) != avail)
+    if (gz_warp_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
+                       out + b * GZ_BLOCK) != avail &&
+        gz_lane() == 0)
       flag(flags, GZ_DEV_FLAG_CORRUPT);
   }
 }
@@ -583,11 +576,11 @@ extern "C" int gz_dev_decompress(int dtype, const void *d_in, size_t size, void 
             (uint64_t *)(tmp + L.boff), n, esz, d_flags);
   GZ_CUDA_LAUNCHED("k_dec_chunks");
   if (dtype == 1)
-    GZ_LAUNCH(k_dec_blocks<float>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, in, info,
-              (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);
+    GZ_LAUNCH(k_dec_blocks<float>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, in,
+              info, (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);
   else
-    GZ_LAUNCH(k_dec_blocks<double>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, in, info,
-              (const uint64_t *)(tmp + L.boff), n, (double *)d_out, d_flags);
+    GZ_LAUNCH(k_dec_blocks<double>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, in,
+              info, (const uint64_t *)(tmp + L.boff), n, (double *)d_out, d_flags);
   GZ_CUDA_LAUNCHED("k_dec_blocks");
   return GZ_DEV_OK;
 }

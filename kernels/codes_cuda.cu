@@ -3,21 +3,22 @@
  * collectives: quantize, dequantize, combine codes (add / max / min), the
  * largest |code|, and the indexed encoding of codes (gz_block_walk.h).
  *
- * Everything is elementwise or one thread per block of GZ_BLOCK codes,
- * built from the shared routines of gz_block.h, so the codes and the bytes
- * are those of the CPU (libgzcoll/src/codec/codes.c and
+ * Elementwise kernels run a thread per value; the block codec runs a warp
+ * per block of GZ_BLOCK codes, lane i owning code i (gz_warp.cuh), so the
+ * codes and the bytes are those of the CPU (libgzcoll/src/codec/codes.c and
  * libgzcoll/src/device/codes_indexed.c).
  *
- * Encoding, no host synchronisation: k_codes_sizes (the size of each PACKED
- * block from its widths) -> inclusive prefix sum (CUB) -> k_codes_write
- * (each block encoded straight into place; the first block of a segment
- * also writes the segment's offset) -> k_codes_total (*d_size).
+ * Encoding, no host synchronisation: k_codes_sizes (one warp per block: the
+ * size of each PACKED block from its widths) -> inclusive prefix sum (CUB)
+ * -> k_codes_write (one warp per block, encoded straight into place; the
+ * first block of a segment also writes the segment's offset) ->
+ * k_codes_total (*d_size).
  * Decoding: k_seg_walk (one thread per segment of GZ_SEG_BLOCKS blocks
- * finds where its blocks start) -> k_codes_decode_reduce (one thread per
- * block decodes and combines into the accumulator).
+ * finds where its blocks start) -> k_codes_decode_reduce (one warp per
+ * block decodes it, lane i combining code i into the accumulator).
  */
-#include "gz_block_walk.h"
 #include "gz_cuda_util.cuh"
+#include "gz_warp.cuh"
 
 __device__ static inline int quantize_one(float x, const gz_quant_t *qp, int64_t *q) {
   return gz_quantize_one_f32(x, qp, 0, q);
@@ -221,26 +222,44 @@ extern "C" size_t gz_dev_codes_tmp_bytes(size_t n) {
   return L.total > range ? L.total : range;
 }
 
+/* Warps of a launch of blockDim.x (a multiple of 32) threads per block. */
+__device__ static inline size_t warp_id(void) {
+  return (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+}
+__device__ static inline size_t warp_count(void) {
+  return (size_t)gridDim.x * blockDim.x / 32;
+}
+
+/* One warp per block of codes (lane i loads code i): the PACKED size. */
 __global__ void k_codes_sizes(const int64_t *codes, size_t n, uint64_t *sizes) {
+  unsigned lane = gz_lane();
   GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
-       b += (size_t)gridDim.x * blockDim.x) {
+  for (size_t b = warp_id(); b < blocks_of(n); b += warp_count()) {
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK), w, w0;
-    gz_codes_widths(codes + b * GZ_BLOCK, len, &w, &w0);
-    sizes[b] = 2 + gz_packed_bytes(len, w, w0);
+    gz_ull u;
+    unsigned size = gz_warp_codes_form((int)lane < len ? codes[b * GZ_BLOCK + lane] : 0,
+                                       len, &u, &w, &w0);
+    if (lane == 0)
+      sizes[b] = size;
   }
 }
 
+/* One warp per block: the block encoded into place; the first block of a
+ * segment also writes the segment's offset. */
 __global__ void k_codes_write(const int64_t *codes, size_t n, const uint64_t *sizes,
                               const uint64_t *ends, uint8_t *out) {
+  __shared__ unsigned area[GZ_THREADS / 32][GZ_WARP_PACK_WORDS];
   size_t S = gz_seg_count(n);
+  unsigned lane = gz_lane();
   GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
-       b += (size_t)gridDim.x * blockDim.x) {
-    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+  for (size_t b = warp_id(); b < blocks_of(n); b += warp_count()) {
+    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK), w, w0;
     uint64_t start = ends[b] - sizes[b];
-    gz_block_encode_codes(codes + b * GZ_BLOCK, len, out + 8 * S + start);
-    if (b % GZ_SEG_BLOCKS == 0)
+    gz_ull u;
+    gz_warp_codes_form((int)lane < len ? codes[b * GZ_BLOCK + lane] : 0, len, &u, &w,
+                       &w0);
+    gz_warp_codes_write(u, len, w, w0, out + 8 * S + start, area[threadIdx.x / 32]);
+    if (b % GZ_SEG_BLOCKS == 0 && lane == 0)
       gz_put_u64le(out + 8 * (b / GZ_SEG_BLOCKS), start);
   }
 }
@@ -266,13 +285,13 @@ extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out
     return GZ_DEV_ERR_CAPACITY;
   if (nb) {
     uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
-    GZ_LAUNCH(k_codes_sizes, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n,
+    GZ_LAUNCH(k_codes_sizes, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n,
               sizes);
     GZ_CUDA_LAUNCHED("k_codes_sizes");
     if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
       return rc;
-    GZ_LAUNCH(k_codes_write, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n, sizes,
-              ends, (uint8_t *)d_out);
+    GZ_LAUNCH(k_codes_write, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n,
+              sizes, ends, (uint8_t *)d_out);
     GZ_CUDA_LAUNCHED("k_codes_write");
   }
   GZ_LAUNCH(k_codes_total, 1, 1, 0, s, (const uint64_t *)(tmp + L.ends), n, d_size);
@@ -292,23 +311,29 @@ __global__ void k_seg_walk(const uint8_t *in, size_t size, size_t n, uint64_t *b
       atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
 }
 
+/* One warp per block: lane i decodes code i and combines it into acc[i]
+ * (coalesced). A warp stops at the first corrupt block it meets. */
 __global__ void k_codes_decode_reduce(int op, const uint8_t *pay, const uint64_t *boff,
                                       size_t n, int64_t *acc, unsigned *flags) {
-  int64_t q[GZ_BLOCK];
   int overflow = 0;
+  unsigned lane = gz_lane();
   GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
-       b += (size_t)gridDim.x * blockDim.x) {
+  for (size_t b = warp_id(); b < blocks_of(n); b += warp_count()) {
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
     uint64_t avail = boff[b + 1] - boff[b];
-    if (gz_flags_now(flags) & GZ_DEV_FLAG_CORRUPT)
+    size_t used;
+    int64_t q;
+    /* lane 0's reading for the whole warp: the lanes must agree */
+    if (__shfl_sync(GZ_WARP_ALL, gz_flags_now(flags), 0) & GZ_DEV_FLAG_CORRUPT)
       return;
-    if (gz_block_decode_codes(pay + boff[b], (size_t)avail, len, q) != avail) {
-      atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
+    q = gz_warp_codes_decode(pay + boff[b], (size_t)avail, len, &used);
+    if (used != avail) {
+      if (lane == 0)
+        atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
       return;
     }
-    for (int i = 0; i < len; i++)
-      overflow |= combine(op, &acc[b * GZ_BLOCK + i], q[i]);
+    if ((int)lane < len)
+      overflow |= combine(op, &acc[b * GZ_BLOCK + lane], q);
   }
   if (overflow)
     atomicOr(flags, GZ_DEV_FLAG_OVERFLOW);
@@ -338,7 +363,7 @@ extern "C" int gz_dev_codes_decode_reduce(int op, const void *d_in, size_t size,
   GZ_LAUNCH(k_seg_walk, gz_grid(S, 64), 64, 0, s, (const uint8_t *)d_in, size, n, boff,
             d_flags);
   GZ_CUDA_LAUNCHED("k_seg_walk");
-  GZ_LAUNCH(k_codes_decode_reduce, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, op,
+  GZ_LAUNCH(k_codes_decode_reduce, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, op,
             (const uint8_t *)d_in + 8 * S, boff, n, d_acc, d_flags);
   GZ_CUDA_LAUNCHED("k_codes_decode_reduce");
   return GZ_DEV_OK;
