@@ -6,17 +6,16 @@
  *   1. (REL only) k_range: finite min / max per thread block;
  *   2. k_stream_setup (1 thread): the absolute bound and the quantizer,
  *      computed exactly as stream.c does, kept in device memory;
- *   3. k_encode_blocks: one warp per block of GZ_BLOCK values, lane i owning
- *      value i (gz_warp.cuh: the bytes of gz_block_encode_f32/f64), writes
- *      the block into its worst-case slot of the scratch, and its size;
- *   4. an inclusive prefix sum of the block sizes (CUB DeviceScan): block b
- *      starts at ends[b] - sizes[b] of the data section, since chunks hold
- *      whole blocks and lie back to back;
- *   5. k_gather_slots: one warp per block copies its bytes into place;
- *   6. k_chunk_index: one thread block per chunk writes the chunk's size and
+ *   3. k_encode (single pass): one warp per block of GZ_BLOCK values, lane i
+ *      owning value i (gz_warp.cuh), decides the block's form and size; the
+ *      thread block's tile of blocks gets its offset from a scan with
+ *      decoupled look-back (gz_tile_prefix); each warp writes its block
+ *      straight into place and ends[b] (chunks hold whole blocks and lie back
+ *      to back, so the data section is the blocks in order);
+ *   4. k_chunk_index: one thread block per chunk writes the chunk's size and
  *      CRC-32 into the index: each thread checksums a slice, a tree combines
  *      the slices' CRCs (gz_crc32_combine, block_crc32 below);
- *   7. k_stream_header (1 block): header and header CRC (thread 0), index
+ *   5. k_stream_header (1 block): header and header CRC (thread 0), index
  *      CRC (the block), the total size (*d_size).
  * Decompression, also without host synchronisation:
  *   1. k_dec_header (1 block): validates the header and the index exactly as
@@ -197,35 +196,55 @@ __device__ static inline size_t warp_count(void) {
   return (size_t)gridDim.x * blockDim.x / 32;
 }
 
-/* One warp per block of GZ_BLOCK values (gz_warp.cuh), grid-stride: the
- * block's bytes into its worst-case slot, its size into sizes[b]. */
+/* Encoding and placement in one pass: a thread block takes tiles of
+ * GZ_TILE_BLOCKS blocks in order (gz_tile_next); each warp decides its
+ * block's form and size (gz_warp_form), the tile's total goes to the
+ * look-back scan (gz_tile_prefix), and each warp writes its block straight to
+ * its place in the data section, then ends[b] = where block b ends. */
 template <typename T>
-__global__ void k_encode_blocks(const T *x, size_t n, const gz_quant_t *qp,
-                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb) {
-  __shared__ unsigned area[GZ_THREADS / 32][GZ_WARP_PACK_WORDS];
-  unsigned lane = gz_lane();
+__global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *data,
+                         uint64_t *ends, size_t nb, unsigned long long *state) {
+  __shared__ unsigned area[GZ_TILE_BLOCKS][GZ_WARP_PACK_WORDS];
+  __shared__ uint64_t wsize[GZ_TILE_BLOCKS], base;
+  __shared__ size_t tile_now;
+  unsigned lane = gz_lane(), warp = threadIdx.x / 32;
+  size_t ntiles = (nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS;
   gz_quant_t q = *qp;
-  GZ_STRIDE_LOOP
-  for (size_t b = warp_id(); b < nb; b += warp_count()) {
-    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-    T v = (int)lane < len ? x[b * GZ_BLOCK + lane] : (T)0;
-    gz_warp_form_t f = gz_warp_form(v, len, &q);
-    gz_warp_write(v, len, &f, slots + b * slot, area[threadIdx.x / 32]);
+  for (;;) {
+    size_t tile, b;
+    int len;
+    T v;
+    gz_warp_form_t f = {0, 0, 0, 0, 0, 0};
+    if (threadIdx.x == 0)
+      tile_now = gz_tile_next(state);
+    __syncthreads();
+    tile = tile_now;
+    if (tile >= ntiles)
+      break; /* the whole block */
+    b = tile * GZ_TILE_BLOCKS + warp;
+    len = b < nb ? (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK) : 0;
+    v = (int)lane < len ? x[b * GZ_BLOCK + lane] : (T)0;
+    if (len) /* the same for the whole warp */
+      f = gz_warp_form(v, len, &q);
     if (lane == 0)
-      sizes[b] = f.size;
-  }
-}
-
-/* One warp per block: its slot's bytes to where the scan put them. */
-__global__ void k_gather_slots(const uint8_t *slots, size_t slot, const uint64_t *sizes,
-                               const uint64_t *ends, uint8_t *data, size_t nb) {
-  unsigned lane = threadIdx.x & 31;
-  GZ_STRIDE_LOOP
-  for (size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32; w < nb;
-       w += (size_t)gridDim.x * blockDim.x / 32) {
-    uint64_t size = sizes[w], start = ends[w] - size;
-    for (uint64_t i = lane; i < size; i += 32)
-      data[start + i] = slots[w * slot + i];
+      wsize[warp] = f.size;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint64_t agg = 0;
+      for (unsigned w = 0; w < GZ_TILE_BLOCKS; w++)
+        agg += wsize[w];
+      base = gz_tile_prefix(state, tile, agg);
+    }
+    __syncthreads();
+    if (len) {
+      uint64_t off = base;
+      for (unsigned w = 0; w < warp; w++)
+        off += wsize[w];
+      gz_warp_write(v, len, &f, data + off, area[warp]);
+      if (lane == 0)
+        ends[b] = off + f.size;
+    }
+    __syncthreads(); /* tile_now, wsize and base are reused */
   }
 }
 
@@ -282,21 +301,18 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
 
 /* Scratch layout of a compression; offsets into d_tmp, total in *total. */
 typedef struct comp_layout {
-  size_t qp, part, sizes, ends, slots, scan, scan_bytes, slot, total;
+  size_t qp, part, ends, state, total;
 } comp_layout_t;
 
-static comp_layout_t comp_layout(size_t esz, size_t n) {
+static comp_layout_t comp_layout(size_t n) {
   comp_layout_t L;
   size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
   L.total = 0;
-  L.slot = GZ_VALUES_BLOCK_MAX(GZ_BLOCK, esz);
   L.qp = gz_carve(&L.total, sizeof(gz_quant_t));
   L.part = gz_carve(&L.total, 3 * sizeof(double) * GZ_RANGE_BLOCKS);
-  L.sizes = gz_carve(&L.total, nb * sizeof(uint64_t));
   L.ends = gz_carve(&L.total, nb * sizeof(uint64_t));
-  L.slots = gz_carve(&L.total, nb > SIZE_MAX / L.slot ? SIZE_MAX : nb * L.slot);
-  L.scan_bytes = gz_scan_tmp_bytes(nb);
-  L.scan = gz_carve(&L.total, L.scan_bytes);
+  L.state = gz_carve(&L.total, GZ_TILE_WORDS((nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS) *
+                                   sizeof(unsigned long long));
   return L;
 }
 
@@ -306,7 +322,7 @@ extern "C" size_t gz_dev_compress_tmp_bytes(int dtype, size_t n, uint32_t chunk_
   comp_layout_t L;
   if (!esz || n > SIZE_MAX / 16)
     return 0;
-  L = comp_layout(esz, n);
+  L = comp_layout(n);
   return L.total == SIZE_MAX ? 0 : L.total;
 }
 
@@ -320,7 +336,6 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   unsigned nparts = 0;
   comp_layout_t L;
   gz_quant_t *qp;
-  int rc;
 
   if (!chunk_len)
     chunk_len = GZ_STREAM_CHUNK_DEFAULT;
@@ -335,7 +350,7 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
     return GZ_DEV_ERR_ARG;
   /* gz_compress_bound: header + index + index CRC + blocks + n * esz */
   bound = GZ_STREAM_HEADER + 8 * nchunks + 4 + nb + n * esz;
-  L = comp_layout(esz, n);
+  L = comp_layout(n);
   if (cap < bound || L.total == SIZE_MAX || tmp_bytes < L.total || !d_tmp)
     return GZ_DEV_ERR_CAPACITY;
   qp = (gz_quant_t *)(tmp + L.qp);
@@ -356,19 +371,17 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
             (const double *)(tmp + L.part), (int)nparts, qp);
   GZ_CUDA_LAUNCHED("k_stream_setup");
   if (nb) {
-    uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
+    uint64_t *ends = (uint64_t *)(tmp + L.ends);
+    unsigned long long *state = (unsigned long long *)(tmp + L.state);
+    size_t ntiles = (nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS;
+    GZ_CUDA_TRY(cudaMemsetAsync(state, 0, GZ_TILE_WORDS(ntiles) * sizeof *state, s));
     if (dtype == 1)
-      GZ_LAUNCH(k_encode_blocks<float>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
-                (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
+      GZ_LAUNCH(k_encode<float>, gz_grid(ntiles, 1), GZ_THREADS, 0, s,
+                (const float *)d_in, n, qp, data, ends, nb, state);
     else
-      GZ_LAUNCH(k_encode_blocks<double>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
-                (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb);
-    GZ_CUDA_LAUNCHED("k_encode_blocks");
-    if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
-      return rc;
-    GZ_LAUNCH(k_gather_slots, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
-              tmp + L.slots, L.slot, sizes, ends, data, nb);
-    GZ_CUDA_LAUNCHED("k_gather_slots");
+      GZ_LAUNCH(k_encode<double>, gz_grid(ntiles, 1), GZ_THREADS, 0, s,
+                (const double *)d_in, n, qp, data, ends, nb, state);
+    GZ_CUDA_LAUNCHED("k_encode");
     GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 1), 128, 0, s, data, ends, nb,
               chunk_len / GZ_BLOCK, nchunks, index);
     GZ_CUDA_LAUNCHED("k_chunk_index");
