@@ -217,6 +217,7 @@ __global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *da
     gz_warp_form_t f = {0, 0, 0, 0, 0, 0};
     if (threadIdx.x == 0)
       tile_now = gz_tile_next(state);
+    gz_warp_area_clear(area[warp]); /* the last pass's bytes are out: barrier below */
     __syncthreads();
     tile = tile_now;
     if (tile >= ntiles)

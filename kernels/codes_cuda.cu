@@ -247,6 +247,7 @@ __global__ void k_codes_encode(const int64_t *codes, size_t n, uint8_t *out,
     gz_ull u = 0;
     if (threadIdx.x == 0)
       tile_now = gz_tile_next(state);
+    gz_warp_area_clear(area[warp]); /* the last pass's bytes are out: barrier below */
     __syncthreads();
     tile = tile_now;
     if (tile >= ntiles)
@@ -331,16 +332,15 @@ __global__ void k_codes_decode_reduce(int op, const uint8_t *pay, const uint64_t
                                       size_t n, int64_t *acc, unsigned *flags) {
   int overflow = 0;
   unsigned lane = gz_lane();
+  /* lane 0's reading for the whole warp: the lanes must agree */
+  if (__shfl_sync(GZ_WARP_ALL, gz_flags_now(flags), 0) & GZ_DEV_FLAG_CORRUPT)
+    return; /* the segment walk failed */
   GZ_STRIDE_LOOP
   for (size_t b = warp_id(); b < blocks_of(n); b += warp_count()) {
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
     uint64_t avail = boff[b + 1] - boff[b];
     size_t used;
-    int64_t q;
-    /* lane 0's reading for the whole warp: the lanes must agree */
-    if (__shfl_sync(GZ_WARP_ALL, gz_flags_now(flags), 0) & GZ_DEV_FLAG_CORRUPT)
-      return;
-    q = gz_warp_codes_decode(pay + boff[b], (size_t)avail, len, &used);
+    int64_t q = gz_warp_codes_decode(pay + boff[b], (size_t)avail, len, &used);
     if (used != avail) {
       if (lane == 0)
         atomicOr(flags, GZ_DEV_FLAG_CORRUPT);

@@ -4,7 +4,7 @@
  *
  *  - the size of an encoded block read from its first bytes only
  *    (gz_block_size_f32/f64, gz_block_codes_size), so one thread per chunk
- *    (or segment) can find where every block starts, after which one thread
+ *    (or segment) can find where every block starts, after which one warp
  *    per block decodes. Each returns exactly what the matching decoder in
  *    gz_block.h returns as "bytes used", or 0 where that decoder fails;
  *    tests/gpu/test_device_host.c checks this on the CPU.

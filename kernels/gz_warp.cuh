@@ -12,7 +12,8 @@
  *  - packing: lane i's field starts at bit w0 + (i-1) w; lanes OR their
  *    fields into a per-warp staging area of 32-bit words in shared memory
  *    (a field spans at most 3 words), then write the bytes out, lane j
- *    writing bytes j, j+32, ...;
+ *    writing bytes j, j+32, ...; the caller clears the area ahead, before a
+ *    barrier it has anyway (gz_warp_area_clear);
  *  - unpacking: lane i reads its field's bytes, and a wrapping inclusive
  *    scan (shuffles) of the unzigzagged deltas gives the codes, as the
  *    serial decoder's running sum.
@@ -38,12 +39,6 @@ typedef unsigned long long gz_ull;
 
 __device__ static inline unsigned gz_lane(void) { return threadIdx.x & 31; }
 
-__device__ static inline gz_ull gz_warp_or(gz_ull v) {
-  for (int o = 16; o; o >>= 1)
-    v |= __shfl_xor_sync(GZ_WARP_ALL, v, o);
-  return v;
-}
-
 /* Inclusive prefix sum over the lanes, modulo 2^64. */
 __device__ static inline gz_ull gz_warp_scan(gz_ull v) {
   unsigned lane = gz_lane();
@@ -64,21 +59,34 @@ __device__ static inline gz_ull gz_warp_zigzag(int64_t q, int n) {
   return lane ? gz_zigzag((gz_ull)q - prev) : gz_zigzag((gz_ull)q);
 }
 
-/* Widths of the PACKED form: w from the deltas, w0 from lane 0. */
+/* Widths of the PACKED form: w = the largest width of the deltas (lanes >=
+ * 1), w0 = lane 0's; one max-reduction of both at once (w in bits 0-7, w0
+ * in bits 8-15, only lane 0 contributing to w0). */
 __device__ static inline void gz_warp_widths(gz_ull u, int *w, int *w0) {
-  *w = gz_bit_width(gz_warp_or(gz_lane() ? u : 0));
-  *w0 = gz_bit_width(__shfl_sync(GZ_WARP_ALL, u, 0));
+  unsigned bw = (unsigned)gz_bit_width(u), v = gz_lane() ? bw : bw << 8;
+  for (int o = 16; o; o >>= 1) {
+    unsigned x = __shfl_xor_sync(GZ_WARP_ALL, v, o);
+    unsigned lo = (x & 0xff) > (v & 0xff) ? x & 0xff : v & 0xff;
+    v = (x >> 8 > v >> 8 ? x >> 8 : v >> 8) << 8 | lo;
+  }
+  *w = (int)(v & 0xff);
+  *w0 = (int)(v >> 8);
+}
+
+/* Clear this warp's packing area (GZ_WARP_PACK_WORDS words of shared
+ * memory); a barrier must follow before gz_warp_pack uses it. */
+__device__ static inline void gz_warp_area_clear(unsigned *area) {
+  for (unsigned k = gz_lane(); k < GZ_WARP_PACK_WORDS; k += 32)
+    area[k] = 0;
 }
 
 /* Write the packed fields (no header) of n lanes to out; returns the bytes.
- * area: this warp's GZ_WARP_PACK_WORDS words of shared memory. */
+ * area: this warp's cleared packing area; it is clean again only after
+ * gz_warp_area_clear and a barrier. */
 __device__ static inline size_t gz_warp_pack(gz_ull u, int n, int w, int w0, uint8_t *out,
                                              unsigned *area) {
   unsigned lane = gz_lane();
   size_t bytes = gz_packed_bytes(n, w, w0);
-  for (unsigned k = lane; k < GZ_WARP_PACK_WORDS; k += 32)
-    area[k] = 0;
-  __syncwarp();
   if ((int)lane < n) {
     int width = lane ? w : w0;
     unsigned off = lane ? (unsigned)w0 + (lane - 1) * (unsigned)w : 0, k = off / 32,
@@ -95,7 +103,6 @@ __device__ static inline size_t gz_warp_pack(gz_ull u, int n, int w, int w0, uin
   __syncwarp();
   for (size_t j = lane; j < bytes; j += 32)
     out[j] = (uint8_t)(area[j / 4] >> (8 * (j % 4)));
-  __syncwarp(); /* the area is reused by the next block */
   return bytes;
 }
 
