@@ -6,31 +6,33 @@
  *   1. (REL only) k_range: finite min / max per thread block;
  *   2. k_stream_setup (1 thread): the absolute bound and the quantizer,
  *      computed exactly as stream.c does, kept in device memory;
- *   3. k_encode_blocks: one thread per block of GZ_BLOCK values calls the
- *      shared gz_block_encode_f32/f64 (gz_block.h) into that block's
- *      worst-case slot of the scratch, and writes its size;
- *   4. an inclusive prefix sum of the block sizes (CUB DeviceScan): block b
- *      starts at ends[b] - sizes[b] of the data section, since chunks hold
- *      whole blocks and lie back to back;
- *   5. k_gather_slots: one warp per block copies its bytes into place;
- *   6. k_chunk_index: one thread per chunk writes the chunk's size and
- *      CRC-32 into the index;
- *   7. k_stream_header (1 thread): header, header CRC, index CRC and the
- *      total size (*d_size).
+ *   3. k_encode (single pass): one warp per block of GZ_BLOCK values, lane i
+ *      owning value i (gz_warp.cuh), decides the block's form and size; the
+ *      thread block's tile of blocks gets its offset from a scan with
+ *      decoupled look-back (gz_tile_prefix); each warp writes its block
+ *      straight into place and ends[b] (chunks hold whole blocks and lie back
+ *      to back, so the data section is the blocks in order);
+ *   4. k_chunk_index: one thread block per chunk writes the chunk's size and
+ *      CRC-32 into the index: each thread checksums a slice, a tree combines
+ *      the slices' CRCs (gz_crc32_combine, block_crc32 below);
+ *   5. k_stream_header (1 block): header and header CRC (thread 0), index
+ *      CRC (the block), the total size (*d_size).
  * Decompression, also without host synchronisation:
- *   1. k_dec_header (1 thread): validates the header and the index exactly as
- *      gz_stream_info does and prefix-sums the chunk offsets;
- *   2. k_dec_chunks: one thread per chunk verifies the chunk CRC and walks
- *      its blocks (gz_block_values_size) to find where each block starts;
- *   3. k_dec_blocks: one thread per block calls gz_block_decode_f32/f64.
+ *   1. k_dec_header (1 block): validates the header and the index exactly as
+ *      gz_stream_info does (the block checksums the index) and prefix-sums
+ *      the chunk offsets;
+ *   2. k_dec_chunks: one thread block per chunk verifies the chunk CRC in
+ *      parallel, then its thread 0 walks the blocks (gz_block_values_size)
+ *      to find where each block starts;
+ *   3. k_dec_blocks: one warp per block decodes it, lane i writing value i
+ *      (gz_warp_decode: the values of gz_block_decode_f32/f64).
  *   Failures set bits of the caller's flag word; later kernels then skip.
  *
- * Simple on purpose (first version): one thread per block, byte-serial
- * CRC-32 per chunk. Faster variants must keep the bytes identical; the GPU
- * tests (tests/gpu/) compare them with the CPU's.
+ * Faster variants must keep the bytes identical; the GPU tests (tests/gpu/)
+ * compare them with the CPU's.
  */
-#include "gz_block_walk.h"
 #include "gz_cuda_util.cuh"
+#include "gz_warp.cuh"
 
 #define GZ_STREAM_HEADER 44
 #define GZ_STREAM_CHUNK_MAX (1u << 24)
@@ -38,6 +40,8 @@
 /* Largest |code| a stream quantizes: GZ_CODE_MAX_STREAM of codec.h (2^52). */
 #define GZ_DEV_CODE_MAX_STREAM 4503599627370496.0
 #define GZ_RANGE_BLOCKS 1024
+/* Thread blocks of the chunk checks of a decompression (a block per chunk). */
+#define GZ_DEC_CHUNK_GRID 512
 
 typedef struct gz_dec_info {
   gz_quant_t qp;
@@ -46,28 +50,52 @@ typedef struct gz_dec_info {
   uint32_t chunk_len;
 } gz_dec_info_t;
 
-__device__ static inline size_t block_encode(const float *x, int n, const gz_quant_t *qp,
-                                             uint8_t *out) {
-  return gz_block_encode_f32(x, n, qp, out);
-}
-__device__ static inline size_t block_encode(const double *x, int n, const gz_quant_t *qp,
-                                             uint8_t *out) {
-  return gz_block_encode_f64(x, n, qp, out);
-}
-__device__ static inline size_t block_decode(const uint8_t *in, size_t avail, int n,
-                                             const gz_quant_t *qp, float *out) {
-  return gz_block_decode_f32(in, avail, n, qp, out);
-}
-__device__ static inline size_t block_decode(const uint8_t *in, size_t avail, int n,
-                                             const gz_quant_t *qp, double *out) {
-  return gz_block_decode_f64(in, avail, n, qp, out);
-}
-
 __device__ static inline void flag(unsigned *flags, unsigned bits) {
   atomicOr(flags, bits);
 }
 __device__ static inline unsigned flags_now(const unsigned *flags) {
   return gz_flags_now(flags);
+}
+
+/* ---- CRC-32 by a whole thread block ---------------------------------------- */
+
+/* The tables of a block's CRC work, in shared memory: bytes (table), the
+ * powers x^(2^k) mod P for combining (x2k), one partial CRC per thread. */
+typedef struct crc_shared {
+  uint32_t table[256], x2k[GZ_CRC32_X2K], part[GZ_THREADS];
+} crc_shared_t;
+
+__device__ static void crc_tables(crc_shared_t *c) {
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+    c->table[i] = gz_crc32_entry(i);
+  if (threadIdx.x == 0)
+    gz_crc32_x2k_fill(c->x2k);
+  __syncthreads();
+}
+
+/* CRC-32 of p[0..size): thread t checksums the t-th of blockDim.x equal
+ * slices, then a tree combines neighbours (gz_crc32_combine) in log2 steps.
+ * Every thread of the block calls it (blockDim.x <= GZ_THREADS); all get the
+ * value. */
+__device__ static uint32_t block_crc32(crc_shared_t *c, const uint8_t *p, uint64_t size) {
+  unsigned t = threadIdx.x, T = blockDim.x;
+  uint64_t per = (size + T - 1) / T;
+  uint64_t a = t * per < size ? t * per : size, b = a + per < size ? a + per : size;
+  uint32_t crc;
+  c->part[t] = gz_crc32_tab(c->table, p + a, (size_t)(b - a));
+  __syncthreads();
+  for (unsigned s = 1; s < T; s <<= 1) {
+    if (t % (2 * s) == 0 && t + s < T) {
+      uint64_t lo = (t + s) * per, hi = (t + 2 * s) * per;
+      lo = lo < size ? lo : size;
+      hi = hi < size ? hi : size;
+      c->part[t] = gz_crc32_combine(c->x2k, c->part[t], c->part[t + s], hi - lo);
+    }
+    __syncthreads();
+  }
+  crc = c->part[0];
+  __syncthreads(); /* part is reused by the next call */
+  return crc;
 }
 
 /* ---- range (also used by the collectives, codes_cuda.cu) ------------------ */
@@ -160,50 +188,82 @@ __global__ void k_stream_setup(int eb_mode, double error_bound, const double *pa
   *qp = gz_quant_make(eb, GZ_DEV_CODE_MAX_STREAM);
 }
 
-/* Blocks first + (one thread each). Not grid-stride: inside a loop the
- * inlined encoder needed 255 registers and spilled (168 as it is); the
- * launcher covers a capped grid with several launches instead. */
-template <typename T>
-__global__ void k_encode_blocks(const T *x, size_t n, const gz_quant_t *qp,
-                                uint8_t *slots, size_t slot, uint64_t *sizes, size_t nb,
-                                size_t first) {
-  size_t b = first + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  gz_quant_t q;
-  int len;
-  if (b >= nb)
-    return;
-  q = *qp;
-  len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-  sizes[b] = block_encode(x + b * GZ_BLOCK, len, &q, slots + b * slot);
+/* Warps of a launch of blockDim.x (a multiple of 32) threads per block. */
+__device__ static inline size_t warp_id(void) {
+  return (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+}
+__device__ static inline size_t warp_count(void) {
+  return (size_t)gridDim.x * blockDim.x / 32;
 }
 
-/* One warp per block: its slot's bytes to where the scan put them. */
-__global__ void k_gather_slots(const uint8_t *slots, size_t slot, const uint64_t *sizes,
-                               const uint64_t *ends, uint8_t *data, size_t nb) {
-  unsigned lane = threadIdx.x & 31;
-  GZ_STRIDE_LOOP
-  for (size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32; w < nb;
-       w += (size_t)gridDim.x * blockDim.x / 32) {
-    uint64_t size = sizes[w], start = ends[w] - size;
-    for (uint64_t i = lane; i < size; i += 32)
-      data[start + i] = slots[w * slot + i];
+/* Encoding and placement in one pass: a thread block takes tiles of
+ * GZ_TILE_BLOCKS blocks in order (gz_tile_next); each warp decides its
+ * block's form and size (gz_warp_form), the tile's total goes to the
+ * look-back scan (gz_tile_prefix), and each warp writes its block straight to
+ * its place in the data section, then ends[b] = where block b ends. */
+template <typename T>
+__global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *data,
+                         uint64_t *ends, size_t nb, unsigned long long *state) {
+  __shared__ unsigned area[GZ_TILE_BLOCKS][GZ_WARP_PACK_WORDS];
+  __shared__ uint64_t wsize[GZ_TILE_BLOCKS], base;
+  __shared__ size_t tile_now;
+  unsigned lane = gz_lane(), warp = threadIdx.x / 32;
+  size_t ntiles = (nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS;
+  gz_quant_t q = *qp;
+  for (;;) {
+    size_t tile, b;
+    int len;
+    T v;
+    gz_warp_form_t f = {0, 0, 0, 0, 0, 0};
+    if (threadIdx.x == 0)
+      tile_now = gz_tile_next(state);
+    gz_warp_area_clear(area[warp]); /* the last pass's bytes are out: barrier below */
+    __syncthreads();
+    tile = tile_now;
+    if (tile >= ntiles)
+      break; /* the whole block */
+    b = tile * GZ_TILE_BLOCKS + warp;
+    len = b < nb ? (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK) : 0;
+    v = (int)lane < len ? x[b * GZ_BLOCK + lane] : (T)0;
+    if (len) /* the same for the whole warp */
+      f = gz_warp_form(v, len, &q);
+    if (lane == 0)
+      wsize[warp] = f.size;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint64_t agg = 0;
+      for (unsigned w = 0; w < GZ_TILE_BLOCKS; w++)
+        agg += wsize[w];
+      base = gz_tile_prefix(state, tile, agg);
+    }
+    __syncthreads();
+    if (len) {
+      uint64_t off = base;
+      for (unsigned w = 0; w < warp; w++)
+        off += wsize[w];
+      gz_warp_write(v, len, &f, data + off, area[warp]);
+      if (lane == 0)
+        ends[b] = off + f.size;
+    }
+    __syncthreads(); /* tile_now, wsize and base are reused */
   }
 }
 
+/* One thread block per chunk (grid-stride over chunks): size and CRC-32. */
 __global__ void k_chunk_index(const uint8_t *data, const uint64_t *ends, size_t nb,
                               size_t chunk_blocks, size_t nchunks, uint8_t *index) {
-  __shared__ uint32_t table[256];
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
-  __syncthreads();
+  __shared__ crc_shared_t crc;
+  crc_tables(&crc);
   GZ_STRIDE_LOOP
-  for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < nchunks;
-       c += (size_t)gridDim.x * blockDim.x) {
+  for (size_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
     size_t fb = c * chunk_blocks,
            lb = (fb + chunk_blocks < nb ? fb + chunk_blocks : nb) - 1;
     uint64_t start = fb ? ends[fb - 1] : 0, size = ends[lb] - start;
-    gz_put_u32le(index + 8 * c, (uint32_t)size);
-    gz_put_u32le(index + 8 * c + 4, gz_crc32_tab(table, data + start, (size_t)size));
+    uint32_t sum = block_crc32(&crc, data + start, size);
+    if (threadIdx.x == 0) {
+      gz_put_u32le(index + 8 * c, (uint32_t)size);
+      gz_put_u32le(index + 8 * c + 4, sum);
+    }
   }
 }
 
@@ -211,12 +271,12 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
                                 const gz_quant_t *qp, uint64_t n, uint32_t chunk_len,
                                 uint64_t nchunks, const uint64_t *ends, uint64_t nb,
                                 uint64_t *d_size) {
-  __shared__ uint32_t table[256];
+  __shared__ crc_shared_t crc;
   uint64_t bits;
   double abs_eb;
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
-  __syncthreads();
+  uint32_t index_crc;
+  crc_tables(&crc);
+  index_crc = block_crc32(&crc, o + GZ_STREAM_HEADER, 8 * nchunks);
   if (threadIdx.x != 0)
     return;
   abs_eb = qp->eb;
@@ -235,29 +295,25 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
   gz_put_u64le(o + 24, n);
   gz_put_u32le(o + 32, chunk_len);
   gz_put_u32le(o + 36, (uint32_t)nchunks);
-  gz_put_u32le(o + 40, gz_crc32_tab(table, o, 40));
-  gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks,
-               gz_crc32_tab(table, o + GZ_STREAM_HEADER, (size_t)(8 * nchunks)));
+  gz_put_u32le(o + 40, gz_crc32_tab(crc.table, o, 40));
+  gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks, index_crc);
   *d_size = GZ_STREAM_HEADER + 8 * nchunks + 4 + (nb ? ends[nb - 1] : 0);
 }
 
 /* Scratch layout of a compression; offsets into d_tmp, total in *total. */
 typedef struct comp_layout {
-  size_t qp, part, sizes, ends, slots, scan, scan_bytes, slot, total;
+  size_t qp, part, ends, state, total;
 } comp_layout_t;
 
-static comp_layout_t comp_layout(size_t esz, size_t n) {
+static comp_layout_t comp_layout(size_t n) {
   comp_layout_t L;
   size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
   L.total = 0;
-  L.slot = GZ_VALUES_BLOCK_MAX(GZ_BLOCK, esz);
   L.qp = gz_carve(&L.total, sizeof(gz_quant_t));
   L.part = gz_carve(&L.total, 3 * sizeof(double) * GZ_RANGE_BLOCKS);
-  L.sizes = gz_carve(&L.total, nb * sizeof(uint64_t));
   L.ends = gz_carve(&L.total, nb * sizeof(uint64_t));
-  L.slots = gz_carve(&L.total, nb > SIZE_MAX / L.slot ? SIZE_MAX : nb * L.slot);
-  L.scan_bytes = gz_scan_tmp_bytes(nb);
-  L.scan = gz_carve(&L.total, L.scan_bytes);
+  L.state = gz_carve(&L.total, GZ_TILE_WORDS((nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS) *
+                                   sizeof(unsigned long long));
   return L;
 }
 
@@ -267,7 +323,7 @@ extern "C" size_t gz_dev_compress_tmp_bytes(int dtype, size_t n, uint32_t chunk_
   comp_layout_t L;
   if (!esz || n > SIZE_MAX / 16)
     return 0;
-  L = comp_layout(esz, n);
+  L = comp_layout(n);
   return L.total == SIZE_MAX ? 0 : L.total;
 }
 
@@ -281,7 +337,6 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   unsigned nparts = 0;
   comp_layout_t L;
   gz_quant_t *qp;
-  int rc;
 
   if (!chunk_len)
     chunk_len = GZ_STREAM_CHUNK_DEFAULT;
@@ -296,7 +351,7 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
     return GZ_DEV_ERR_ARG;
   /* gz_compress_bound: header + index + index CRC + blocks + n * esz */
   bound = GZ_STREAM_HEADER + 8 * nchunks + 4 + nb + n * esz;
-  L = comp_layout(esz, n);
+  L = comp_layout(n);
   if (cap < bound || L.total == SIZE_MAX || tmp_bytes < L.total || !d_tmp)
     return GZ_DEV_ERR_CAPACITY;
   qp = (gz_quant_t *)(tmp + L.qp);
@@ -317,24 +372,18 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
             (const double *)(tmp + L.part), (int)nparts, qp);
   GZ_CUDA_LAUNCHED("k_stream_setup");
   if (nb) {
-    uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
-    for (size_t first = 0; first < nb;
-         first += (size_t)gz_grid(nb - first, GZ_THREADS) * GZ_THREADS) {
-      if (dtype == 1)
-        GZ_LAUNCH(k_encode_blocks<float>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
-                  s, (const float *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb, first);
-      else
-        GZ_LAUNCH(k_encode_blocks<double>, gz_grid(nb - first, GZ_THREADS), GZ_THREADS, 0,
-                  s, (const double *)d_in, n, qp, tmp + L.slots, L.slot, sizes, nb,
-                  first);
-      GZ_CUDA_LAUNCHED("k_encode_blocks");
-    }
-    if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
-      return rc;
-    GZ_LAUNCH(k_gather_slots, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s,
-              tmp + L.slots, L.slot, sizes, ends, data, nb);
-    GZ_CUDA_LAUNCHED("k_gather_slots");
-    GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 128), 128, 0, s, data, ends, nb,
+    uint64_t *ends = (uint64_t *)(tmp + L.ends);
+    unsigned long long *state = (unsigned long long *)(tmp + L.state);
+    size_t ntiles = (nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS;
+    GZ_CUDA_TRY(cudaMemsetAsync(state, 0, GZ_TILE_WORDS(ntiles) * sizeof *state, s));
+    if (dtype == 1)
+      GZ_LAUNCH(k_encode<float>, gz_grid(ntiles, 1), GZ_THREADS, 0, s,
+                (const float *)d_in, n, qp, data, ends, nb, state);
+    else
+      GZ_LAUNCH(k_encode<double>, gz_grid(ntiles, 1), GZ_THREADS, 0, s,
+                (const double *)d_in, n, qp, data, ends, nb, state);
+    GZ_CUDA_LAUNCHED("k_encode");
+    GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 1), 128, 0, s, data, ends, nb,
               chunk_len / GZ_BLOCK, nchunks, index);
     GZ_CUDA_LAUNCHED("k_chunk_index");
   }
@@ -346,52 +395,62 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
 
 /* ---- decompression --------------------------------------------------------- */
 
-/* gz_stream_info's checks, plus dtype and count against the caller's. */
+/* gz_stream_info's checks, plus dtype and count against the caller's. Thread
+ * 0 reads the header; the block checksums the index; thread 0 goes on. */
 __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_t n,
                              gz_dec_info_t *info, uint64_t *choff, unsigned *flags) {
-  __shared__ uint32_t table[256];
-  uint64_t count, nchunks, expected, total, bits;
-  uint32_t chunk_len;
-  double eb, abs_eb;
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
+  __shared__ crc_shared_t crc;
+  __shared__ uint64_t nch; /* chunks when the header is sound, else 0 */
+  uint64_t count, nchunks = 0, expected, total, bits;
+  uint32_t chunk_len = 0, index_crc;
+  double eb, abs_eb = 0;
+  unsigned bad = 0;
+  crc_tables(&crc);
+  if (threadIdx.x == 0) {
+    if (size < GZ_STREAM_HEADER || s[0] != 'G' || s[1] != 'Z' || s[2] != 'C' ||
+        s[3] != 'S' || gz_get_u32le(s + 40) != gz_crc32_tab(crc.table, s, 40) ||
+        s[4] != 1) {
+      bad = GZ_DEV_FLAG_CORRUPT;
+    } else {
+      bits = gz_get_u64le(s + 8);
+      memcpy(&eb, &bits, 8);
+      bits = gz_get_u64le(s + 16);
+      memcpy(&abs_eb, &bits, 8);
+      count = gz_get_u64le(s + 24);
+      chunk_len = gz_get_u32le(s + 32);
+      nchunks = gz_get_u32le(s + 36);
+      if ((s[5] != 1 && s[5] != 2) || s[6] > 1 || s[7] != 0 || !(eb >= 0) ||
+          !(abs_eb >= 0) || !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) ||
+          chunk_len == 0 || chunk_len % GZ_BLOCK || chunk_len > GZ_STREAM_CHUNK_MAX) {
+        bad = GZ_DEV_FLAG_CORRUPT;
+      } else {
+        expected = count / chunk_len + (count % chunk_len != 0);
+        if (nchunks != expected || nchunks > (size - GZ_STREAM_HEADER) / 8 ||
+            GZ_STREAM_HEADER + 8 * nchunks + 4 > size)
+          bad = GZ_DEV_FLAG_CORRUPT;
+        else if (s[5] != dtype || count != n)
+          bad = GZ_DEV_FLAG_ARG; /* reported after the index CRC, as the CPU */
+      }
+    }
+    if (bad == GZ_DEV_FLAG_CORRUPT)
+      flag(flags, bad);
+    nch = bad == GZ_DEV_FLAG_CORRUPT ? UINT64_MAX : nchunks;
+  }
   __syncthreads();
+  if (nch == UINT64_MAX)
+    return;
+  index_crc = block_crc32(&crc, s + GZ_STREAM_HEADER, 8 * nch);
   if (threadIdx.x != 0)
     return;
-  if (size < GZ_STREAM_HEADER || s[0] != 'G' || s[1] != 'Z' || s[2] != 'C' ||
-      s[3] != 'S' || gz_get_u32le(s + 40) != gz_crc32_tab(table, s, 40) || s[4] != 1) {
+  if (gz_get_u32le(s + GZ_STREAM_HEADER + 8 * nchunks) != index_crc) {
     flag(flags, GZ_DEV_FLAG_CORRUPT);
     return;
   }
-  bits = gz_get_u64le(s + 8);
-  memcpy(&eb, &bits, 8);
-  bits = gz_get_u64le(s + 16);
-  memcpy(&abs_eb, &bits, 8);
-  count = gz_get_u64le(s + 24);
-  chunk_len = gz_get_u32le(s + 32);
-  nchunks = gz_get_u32le(s + 36);
-  if ((s[5] != 1 && s[5] != 2) || s[6] > 1 || s[7] != 0 || !(eb >= 0) || !(abs_eb >= 0) ||
-      !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
-      chunk_len % GZ_BLOCK || chunk_len > GZ_STREAM_CHUNK_MAX) {
-    flag(flags, GZ_DEV_FLAG_CORRUPT);
-    return;
-  }
-  expected = count / chunk_len + (count % chunk_len != 0);
-  if (nchunks != expected || nchunks > (size - GZ_STREAM_HEADER) / 8) {
-    flag(flags, GZ_DEV_FLAG_CORRUPT);
+  if (bad) {
+    flag(flags, bad);
     return;
   }
   total = GZ_STREAM_HEADER + 8 * nchunks + 4;
-  if (total > size ||
-      gz_get_u32le(s + GZ_STREAM_HEADER + 8 * nchunks) !=
-          gz_crc32_tab(table, s + GZ_STREAM_HEADER, (size_t)(8 * nchunks))) {
-    flag(flags, GZ_DEV_FLAG_CORRUPT);
-    return;
-  }
-  if (s[5] != dtype || count != n) {
-    flag(flags, GZ_DEV_FLAG_ARG);
-    return;
-  }
   info->data_off = total;
   choff[0] = 0;
   for (uint64_t c = 0; c < nchunks; c++) {
@@ -408,14 +467,20 @@ __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_
   info->chunk_len = chunk_len;
 }
 
+/* One thread block per chunk: the block verifies the chunk's CRC-32, then
+ * thread 0 walks its blocks (gz_block_values_size) to find where each
+ * starts. */
 __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
                              const uint64_t *choff, uint64_t *boff, size_t n, size_t esz,
                              unsigned *flags) {
-  __shared__ uint32_t table[256];
-  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
-    table[i] = gz_crc32_entry(i);
-  __syncthreads();
-  if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
+  __shared__ crc_shared_t crc;
+  __shared__ unsigned skip; /* read once: other blocks may set flags meanwhile */
+  if (blockIdx.x >= info->nchunks)
+    return; /* the grid is sized for the most chunks n allows */
+  if (threadIdx.x == 0)
+    skip = flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG);
+  crc_tables(&crc);
+  if (skip)
     return;
   {
     const uint8_t *data = s + info->data_off, *index = s + GZ_STREAM_HEADER;
@@ -423,14 +488,15 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
     size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
     int lossy = info->qp.eb > 0;
     GZ_STRIDE_LOOP
-    for (uint64_t c = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; c < nchunks;
-         c += (uint64_t)gridDim.x * blockDim.x) {
+    for (uint64_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
       uint64_t start = choff[c], end = choff[c + 1], pos = start;
       uint64_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
       size_t b0 = (size_t)(first / GZ_BLOCK),
              b1 = (size_t)((first + len + GZ_BLOCK - 1) / GZ_BLOCK);
-      if (gz_get_u32le(index + 8 * c + 4) !=
-          gz_crc32_tab(table, data + start, (size_t)(end - start))) {
+      uint32_t sum = block_crc32(&crc, data + start, end - start);
+      if (threadIdx.x != 0)
+        continue;
+      if (gz_get_u32le(index + 8 * c + 4) != sum) {
         flag(flags, GZ_DEV_FLAG_CORRUPT);
         continue;
       }
@@ -453,21 +519,24 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
   }
 }
 
+/* One warp per block (gz_warp.cuh), grid-stride. */
 template <typename T>
 __global__ void k_dec_blocks(const uint8_t *s, const gz_dec_info_t *info,
                              const uint64_t *boff, size_t n, T *out, unsigned *flags) {
   size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
   gz_quant_t qp;
-  if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
+  /* lane 0's reading for the whole warp: the lanes must agree */
+  if (__shfl_sync(GZ_WARP_ALL, flags_now(flags), 0) &
+      (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
     return;
   qp = info->qp;
   GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < nb;
-       b += (size_t)gridDim.x * blockDim.x) {
+  for (size_t b = warp_id(); b < nb; b += warp_count()) {
     uint64_t avail = boff[b + 1] - boff[b];
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-    if (block_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
-                     out + b * GZ_BLOCK) != avail)
+    if (gz_warp_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
+                       out + b * GZ_BLOCK) != avail &&
+        gz_lane() == 0)
       flag(flags, GZ_DEV_FLAG_CORRUPT);
   }
 }
@@ -514,17 +583,18 @@ extern "C" int gz_dev_decompress(int dtype, const void *d_in, size_t size, void 
   GZ_CUDA_LAUNCHED("k_dec_header");
   if (!nb)
     return GZ_DEV_OK;
-  /* at most nb chunks (chunk_len >= GZ_BLOCK); grid-stride over the real count */
-  GZ_LAUNCH(k_dec_chunks, gz_grid(nb < 65536 ? nb : 65536, 128), 128, 0, s, in, info,
-            (const uint64_t *)(tmp + L.choff), (uint64_t *)(tmp + L.boff), n, esz,
-            d_flags);
+  /* at most nb chunks (chunk_len >= GZ_BLOCK); a block per chunk, grid-stride
+   * over the real count (the host does not know it) */
+  GZ_LAUNCH(k_dec_chunks, gz_grid(nb < GZ_DEC_CHUNK_GRID ? nb : GZ_DEC_CHUNK_GRID, 1),
+            128, 0, s, in, info, (const uint64_t *)(tmp + L.choff),
+            (uint64_t *)(tmp + L.boff), n, esz, d_flags);
   GZ_CUDA_LAUNCHED("k_dec_chunks");
   if (dtype == 1)
-    GZ_LAUNCH(k_dec_blocks<float>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, in, info,
-              (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);
+    GZ_LAUNCH(k_dec_blocks<float>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, in,
+              info, (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);
   else
-    GZ_LAUNCH(k_dec_blocks<double>, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, in, info,
-              (const uint64_t *)(tmp + L.boff), n, (double *)d_out, d_flags);
+    GZ_LAUNCH(k_dec_blocks<double>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, in,
+              info, (const uint64_t *)(tmp + L.boff), n, (double *)d_out, d_flags);
   GZ_CUDA_LAUNCHED("k_dec_blocks");
   return GZ_DEV_OK;
 }

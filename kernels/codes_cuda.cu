@@ -3,21 +3,21 @@
  * collectives: quantize, dequantize, combine codes (add / max / min), the
  * largest |code|, and the indexed encoding of codes (gz_block_walk.h).
  *
- * Everything is elementwise or one thread per block of GZ_BLOCK codes,
- * built from the shared routines of gz_block.h, so the codes and the bytes
- * are those of the CPU (libgzcoll/src/codec/codes.c and
+ * Elementwise kernels run a thread per value; the block codec runs a warp
+ * per block of GZ_BLOCK codes, lane i owning code i (gz_warp.cuh), so the
+ * codes and the bytes are those of the CPU (libgzcoll/src/codec/codes.c and
  * libgzcoll/src/device/codes_indexed.c).
  *
- * Encoding, no host synchronisation: k_codes_sizes (the size of each PACKED
- * block from its widths) -> inclusive prefix sum (CUB) -> k_codes_write
- * (each block encoded straight into place; the first block of a segment
- * also writes the segment's offset) -> k_codes_total (*d_size).
+ * Encoding, no host synchronisation, one pass: k_codes_encode (one warp per
+ * block sizes it; a scan with decoupled look-back over tiles of blocks gives
+ * its offset; the warp writes it into place, and the first block of a
+ * segment the segment's offset) -> k_codes_total (*d_size).
  * Decoding: k_seg_walk (one thread per segment of GZ_SEG_BLOCKS blocks
- * finds where its blocks start) -> k_codes_decode_reduce (one thread per
- * block decodes and combines into the accumulator).
+ * finds where its blocks start) -> k_codes_decode_reduce (one warp per
+ * block decodes it, lane i combining code i into the accumulator).
  */
-#include "gz_block_walk.h"
 #include "gz_cuda_util.cuh"
+#include "gz_warp.cuh"
 
 __device__ static inline int quantize_one(float x, const gz_quant_t *qp, int64_t *q) {
   return gz_quantize_one_f32(x, qp, 0, q);
@@ -194,18 +194,16 @@ extern "C" size_t gz_dev_codes_indexed_bound(size_t n) {
 }
 
 typedef struct codes_layout {
-  size_t sizes, ends, scan, scan_bytes, boff, total;
+  size_t ends, state, total;
 } codes_layout_t;
 
 static codes_layout_t codes_layout(size_t n) {
   codes_layout_t L;
   size_t nb = blocks_of(n);
   L.total = 0;
-  L.sizes = gz_carve(&L.total, nb * sizeof(uint64_t));
   L.ends = gz_carve(&L.total, nb * sizeof(uint64_t));
-  L.scan_bytes = gz_scan_tmp_bytes(nb);
-  L.scan = gz_carve(&L.total, L.scan_bytes);
-  L.boff = 0; /* decoding reuses the start of the scratch */
+  L.state = gz_carve(&L.total, GZ_TILE_WORDS((nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS) *
+                                   sizeof(unsigned long long));
   return L;
 }
 
@@ -221,27 +219,66 @@ extern "C" size_t gz_dev_codes_tmp_bytes(size_t n) {
   return L.total > range ? L.total : range;
 }
 
-__global__ void k_codes_sizes(const int64_t *codes, size_t n, uint64_t *sizes) {
-  GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
-       b += (size_t)gridDim.x * blockDim.x) {
-    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK), w, w0;
-    gz_codes_widths(codes + b * GZ_BLOCK, len, &w, &w0);
-    sizes[b] = 2 + gz_packed_bytes(len, w, w0);
-  }
+/* Warps of a launch of blockDim.x (a multiple of 32) threads per block. */
+__device__ static inline size_t warp_id(void) {
+  return (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+}
+__device__ static inline size_t warp_count(void) {
+  return (size_t)gridDim.x * blockDim.x / 32;
 }
 
-__global__ void k_codes_write(const int64_t *codes, size_t n, const uint64_t *sizes,
-                              const uint64_t *ends, uint8_t *out) {
-  size_t S = gz_seg_count(n);
-  GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
-       b += (size_t)gridDim.x * blockDim.x) {
-    int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-    uint64_t start = ends[b] - sizes[b];
-    gz_block_encode_codes(codes + b * GZ_BLOCK, len, out + 8 * S + start);
-    if (b % GZ_SEG_BLOCKS == 0)
-      gz_put_u64le(out + 8 * (b / GZ_SEG_BLOCKS), start);
+/* Sizing and placement in one pass (as k_encode of codec_cuda.cu): a thread
+ * block takes tiles of GZ_TILE_BLOCKS blocks in order, each warp sizes its
+ * block (lane i loads code i), the look-back scan gives the tile's offset,
+ * each warp writes its block into place and ends[b]; the first block of a
+ * segment also writes the segment's offset. */
+__global__ void k_codes_encode(const int64_t *codes, size_t n, uint8_t *out,
+                               uint64_t *ends, unsigned long long *state) {
+  __shared__ unsigned area[GZ_TILE_BLOCKS][GZ_WARP_PACK_WORDS];
+  __shared__ uint64_t wsize[GZ_TILE_BLOCKS], base;
+  __shared__ size_t tile_now;
+  size_t nb = blocks_of(n), S = gz_seg_count(n),
+         ntiles = (nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS;
+  unsigned lane = gz_lane(), warp = threadIdx.x / 32;
+  for (;;) {
+    size_t tile, b;
+    int len, w = 0, w0 = 0;
+    unsigned size = 0;
+    gz_ull u = 0;
+    if (threadIdx.x == 0)
+      tile_now = gz_tile_next(state);
+    gz_warp_area_clear(area[warp]); /* the last pass's bytes are out: barrier below */
+    __syncthreads();
+    tile = tile_now;
+    if (tile >= ntiles)
+      break; /* the whole block */
+    b = tile * GZ_TILE_BLOCKS + warp;
+    len = b < nb ? (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK) : 0;
+    if (len) /* the same for the whole warp */
+      size = gz_warp_codes_form((int)lane < len ? codes[b * GZ_BLOCK + lane] : 0, len, &u,
+                                &w, &w0);
+    if (lane == 0)
+      wsize[warp] = size;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint64_t agg = 0;
+      for (unsigned k = 0; k < GZ_TILE_BLOCKS; k++)
+        agg += wsize[k];
+      base = gz_tile_prefix(state, tile, agg);
+    }
+    __syncthreads();
+    if (len) {
+      uint64_t start = base;
+      for (unsigned k = 0; k < warp; k++)
+        start += wsize[k];
+      gz_warp_codes_write(u, len, w, w0, out + 8 * S + start, area[warp]);
+      if (lane == 0) {
+        ends[b] = start + size;
+        if (b % GZ_SEG_BLOCKS == 0)
+          gz_put_u64le(out + 8 * (b / GZ_SEG_BLOCKS), start);
+      }
+    }
+    __syncthreads(); /* tile_now, wsize and base are reused */
   }
 }
 
@@ -257,7 +294,6 @@ extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out
   size_t nb = blocks_of(n);
   uint8_t *tmp = (uint8_t *)d_tmp;
   codes_layout_t L;
-  int rc;
   if (!d_size || (n && (!d_codes || !d_out)) || n > SIZE_MAX / 16)
     return GZ_DEV_ERR_ARG;
   L = codes_layout(n);
@@ -265,15 +301,13 @@ extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out
       (nb && !d_tmp))
     return GZ_DEV_ERR_CAPACITY;
   if (nb) {
-    uint64_t *sizes = (uint64_t *)(tmp + L.sizes), *ends = (uint64_t *)(tmp + L.ends);
-    GZ_LAUNCH(k_codes_sizes, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n,
-              sizes);
-    GZ_CUDA_LAUNCHED("k_codes_sizes");
-    if ((rc = gz_scan_sizes(sizes, ends, nb, tmp + L.scan, L.scan_bytes, s)) != GZ_DEV_OK)
-      return rc;
-    GZ_LAUNCH(k_codes_write, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, d_codes, n, sizes,
-              ends, (uint8_t *)d_out);
-    GZ_CUDA_LAUNCHED("k_codes_write");
+    uint64_t *ends = (uint64_t *)(tmp + L.ends);
+    unsigned long long *state = (unsigned long long *)(tmp + L.state);
+    size_t ntiles = (nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS;
+    GZ_CUDA_TRY(cudaMemsetAsync(state, 0, GZ_TILE_WORDS(ntiles) * sizeof *state, s));
+    GZ_LAUNCH(k_codes_encode, gz_grid(ntiles, 1), GZ_THREADS, 0, s, d_codes, n,
+              (uint8_t *)d_out, ends, state);
+    GZ_CUDA_LAUNCHED("k_codes_encode");
   }
   GZ_LAUNCH(k_codes_total, 1, 1, 0, s, (const uint64_t *)(tmp + L.ends), n, d_size);
   GZ_CUDA_LAUNCHED("k_codes_total");
@@ -292,23 +326,28 @@ __global__ void k_seg_walk(const uint8_t *in, size_t size, size_t n, uint64_t *b
       atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
 }
 
+/* One warp per block: lane i decodes code i and combines it into acc[i]
+ * (coalesced). A warp stops at the first corrupt block it meets. */
 __global__ void k_codes_decode_reduce(int op, const uint8_t *pay, const uint64_t *boff,
                                       size_t n, int64_t *acc, unsigned *flags) {
-  int64_t q[GZ_BLOCK];
   int overflow = 0;
+  unsigned lane = gz_lane();
+  /* lane 0's reading for the whole warp: the lanes must agree */
+  if (__shfl_sync(GZ_WARP_ALL, gz_flags_now(flags), 0) & GZ_DEV_FLAG_CORRUPT)
+    return; /* the segment walk failed */
   GZ_STRIDE_LOOP
-  for (size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x; b < blocks_of(n);
-       b += (size_t)gridDim.x * blockDim.x) {
+  for (size_t b = warp_id(); b < blocks_of(n); b += warp_count()) {
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
     uint64_t avail = boff[b + 1] - boff[b];
-    if (gz_flags_now(flags) & GZ_DEV_FLAG_CORRUPT)
-      return;
-    if (gz_block_decode_codes(pay + boff[b], (size_t)avail, len, q) != avail) {
-      atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
+    size_t used;
+    int64_t q = gz_warp_codes_decode(pay + boff[b], (size_t)avail, len, &used);
+    if (used != avail) {
+      if (lane == 0)
+        atomicOr(flags, GZ_DEV_FLAG_CORRUPT);
       return;
     }
-    for (int i = 0; i < len; i++)
-      overflow |= combine(op, &acc[b * GZ_BLOCK + i], q[i]);
+    if ((int)lane < len)
+      overflow |= combine(op, &acc[b * GZ_BLOCK + lane], q);
   }
   if (overflow)
     atomicOr(flags, GZ_DEV_FLAG_OVERFLOW);
@@ -338,7 +377,7 @@ extern "C" int gz_dev_codes_decode_reduce(int op, const void *d_in, size_t size,
   GZ_LAUNCH(k_seg_walk, gz_grid(S, 64), 64, 0, s, (const uint8_t *)d_in, size, n, boff,
             d_flags);
   GZ_CUDA_LAUNCHED("k_seg_walk");
-  GZ_LAUNCH(k_codes_decode_reduce, gz_grid(nb, GZ_THREADS), GZ_THREADS, 0, s, op,
+  GZ_LAUNCH(k_codes_decode_reduce, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, op,
             (const uint8_t *)d_in + 8 * S, boff, n, d_acc, d_flags);
   GZ_CUDA_LAUNCHED("k_codes_decode_reduce");
   return GZ_DEV_OK;

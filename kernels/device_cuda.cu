@@ -5,7 +5,6 @@
  * (GZ_CUDA_EMU): the same calls then reach the CPU emulation. */
 #include "gz_cuda_util.cuh"
 
-#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,27 +173,4 @@ unsigned gz_grid_max(void) {
   const char *e = getenv("GZ_DEV_GRID_MAX");
   long v = e ? strtol(e, NULL, 10) : 0;
   return v >= 1 && v <= 0x7fffffffL ? (unsigned)v : 0x7fffffffu;
-}
-
-size_t gz_scan_tmp_bytes(size_t nb) {
-  size_t bytes = 0;
-  if (nb == 0)
-    return 0;
-  if (cub::DeviceScan::InclusiveSum(NULL, bytes, (const uint64_t *)NULL, (uint64_t *)NULL,
-                                    (int64_t)nb) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return SIZE_MAX;
-  }
-  return bytes;
-}
-
-int gz_scan_sizes(const uint64_t *sizes, uint64_t *ends, size_t nb, void *tmp,
-                  size_t tmp_bytes, cudaStream_t stream) {
-  size_t need = gz_scan_tmp_bytes(nb);
-  if (nb == 0)
-    return GZ_DEV_OK;
-  if (need == SIZE_MAX || need > tmp_bytes)
-    return GZ_DEV_ERR_CAPACITY;
-  GZ_CUDA_TRY(cub::DeviceScan::InclusiveSum(tmp, need, sizes, ends, (int64_t)nb, stream));
-  return GZ_DEV_OK;
 }

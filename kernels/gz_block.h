@@ -2,7 +2,8 @@
  * gz_block.h - per-block encode/decode of the gzstack codec, shared by the C
  * library and the CUDA kernels (header code; GZ_HD marks functions for both
  * host and device). One block holds at most GZ_BLOCK values and is encoded on
- * its own, so one GPU thread per block produces the same bytes as the CPU.
+ * its own, so the GPU's warp per block (gz_warp.cuh, which uses the
+ * per-value routines here) produces the same bytes as the CPU.
  *
  * Quantization (lossy, eb > 0): q = rint(x / 2eb), x' = (T)(2eb * q). Each
  * element is checked: it is "quantizable" when it is finite, |q| <= code_max

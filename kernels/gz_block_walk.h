@@ -4,12 +4,14 @@
  *
  *  - the size of an encoded block read from its first bytes only
  *    (gz_block_size_f32/f64, gz_block_codes_size), so one thread per chunk
- *    (or segment) can find where every block starts, after which one thread
+ *    (or segment) can find where every block starts, after which one warp
  *    per block decodes. Each returns exactly what the matching decoder in
  *    gz_block.h returns as "bytes used", or 0 where that decoder fails;
  *    tests/gpu/test_device_host.c checks this on the CPU.
  *  - CRC-32 (zlib's polynomial 0xEDB88320, same value as zlib's crc32()),
- *    table-driven with a caller-provided 256-entry table (gz_crc32_table_fill).
+ *    table-driven with a caller-provided 256-entry table (gz_crc32_table_fill),
+ *    and the combination of the CRCs of two pieces (gz_crc32_combine), so
+ *    the threads of a GPU block checksum slices of a chunk in parallel.
  *  - the "indexed" encoding of integer codes used by the device-centric
  *    collectives: a segment index in front of the PACKED blocks of
  *    gz_codes_encode(), so a receiver can decode without a serial pass:
@@ -103,6 +105,39 @@ GZ_HD static inline uint32_t gz_crc32_tab(const uint32_t *table, const uint8_t *
   for (size_t i = 0; i < size; i++)
     c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
+}
+
+/* CRC-32 combination, so that pieces of a buffer can be checksummed in
+ * parallel: polynomials over GF(2) modulo zlib's P, in the reflected bit
+ * order of the CRC (bit 31 is the coefficient of x^0). With zlib's pre- and
+ * post-inversion, crc(A || B) = crc(A) * x^(8 |B|) mod P  xor  crc(B). */
+#define GZ_CRC32_X2K 64 /* table of x^(2^k) mod P, k = 0..63 */
+
+GZ_HD static inline uint32_t gz_crc32_mulmod(uint32_t a, uint32_t b) {
+  uint32_t r = 0;
+  for (int k = 0; k < 32; k++) { /* b = B * x^k at step k */
+    r ^= (0u - (a >> (31 - k) & 1)) & b;
+    b = (b >> 1) ^ ((0u - (b & 1)) & 0xEDB88320u);
+  }
+  return r;
+}
+
+/* x2k[k] = x^(2^k) mod P. */
+GZ_HD static inline void gz_crc32_x2k_fill(uint32_t *x2k) {
+  x2k[0] = 0x40000000u; /* x^1 */
+  for (int k = 1; k < GZ_CRC32_X2K; k++)
+    x2k[k] = gz_crc32_mulmod(x2k[k - 1], x2k[k - 1]);
+}
+
+/* CRC-32 of A || B from crc_a = crc(A), crc_b = crc(B) and len_b = |B|
+ * (< 2^61 bytes). */
+GZ_HD static inline uint32_t gz_crc32_combine(const uint32_t *x2k, uint32_t crc_a,
+                                              uint32_t crc_b, uint64_t len_b) {
+  uint32_t shift = 0x80000000u;                                /* x^0 */
+  for (int k = 3; len_b && k < GZ_CRC32_X2K; k++, len_b >>= 1) /* x^(8 len_b) */
+    if (len_b & 1)
+      shift = gz_crc32_mulmod(shift, x2k[k]);
+  return gz_crc32_mulmod(shift, crc_a) ^ crc_b;
 }
 
 /* ---- little-endian fields ------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* gz_cuda_util.cuh - what the CUDA launchers share: error capture, scratch
- * carving, launch geometry, the launch macro and the inclusive scan (CUB) of
- * block sizes. Internal to kernels/.
+ * carving, launch geometry, the launch macro and the single-pass scan
+ * (decoupled look-back) that places variable-size blocks. Internal to kernels/.
  *
  * The same sources build with nvcc for GPUs and with the host C++ compiler
  * against kernels/emu/ (GZ_ENABLE_CUDA=EMU, docs/gpu.md): every launch goes
@@ -79,11 +79,66 @@ static inline size_t gz_carve(size_t *total, size_t bytes) {
   return at;
 }
 
-/* Bytes of CUB temporary storage for an inclusive sum of nb u64 values;
- * a host-side query (no device work). */
-size_t gz_scan_tmp_bytes(size_t nb);
-/* ends[i] = sizes[0] + ... + sizes[i] on stream. */
-int gz_scan_sizes(const uint64_t *sizes, uint64_t *ends, size_t nb, void *tmp,
-                  size_t tmp_bytes, cudaStream_t stream);
+/* ---- single-pass scan with decoupled look-back ------------------------------
+ * For kernels that size their items and place them in the same pass: tiles
+ * are taken in order from a counter (gz_tile_next), so a tile's predecessors
+ * were all taken by blocks already running; each tile publishes its total
+ * (GZ_TILE_AGG) as soon as it knows it, then, once its prefix is known, the
+ * inclusive prefix (GZ_TILE_INC); a tile's exclusive prefix sums the
+ * predecessors' published values backwards until an inclusive one. One
+ * 64-bit word per tile (2 status bits, 62 value bits), so a value and its
+ * status are read together. state: GZ_TILE_WORDS(ntiles) zeroed words
+ * (word 0 is the counter). Under the emulation the blocks run one after the
+ * other, so a look-back never meets a tile that is still running: meeting
+ * one is reported as a fault instead of spinning for ever. */
+#define GZ_TILE_BLOCKS (GZ_THREADS / 32) /* blocks of 32 per tile: a warp each */
+#define GZ_TILE_AGG (1ull << 62)
+#define GZ_TILE_INC (2ull << 62)
+#define GZ_TILE_VALUE ((1ull << 62) - 1)
+#define GZ_TILE_WORDS(ntiles) ((size_t)(ntiles) + 1)
+
+__device__ static inline unsigned long long gz_tile_load(const unsigned long long *p) {
+#ifdef GZ_CUDA_EMU
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#else
+  return *(const volatile unsigned long long *)p;
+#endif
+}
+
+/* The next tile for this thread block (call from one thread). */
+__device__ static inline size_t gz_tile_next(unsigned long long *state) {
+  return (size_t)atomicAdd(&state[0], 1ull);
+}
+
+/* Publish tile's total agg and return its exclusive prefix, then publish
+ * the inclusive one (call from one thread of the tile's block). */
+__device__ static inline uint64_t gz_tile_prefix(unsigned long long *state, size_t tile,
+                                                 uint64_t agg) {
+  unsigned long long *tiles = state + 1;
+  uint64_t excl = 0;
+  if (tile == 0) {
+    atomicExch(&tiles[0], GZ_TILE_INC | agg);
+    return 0;
+  }
+  atomicExch(&tiles[tile], GZ_TILE_AGG | agg);
+  for (size_t p = tile - 1;;) {
+    unsigned long long v = gz_tile_load(&tiles[p]);
+    if (!(v & (GZ_TILE_AGG | GZ_TILE_INC))) { /* not published yet */
+#ifdef GZ_CUDA_EMU
+      gz_emu::device_fault("look-back met a tile that no block has published (on a GPU "
+                           "this would wait; here its block has ended)");
+      break;
+#else
+      continue;
+#endif
+    }
+    excl += v & GZ_TILE_VALUE;
+    if (v & GZ_TILE_INC)
+      break;
+    p--; /* tile 0 is always inclusive */
+  }
+  atomicExch(&tiles[tile], GZ_TILE_INC | (excl + agg));
+  return excl;
+}
 
 #endif

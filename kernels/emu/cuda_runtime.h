@@ -20,8 +20,16 @@
  *    grid.y/z <= 65535, dynamic shared memory <= 48 KiB);
  *  - the device is visible only with GZ_DEVICE_EMULATE=N (N devices, one
  *    shared memory), so a binary built this way behaves as a CPU-only build
- *    unless asked. No warp intrinsics (shuffles, votes) are provided: the
- *    kernels use none, and using one fails to compile here. */
+ *    unless asked;
+ *  - warps: threads 32k..32k+31 (linear thread index) form a warp. Every warp
+ *    intrinsic (__shfl*_sync, __ballot_sync, __any_sync, __all_sync,
+ *    __syncwarp) is a barrier of the warp: each lane deposits its value, all
+ *    lanes meet, each reads what it asked for. So the lanes run in lockstep
+ *    from one intrinsic to the next, a lane that reads another's shared-memory
+ *    write without an intrinsic (or __syncthreads) in between reads stale
+ *    data, and a lane missing from an intrinsic (exited, or at another
+ *    intrinsic or a __syncthreads) is a reported fault, as are masks other
+ *    than the whole warp (the kernels use none). */
 #ifndef GZ_EMU_CUDA_RUNTIME_H
 #define GZ_EMU_CUDA_RUNTIME_H
 
@@ -128,10 +136,18 @@ namespace gz_emu {
 struct thread_state {
   uint3 tid, bid;
   dim3 bdim, gdim;
+  unsigned linear; /* thread index in the block: lane = linear % 32 */
+  unsigned phase;  /* warp intrinsics this thread has passed in this block */
 };
 extern thread_local thread_state *cur;
 
 void syncthreads();
+/* A warp intrinsic: this lane contributes v, the warp meets; returns the 32
+ * contributions (lanes beyond the block's last thread read 0). op names the
+ * intrinsic, so lanes at different intrinsics are reported. */
+const uint64_t *warp_exchange(int op, unsigned mask, uint64_t v);
+/* A fault detected inside a kernel: the launch fails (sticky error). */
+void device_fault(const char *what);
 /* 1 when p lies in a cudaMalloc allocation. */
 bool is_device(const void *p);
 /* Queue work on stream s (flushing what CUDA orders it after). */
@@ -172,6 +188,80 @@ void launch(const char *name, dim3 grid, dim3 block, size_t shmem, cudaStream_t 
 
 static inline void __syncthreads(void) { gz_emu::syncthreads(); }
 
+/* ---- warp intrinsics (see the model above) ---- */
+enum { GZ_EMU_SHFL = 1, GZ_EMU_VOTE, GZ_EMU_SYNCWARP };
+
+template <typename T> static inline uint64_t gz_emu_bits(T v) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffle type");
+  uint64_t b = 0;
+  memcpy(&b, &v, sizeof v);
+  return b;
+}
+template <typename T> static inline T gz_emu_from_bits(uint64_t b) {
+  T v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+/* Lane of this thread, and the first lane of its width-group. */
+static inline unsigned gz_emu_lane(void) { return gz_emu::cur->linear & 31; }
+static inline unsigned gz_emu_group(int width) {
+  return gz_emu_lane() & ~((unsigned)width - 1);
+}
+
+template <typename T>
+static inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+  const uint64_t *all = gz_emu::warp_exchange(GZ_EMU_SHFL, mask, gz_emu_bits(v));
+  return gz_emu_from_bits<T>(all[gz_emu_group(width) + ((unsigned)src & (width - 1))]);
+}
+template <typename T>
+static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  const uint64_t *all = gz_emu::warp_exchange(GZ_EMU_SHFL, mask, gz_emu_bits(v));
+  unsigned lane = gz_emu_lane(), in_group = lane - gz_emu_group(width);
+  return in_group >= delta ? gz_emu_from_bits<T>(all[lane - delta]) : v;
+}
+template <typename T>
+static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  const uint64_t *all = gz_emu::warp_exchange(GZ_EMU_SHFL, mask, gz_emu_bits(v));
+  unsigned lane = gz_emu_lane(), in_group = lane - gz_emu_group(width);
+  return in_group + delta < (unsigned)width ? gz_emu_from_bits<T>(all[lane + delta]) : v;
+}
+template <typename T>
+static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+  const uint64_t *all = gz_emu::warp_exchange(GZ_EMU_SHFL, mask, gz_emu_bits(v));
+  unsigned lane = gz_emu_lane(), src = lane ^ (unsigned)lane_mask;
+  return src < gz_emu_group(width) + (unsigned)width ? gz_emu_from_bits<T>(all[src]) : v;
+}
+static inline unsigned __ballot_sync(unsigned mask, int pred) {
+  const uint64_t *all = gz_emu::warp_exchange(GZ_EMU_VOTE, mask, pred != 0);
+  unsigned bits = 0;
+  for (unsigned l = 0; l < 32; l++)
+    bits |= (unsigned)(all[l] != 0) << l;
+  return bits & mask;
+}
+static inline int __any_sync(unsigned mask, int pred) {
+  return __ballot_sync(mask, pred) != 0;
+}
+static inline int __all_sync(unsigned mask, int pred) {
+  return __ballot_sync(mask, pred) == mask; /* mask: every lane (checked) */
+}
+static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  (void)gz_emu::warp_exchange(GZ_EMU_SYNCWARP, mask, 0);
+}
+static inline unsigned __activemask(void) { return 0xffffffffu; }
+static inline int __popc(unsigned v) { return __builtin_popcount(v); }
+static inline int __popcll(unsigned long long v) { return __builtin_popcountll(v); }
+static inline int __clz(int v) { return v ? __builtin_clz((unsigned)v) : 32; }
+static inline int __clzll(long long v) {
+  return v ? __builtin_clzll((unsigned long long)v) : 64;
+}
+static inline int __ffs(int v) { return __builtin_ffs(v); }
+static inline unsigned __brev(unsigned v) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; i++)
+    r |= (v >> i & 1u) << (31 - i);
+  return r;
+}
+
 /* Atomics on global or shared memory (sequentially consistent). */
 static inline unsigned atomicOr(unsigned *p, unsigned v) {
   return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
@@ -184,6 +274,9 @@ static inline unsigned atomicAdd(unsigned *p, unsigned v) {
 }
 static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline unsigned long long atomicExch(unsigned long long *p, unsigned long long v) {
+  return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
 }
 template <typename T> static inline T gz_emu_atomic_max(T *p, T v) {
   T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);

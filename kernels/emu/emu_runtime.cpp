@@ -125,29 +125,120 @@ gz_emu::thread_state state_of(const grid_t &g, unsigned long long b, unsigned t)
   st.tid = {t % g.block.x, t / g.block.x % g.block.y, t / g.block.x / g.block.y};
   st.bdim = g.block;
   st.gdim = g.grid;
+  st.linear = t;
+  st.phase = 0;
   return st;
 }
 
+/* Warp exchange slots of the running block (blocks run one at a time): two
+ * generations, so a lane may write the next intrinsic's value while a slower
+ * one still reads this one's (it cannot get two ahead: it meets the others
+ * at every intrinsic). */
+struct warp_slots {
+  uint64_t v[2][32];
+  int op[2][32];
+};
+warp_slots xchg[32];
+const char *running_kernel = "?";
+
+unsigned lanes_of(unsigned nthreads, unsigned warp) {
+  unsigned left = nthreads - 32 * warp;
+  return left < 32 ? left : 32;
+}
+unsigned full_mask(unsigned lanes) {
+  return lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+}
+
 /* Fibers: a worker runs GPU threads one after the other on its own stack
- * until one waits at __syncthreads; the next thread then starts on another
- * worker. A barrier releases when every thread of the block waits at it. */
+ * until one waits at a barrier (__syncthreads, or a warp intrinsic); the next
+ * thread then starts on another worker. When the last thread of a barrier's
+ * group (the block, or the warp) arrives, the group joins a run queue; a
+ * waiting thread hands over straight to the next runnable one, and to the
+ * scheduler only when none is left (it then starts the next thread, or ends
+ * the block, or reports threads that wait where nobody can join them). */
+/* Switching between fibers: on x86-64 a few instructions that save the
+ * callee-saved registers on the stack and swap stack pointers (a warp
+ * intrinsic switches 32 times, so this is the emulation's hot path);
+ * elsewhere ucontext to start a fiber and _setjmp/_longjmp to switch. */
+#if defined(__x86_64__) && !GZ_EMU_FORCE_THREADS
+#define GZ_EMU_SWAP 1
+extern "C" void gz_emu_swap(void **save_sp, void *load_sp);
+__asm__(".text\n"
+        ".globl gz_emu_swap\n"
+        ".hidden gz_emu_swap\n"
+        ".type gz_emu_swap,@function\n"
+        "gz_emu_swap:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n"
+        "  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n"
+        "  popq %rbp\n"
+        "  ret\n"
+        ".size gz_emu_swap,.-gz_emu_swap\n");
+#else
+#define GZ_EMU_SWAP 0
+#endif
+
 struct worker_t {
+#if GZ_EMU_SWAP
+  void *sp;
+#else
   jmp_buf env;
   ucontext_t uc;
-  char *stack;
   bool started;
+#endif
+  char *stack;
   unsigned thread;
   int state; /* 0 idle, 1 running, 2 at a barrier */
 };
 const size_t FIBER_STACK = 256 * 1024;
-std::vector<worker_t *> workers;
+std::vector<worker_t *> workers, idle;
+#if GZ_EMU_SWAP
+void *sched_sp;
+#else
 jmp_buf sched_env;
+#endif
 worker_t *cw;
+struct group_t { /* threads waiting at one barrier */
+  std::vector<worker_t *> w;
+};
 struct {
   const grid_t *g;
   std::vector<gz_emu::thread_state> st;
-  unsigned next, arrived, finished;
+  unsigned next, waiting, finished;
+  group_t block, warp[32];
+  std::vector<worker_t *> runq;
+  size_t head;
 } blk;
+
+/* The next runnable thread's worker (now the current one), or null. */
+worker_t *next_runnable() {
+  worker_t *n;
+  if (blk.head == blk.runq.size())
+    return nullptr;
+  n = blk.runq[blk.head++];
+  if (blk.head == blk.runq.size())
+    blk.runq.clear(), blk.head = 0;
+  n->state = 1;
+  cw = n;
+  return n;
+}
+
+/* Leave the running worker w for the next runnable thread, else for the
+ * scheduler; returns when w is resumed. */
+void yield_from(worker_t *w) {
+#if GZ_EMU_SWAP
+  worker_t *n = next_runnable();
+  gz_emu_swap(&w->sp, n ? n->sp : sched_sp);
+#else
+  if (_setjmp(w->env))
+    return;
+  if (worker_t *n = next_runnable())
+    _longjmp(n->env, 1);
+  _longjmp(sched_env, 1);
+#endif
+}
 
 void worker_main() {
   for (;;) {
@@ -161,13 +252,16 @@ void worker_main() {
       continue;
     }
     w->state = 0;
-    if (!_setjmp(w->env))
-      _longjmp(sched_env, 1);
+    idle.push_back(w);
+    yield_from(w);
   }
 }
 
 void resume(worker_t *w) {
   cw = w;
+#if GZ_EMU_SWAP
+  gz_emu_swap(&sched_sp, w->sp);
+#else
   if (_setjmp(sched_env))
     return;
   if (!w->started) {
@@ -176,70 +270,89 @@ void resume(worker_t *w) {
     swapcontext(&here, &w->uc); /* never comes back here: workers longjmp */
   }
   _longjmp(w->env, 1);
+#endif
 }
 
 void fresh_context(worker_t *w) {
-  w->started = false;
   w->state = 0;
+#if GZ_EMU_SWAP
+  { /* as if gz_emu_swap had saved it on entering worker_main */
+    uintptr_t top = ((uintptr_t)w->stack + FIBER_STACK) & ~(uintptr_t)15;
+    void **sp = (void **)top;
+    *--sp = nullptr;                         /* worker_main's return address */
+    *--sp = (void *)(uintptr_t)&worker_main; /* where gz_emu_swap returns */
+    for (int i = 0; i < 6; i++)
+      *--sp = nullptr; /* rbp rbx r12 r13 r14 r15 */
+    w->sp = sp;
+  }
+#else
+  w->started = false;
   getcontext(&w->uc);
   w->uc.uc_stack.ss_sp = w->stack;
   w->uc.uc_stack.ss_size = FIBER_STACK;
   w->uc.uc_link = nullptr;
   makecontext(&w->uc, worker_main, 0);
+#endif
 }
 
 worker_t *idle_worker() {
-  for (worker_t *w : workers)
-    if (w->state == 0)
-      return w;
-  worker_t *w = new worker_t();
+  worker_t *w;
+  if (!idle.empty()) {
+    w = idle.back();
+    idle.pop_back();
+    return w;
+  }
+  w = new worker_t();
   w->stack = (char *)malloc(FIBER_STACK);
   fresh_context(w);
   workers.push_back(w);
   return w;
 }
 
-void fiber_sync() {
+/* Wait at the block's barrier (warp < 0) or at warp `warp`'s. */
+void fiber_sync(int warp) {
   worker_t *w = cw;
+  group_t *grp = warp < 0 ? &blk.block : &blk.warp[warp];
+  unsigned size = warp < 0 ? blk.g->nthreads : lanes_of(blk.g->nthreads, (unsigned)warp);
   w->state = 2;
-  blk.arrived++;
-  if (!_setjmp(w->env))
-    _longjmp(sched_env, 1);
+  grp->w.push_back(w);
+  blk.waiting++;
+  if (grp->w.size() == size) {
+    blk.runq.insert(blk.runq.end(), grp->w.begin(), grp->w.end());
+    blk.waiting -= size;
+    grp->w.clear();
+  }
+  yield_from(w);
   gz_emu::cur = &blk.st[w->thread];
 }
 
 bool run_fibers(const grid_t &g) {
   blk.g = &g;
   blk.st.resize(g.nthreads);
+  running_kernel = g.name;
+  memset(xchg, 0, sizeof xchg);
   for (unsigned long long b = 0; b < g.nblocks; b++) {
     for (unsigned t = 0; t < g.nthreads; t++)
       blk.st[t] = state_of(g, b, t);
-    blk.next = blk.arrived = blk.finished = 0;
-    while (blk.next < g.nthreads) /* start every thread */
+    blk.next = blk.waiting = blk.finished = 0;
+    while (blk.next < g.nthreads) /* start every thread; the rest follows */
       resume(idle_worker());
-    while (blk.arrived) {
-      std::vector<worker_t *> waiting;
-      if (blk.finished) {
-        fault(g.name,
-              "barrier divergence: some threads exited while others wait at "
-              "__syncthreads",
-              cudaErrorLaunchFailure);
-        for (worker_t *w : workers) /* abandon the waiting threads */
-          if (w->state == 2)
-            fresh_context(w);
-        return false;
-      }
-      for (worker_t *w : workers)
-        if (w->state == 2)
-          waiting.push_back(w);
-      std::sort(waiting.begin(), waiting.end(), [](const worker_t *a, const worker_t *b) {
-        return a->thread < b->thread;
-      });
-      blk.arrived = 0;
-      for (worker_t *w : waiting) {
-        w->state = 1;
-        resume(w);
-      }
+    if (blk.waiting) { /* nobody runnable, yet threads wait */
+      fault(g.name,
+            blk.finished ? "barrier divergence: some threads exited while others wait at "
+                           "__syncthreads or a warp intrinsic"
+                         : "barrier divergence: threads wait at different barriers "
+                           "(__syncthreads / warp intrinsics) and none can go on",
+            cudaErrorLaunchFailure);
+      for (worker_t *w : workers) /* abandon the waiting threads */
+        if (w->state == 2) {
+          fresh_context(w);
+          idle.push_back(w);
+        }
+      blk.block.w.clear();
+      for (group_t &grp : blk.warp)
+        grp.w.clear();
+      return false;
     }
   }
   return true;
@@ -248,7 +361,7 @@ bool run_fibers(const grid_t &g) {
 /* OS threads: a pool of one thread per GPU thread of a block (kept between
  * launches), every block in turn, a pthread barrier for __syncthreads and at
  * the end of each block. */
-pthread_barrier_t tbar;
+pthread_barrier_t tbar, wbar[32];
 thread_local bool in_threads = false;
 /* never destroyed: the pool threads wait on them until the process ends */
 std::mutex &pool_mu = *new std::mutex;
@@ -305,6 +418,10 @@ bool run_threads(const grid_t &g) {
   }
   pthread_attr_destroy(&attr);
   pthread_barrier_init(&tbar, nullptr, g.nthreads);
+  for (unsigned w = 0; 32 * w < g.nthreads; w++)
+    pthread_barrier_init(&wbar[w], nullptr, lanes_of(g.nthreads, w));
+  running_kernel = g.name;
+  memset(xchg, 0, sizeof xchg);
   {
     std::unique_lock<std::mutex> l(pool_mu);
     pool_grid = &g;
@@ -314,6 +431,8 @@ bool run_threads(const grid_t &g) {
     pool_cv.wait(l, [] { return pool_busy == 0; });
   }
   pthread_barrier_destroy(&tbar);
+  for (unsigned w = 0; 32 * w < g.nthreads; w++)
+    pthread_barrier_destroy(&wbar[w]);
   return true;
 }
 
@@ -330,7 +449,36 @@ void gz_emu::syncthreads() {
   if (in_threads)
     pthread_barrier_wait(&tbar);
   else
-    fiber_sync();
+    fiber_sync(-1);
+}
+
+void gz_emu::device_fault(const char *what) {
+  std::lock_guard<std::recursive_mutex> l(mu);
+  fault(running_kernel, what, cudaErrorLaunchFailure);
+}
+
+const uint64_t *gz_emu::warp_exchange(int op, unsigned mask, uint64_t v) {
+  thread_state *me = cur;
+  unsigned warp = me->linear / 32, lane = me->linear % 32, gen = me->phase++ & 1;
+  unsigned nthreads = me->bdim.x * me->bdim.y * me->bdim.z,
+           lanes = lanes_of(nthreads, warp);
+  warp_slots *x = &xchg[warp];
+  x->v[gen][lane] = v;
+  x->op[gen][lane] = op;
+  if (in_threads)
+    pthread_barrier_wait(&wbar[warp]);
+  else
+    fiber_sync((int)warp);
+  cur = me;
+  if (mask != full_mask(lanes))
+    device_fault("a warp intrinsic with a mask other than the whole warp (not emulated)");
+  if (lane == 0) /* one lane checks that all met at the same kind of intrinsic */
+    for (unsigned l = 1; l < lanes; l++)
+      if (x->op[gen][l] != op) {
+        device_fault("warp divergence: the lanes of a warp are at different intrinsics");
+        break;
+      }
+  return x->v[gen]; /* lanes past the block's end: 0 since the launch began */
 }
 
 bool gz_emu::is_device(const void *p) {

@@ -3,7 +3,8 @@
  *     per-chunk walk uses) return exactly the bytes the decoders use, on
  *     every field kind, and 0 exactly where the decoders fail (truncation,
  *     corrupted headers);
- *   - gz_crc32_tab equals the stream's own CRC-32 (zlib's);
+ *   - gz_crc32_tab equals the stream's own CRC-32 (zlib's), and
+ *     gz_crc32_combine of the pieces equals zlib's crc32 of the whole;
  *   - the indexed code encoding: payload identical to gz_codes_encode, the
  *     segment walk finds every block, round trips for SUM/MAX/MIN/REPLACE,
  *     corruption and truncation are reported;
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define N 20011 /* several segments of the indexed encoding, a ragged tail */
 
@@ -98,6 +100,40 @@ static void test_crc(void) {
   }
   free(x);
   free(s);
+}
+
+/* gz_crc32_combine: the CRC of a buffer from the CRCs of its pieces equals
+ * zlib's crc32 of the whole, for every split point of a few lengths and for
+ * a tree of uneven slices (what the GPU blocks do). */
+static void test_crc_combine(void) {
+  uint32_t table[256], x2k[GZ_CRC32_X2K];
+  unsigned char *buf = malloc(70001);
+  gz_rng_t rng;
+  long bad = 0, cases = 0;
+  gz_crc32_table_fill(table);
+  gz_crc32_x2k_fill(x2k);
+  gz_rng_seed(&rng, 99);
+  for (size_t i = 0; i < 70001; i++)
+    buf[i] = (unsigned char)gz_rng_next(&rng);
+  for (size_t len = 0; len < 300; len += len < 40 ? 1 : 37) {
+    uint32_t whole = (uint32_t)crc32(0L, buf, (uInt)len);
+    for (size_t cut = 0; cut <= len; cut++, cases++)
+      bad +=
+          gz_crc32_combine(x2k, gz_crc32_tab(table, buf, cut),
+                           gz_crc32_tab(table, buf + cut, len - cut), len - cut) != whole;
+  }
+  for (unsigned slices = 1; slices <= 256; slices = slices * 3 + 1, cases++) {
+    size_t len = 70001, per = (len + slices - 1) / slices;
+    uint32_t acc = 0;
+    for (unsigned t = 0; t < slices; t++) {
+      size_t a = t * per < len ? t * per : len, b = a + per < len ? a + per : len;
+      acc = gz_crc32_combine(x2k, acc, gz_crc32_tab(table, buf + a, b - a), b - a);
+    }
+    bad += acc != (uint32_t)crc32(0L, buf, (uInt)len);
+  }
+  GZ_CHECK(cases > 1000 && bad == 0, "CRC-32 combine: %ld of %ld differ from zlib", bad,
+           cases);
+  free(buf);
 }
 
 static void fill_codes(int64_t *q, size_t n, uint64_t seed) {
@@ -302,6 +338,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   test_block_sizes();
   test_crc();
+  test_crc_combine();
   test_indexed();
   test_pool();
   test_cpu_ops();
