@@ -78,7 +78,10 @@ typedef enum gz_coll {
 #define GZ_EXPLORE_FIRST 16u
 #define GZ_EXPLORE_MAX 1024u
 #define GZ_EXPLORE_RATIO 4.0 /* never explore a path predicted > 4x slower */
-#define GZ_LEARN_WEIGHT 0.6  /* geometric weight of a new bandwidth sample */
+#define GZ_EXPLORE_SHARE                                                                 \
+  0.05                      /* an exploration's predicted extra time, at most            \
+                               this share of the class's calls so far */
+#define GZ_LEARN_WEIGHT 0.6 /* geometric weight of a new bandwidth sample */
 
 /* Which model inputs are pinned (configuration / environment): not probed,
  * not learnt. */

@@ -296,8 +296,11 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
  * doubling while the choice is confirmed) and it is predicted at most
  * GZ_EXPLORE_RATIO times slower - or the other path was never measured for
  * this collective at all (once: a wrong prior, e.g. a probe disturbed by a
- * busy host, must not hide a path forever). Every input is agreed: the same on every
- * rank. */
+ * busy host, must not hide a path forever). Either way one exploration may
+ * cost, by the model, at most GZ_EXPLORE_SHARE of the class's calls so far
+ * (it is predicted (r - 1) calls of the choice longer, r = cost ratio): a
+ * short program never pays a slow path's trial, a long one pays a few per
+ * cent at most. Every input is agreed: the same on every rank. */
 static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
                     gz_choice_t *ch) {
   int c = gz_size_class((double)count * (double)esz);
@@ -315,7 +318,9 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
         never = 0;
   if (!ch->by_model || y == GZ_ALGO_AUTO || (ctx->pinned & GZ_PIN_NOLEARN) ||
       coll == GZ_COLL_P2P || sx->n == 0 || now < ctx->next_explore[coll][c] ||
-      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[ch->algo]))
+      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[ch->algo]) ||
+      ch->cost[y] - ch->cost[ch->algo] >
+          GZ_EXPLORE_SHARE * (double)now * ch->cost[ch->algo])
     return;
   if (ctx->seen[coll][c][y].n > 0 && now - ctx->seen[coll][c][y].last < GZ_EXPLORE_FIRST)
     return;

@@ -165,6 +165,67 @@ done:
   free(slop);
 }
 
+/* The cheapest compressed algorithm's predicted time over MPI's for an
+ * allreduce of n float32 on ctx (its current, agreed inputs). */
+static double compressed_over_mpi(gz_ctx_t ctx, size_t n) {
+  gz_model_t m;
+  double s[GZ_ALGO_COUNT], best = -1;
+  if (gz_ctx_model(ctx, &m) != GZ_OK ||
+      gz_model_predict(&m, "allreduce", n, GZ_FLOAT32, s) != GZ_OK ||
+      !(s[GZ_ALGO_MPI] > 0))
+    return -1;
+  for (int a = GZ_ALGO_MPI + 1; a < GZ_ALGO_COUNT; a++)
+    if (s[a] > 0 && (best < 0 || s[a] < best))
+      best = s[a];
+  return best / s[GZ_ALGO_MPI];
+}
+
+/* Exploration's budget: a compressed path predicted r times slower than the
+ * MPI choice, never measured, is tried only once its extra time (r - 1 calls
+ * of the choice) fits GZ_EXPLORE_SHARE of the calls made so far: not in a
+ * short run, once in a long one. */
+static void test_explore_budget(void) {
+  const size_t n = (size_t)1 << 14; /* 64 KiB of float32 per rank */
+  float *x = cu_alloc(GZ_FLOAT32, n), *y = cu_alloc(GZ_FLOAT32, n);
+  gz_ctx_t ctx = NULL;
+  double r, r_then = 0;
+  int calls = 0, first = -1, wrong = 0;
+  if (size == 1)
+    goto done;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "budget context");
+  if (!ctx)
+    goto done;
+  cu_fill(GZ_FLOAT32, x, n, 11 + (uint64_t)rank, 1.0);
+  /* a slow codec (pinned, the same on every rank: the inputs are agreed)
+   * makes the compressed paths predicted 4-8x slower than MPI's */
+  ctx->pinned |= GZ_PIN_CODEC;
+  ctx->codec_eps = 1e9;
+  for (int k = 0; k < 100 && ((r = compressed_over_mpi(ctx, n)) < 4 || r > 8); k++)
+    ctx->codec_eps *= r < 4 ? 1 / 1.3 : 1.3;
+  GZ_CHECK(r >= 4 && r <= 8, "setup: compressed predicted %.3g x MPI", r);
+  for (; calls < 3000 && first < 0; calls++) {
+    gz_report_t rep;
+    r_then = compressed_over_mpi(ctx, n); /* what this call's choice sees */
+    wrong += gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, &rep) != GZ_OK;
+    if (ctx->explored > 0)
+      first = calls + 1;
+  }
+  if (rank == 0)
+    printf("  budget: first exploration at call %d (compressed predicted %.3g x mpi)\n",
+           first, r_then);
+  GZ_CHECK(wrong == 0, "budget: %d calls failed", wrong);
+  GZ_CHECK(first > 0, "budget: never explored in 3000 calls (%.3g x)", r_then);
+  /* one trial costs r - 1 calls of the choice: at most 5 % of the calls so
+   * far, so not before call 20 (r - 1) (60 at least here) */
+  GZ_CHECK(first < 0 || first >= 20 * (r_then - 1) * 0.999,
+           "budget: explored at call %d with compressed %.3g x mpi: a short run paid",
+           first, r_then);
+  gz_ctx_destroy(ctx);
+done:
+  free(x);
+  free(y);
+}
+
 /* gz_model_predict: pure arithmetic, the 512-rank projection of the docs. */
 static void test_predict(void) {
   gz_model_t m = GZ_MODEL_INIT;
@@ -198,6 +259,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_probe();
   test_learning();
+  test_explore_budget();
   test_predict();
   {
     int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
