@@ -120,10 +120,13 @@ done:
 
 /* The inputs a context measures on comm (collective): its probe, then what
  * it learns from `calls` allreduces of `bytes` per rank of gzbench coll's
- * smooth data under auto (which also tries the path it did not choose). */
+ * smooth data under auto; auto rarely tries the path it does not choose
+ * (its exploration budget), so MPI's own path is then learnt from `calls`
+ * allreduces on a second context forced to it. */
 static int probe_model(MPI_Comm comm, double eb, int calls, double bytes, gz_model_t *m) {
   gz_config_t cfg = GZ_CONFIG_INIT;
-  gz_ctx_t ctx = NULL;
+  gz_ctx_t ctx = NULL, mctx = NULL;
+  gz_model_t mm;
   gz_result_t rc;
   size_t n = (size_t)(bytes / 4);
   float *x = NULL, *y = NULL;
@@ -140,11 +143,19 @@ static int probe_model(MPI_Comm comm, double eb, int calls, double bytes, gz_mod
       x[i] = (float)gz_bench_smooth(rank, i);
     for (int k = 0; !nomem && k < calls && rc == GZ_OK; k++)
       rc = gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL);
+    cfg.algo = GZ_ALGO_MPI;
+    if (!nomem && rc == GZ_OK)
+      rc = gz_ctx_create(comm, &cfg, &mctx);
+    for (int k = 0; !nomem && k < calls && rc == GZ_OK; k++)
+      rc = gz_allreduce(mctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL);
     if (nomem)
       rc = GZ_ERR_NOMEM;
   }
   if (rc == GZ_OK)
     rc = gz_ctx_model(ctx, m);
+  if (rc == GZ_OK && mctx && gz_ctx_model(mctx, &mm) == GZ_OK)
+    m->mpi_bps = mm.mpi_bps > 0 ? mm.mpi_bps : mm.link_bps;
+  gz_ctx_destroy(mctx);
   gz_ctx_destroy(ctx);
   free(x);
   free(y);
