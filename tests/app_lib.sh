@@ -24,6 +24,11 @@ app_finish() {
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]
 }
+app_need_tools() { # app_need_tools TOOL...: each on PATH, or fail naming it
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed (scripts/gz.sh deps)"; exit 1; }
+  done
+}
 app_need_data() { # the real datasets (GZ_DATA_DIR), or skip the whole script
   if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
     echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77

@@ -17,19 +17,11 @@ GZ=$1 MPIRUN=$2
 DATA=${GZ_DATA_DIR:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# shellcheck source=../app_lib.sh
+source "$(dirname "$0")/../app_lib.sh"
 run() { "$MPIRUN" --oversubscribe -np "$@"; }
-
-for tool in cdo ncra ncdump; do
-  command -v $tool >/dev/null || { echo "FAIL: $tool not installed (scripts/gz.sh deps)"; exit 1; }
-done
-if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
-  echo "SKIP: real datasets not found (GZ_DATA_DIR)"; exit 77
-fi
-TREFHT=$DATA/climate_ccsm3_trefht/TREFHT.B06.57.atm.1890-1999ANN.nc
-SST=$DATA/climate_ersst_v5/sst.mnmean.nc
+app_need_tools cdo ncra ncdump
+app_need_data # TREFHT, SST, SODA, WRF
 export CDO_HISTORY_INFO=0
 
 # reference FILE VAR OP OUT: the CDO / NCO result for a gzstack --op
