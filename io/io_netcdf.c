@@ -8,8 +8,10 @@
  * _FillValue/missing_value, scale_factor/add_offset and the other variable
  * and global attributes go to the meta. Integer variables are read as
  * double; boxes are read with nc_get_vara_float/double. A classic-format
- * file (CDF-1/2/5) shorter than its header says is refused at open: the
- * library would silently return zeros past the end of the file.
+ * file (CDF-1/2/5) is checked by our own header parser before libnetcdf
+ * sees it: a malformed header is refused (libnetcdf's parser can be made
+ * to crash), and so is a file shorter than its header says (the library
+ * would silently return zeros past the end of the file).
  *
  * Writing: always netCDF-4 (see gz_io_write() in gz_io.h). */
 #define _POSIX_C_SOURCE 200809L
@@ -377,6 +379,7 @@ static void cdf_atts(cdf_t *h) {
 /* Bytes the header says the file holds (0: not computable). */
 static uint64_t cdf_expected(cdf_t *h) {
   uint64_t numrecs, ndims, nvars, tag, recsize = 0, nrecvars = 0, end = 0, *dimlen = NULL;
+  int streaming;
   typedef struct {
     uint64_t begin, size;
     int rec;
@@ -388,8 +391,9 @@ static uint64_t cdf_expected(cdf_t *h) {
   h->v1 = h->p[3] == 1;
   h->pos = 4;
   numrecs = h->v5 ? cdf_u64(h) : cdf_u32(h);
-  if (numrecs == (h->v5 ? UINT64_MAX : 0xFFFFFFFFu))
-    return 0; /* streaming: the count is not recorded */
+  /* streaming (the record count not recorded): the header is still checked,
+   * but the end of the data is not computable */
+  streaming = numrecs == (h->v5 ? UINT64_MAX : 0xFFFFFFFFu);
   tag = cdf_u32(h);
   ndims = cdf_count(h);
   if (h->bad || (tag != 0x0A && !(tag == 0 && ndims == 0)) || ndims > h->n / 8) {
@@ -451,7 +455,7 @@ static uint64_t cdf_expected(cdf_t *h) {
       recsize += (vars[i].size + 3) & ~(uint64_t)3;
     }
   }
-  if (!vars || h->bad)
+  if (!vars || h->bad || streaming)
     goto done;
   if (nrecvars == 1)
     for (uint64_t i = 0; i < nvars; i++)
@@ -480,13 +484,17 @@ static uint64_t cdf_expected(cdf_t *h) {
 done:
   free(dimlen);
   free(vars);
-  return h->bad ? 0 : end;
+  return h->bad || streaming ? 0 : end;
 }
 
-/* -1 (with a message) if path is a classic-format file shorter than its
- * header says; 0 otherwise, also when the header cannot be followed (the
- * library has accepted it; its own reads then decide). */
-static int check_classic_size(const char *path, char *err, size_t errlen) {
+/* -1 (with a message) if path is a classic-format file (it begins with
+ * "CDF") whose header is malformed, runs past the end of the file, or
+ * describes more data than the file holds; 0 otherwise. Called before
+ * nc_open: libnetcdf's own classic-header parser trusts some counts (a
+ * CDF-5 text attribute of 2^63 characters ends in a memcpy of -1 bytes
+ * inside nc_open, found by fuzz_readers), so a header this parser cannot
+ * follow never reaches it. */
+static int check_classic_header(const char *path, char *err, size_t errlen) {
   struct stat st;
   size_t cap = 1 << 16;
   FILE *f = fopen(path, "rb");
@@ -517,6 +525,13 @@ static int check_classic_size(const char *path, char *err, size_t errlen) {
       gz_io_errorf(err, errlen, "%s: truncated: the header runs past the end of the file",
                    path);
       rc = -1;
+    } else if (h.bad == 1) {
+      gz_io_errorf(
+          err, errlen,
+          "%s: not a valid netCDF classic file: its header is malformed (a count, "
+          "type or dimension id out of range)",
+          path);
+      rc = -1;
     } else if (expect && (uint64_t)st.st_size < expect) {
       gz_io_errorf(
           err, errlen,
@@ -545,19 +560,16 @@ static int ncr_open(const char *path, const char *var, const gz_raw_opts_t *raw,
     return -1;
   }
   memcpy(s->path, path, strlen(path) + 1);
+  if (check_classic_header(path, err, errlen) != 0) {
+    free(s->path);
+    free(s);
+    return -1;
+  }
   if ((status = nc_open(path, NC_NOWRITE, &s->ncid)) != NC_NOERR) {
     nc_error(err, errlen, path, "cannot open as netCDF", status);
     free(s->path);
     free(s);
     return -1;
-  }
-  {
-    int format = 0;
-    if (nc_inq_format(s->ncid, &format) == NC_NOERR &&
-        (format == NC_FORMAT_CLASSIC || format == NC_FORMAT_64BIT_OFFSET ||
-         format == NC_FORMAT_CDF5) &&
-        check_classic_size(path, err, errlen) != 0)
-      goto fail;
   }
   if (var && var[0]) {
     if (find_var(path, s->ncid, var, &s->gid, &s->varid, err, errlen) != 0)

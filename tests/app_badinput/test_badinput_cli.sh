@@ -97,7 +97,7 @@ bad "compress truncated raw" "trunc\.raw: size 1000 bytes is not a multiple" "$T
 bad "stack truncated raw" "trunc\.raw: size 1000 bytes is not a multiple" "$O" "${M[@]}" 3 "$GZ" \
   -i "$D/trunc.raw" --dims 16x32 -e 1e-3 -o "$O"
 if [ -f "$D/c.nc" ]; then
-  bad "stack truncated classic header" "trunc_header\.nc: cannot open as netCDF" "$O" \
+  bad "stack truncated classic header" "trunc_header\.nc: truncated: the header runs past the end of the file" "$O" \
     "${M[@]}" 3 "$GZ" -i "$D/trunc_header.nc" --var t -e 1e-3 -o "$O"
   bad "stack truncated classic data" "trunc_data\.nc: truncated: 8000 bytes" "$O" \
     "${M[@]}" 3 "$GZ" -i "$D/trunc_data.nc" --var t -e 1e-3 -o "$O"
