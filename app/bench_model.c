@@ -11,10 +11,11 @@
  * --probe: every rank of MPI_COMM_WORLD creates a libgzcoll context, whose
  * probe measures the link, latency, MPI's own allreduce and the codec on the
  * network it runs on (as `auto` does), then runs --learn-calls allreduces of
- * --learn-size under auto, from which the context learns the bandwidths of
- * the MPI and compressed paths, codec speed and ratio as in any program;
- * those inputs replace the defaults, and options given explicitly still
- * override them.
+ * --learn-size under auto, from which the context learns the compressed
+ * paths' bandwidth, codec speed and ratio as in any program, and as many on
+ * a second context forced to MPI's own path (auto seldom tries a path it
+ * does not choose); those inputs replace the defaults, and options given
+ * explicitly still override them.
  * Codec figures otherwise: unless --codec-eps and --ratio are given, one pass of each
  * codec phase (quantize, encode, decode-and-reduce, dequantize) runs over a
  * float32 field of --field-mb MiB (gzbench coll's smooth data) at bound -e; codec_eps =
@@ -190,17 +191,18 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   double size_list[16], link_bps = 1.25e8;
   int rank_list[16], nr = 0, ns = 0, code = 0, nerr, rank = 0, probed = -1;
   double eb = 1e-4, learn_bytes = 16.0 * 1024 * 1024;
-  int learnt;
+  int learn_calls, learnt;
   MPI_Comm_rank(comm, &rank);
   nerr = arg_parse(argc, argv, table);
-  learnt = probe->count && (lcalls->count ? lcalls->ival[0] : 6) > 0;
+  learn_calls = lcalls->count ? lcalls->ival[0] : 6;
+  learnt = probe->count && learn_calls > 0;
   if (e->count)
     eb = e->dval[0];
   /* collective, before anything rank 0 alone could stop at */
   if (lsize->count && parse_bytes(lsize->sval[0], &learn_bytes) != 0)
     nerr++; /* reported below (rank 0) */
   if (!help->count && !nerr && probe->count)
-    probed = probe_model(comm, eb, lcalls->count ? lcalls->ival[0] : 6, learn_bytes, &m);
+    probed = probe_model(comm, eb, learn_calls, learn_bytes, &m);
   if (rank != 0)
     goto out; /* rank 0 reports; gzbench_main shares its exit code */
   if (help->count) {
