@@ -17,6 +17,10 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm);
  * measured on comm's ranks); rank 0 reports; its exit code is rank 0's. */
 int gz_bench_model(int argc, char **argv, MPI_Comm comm);
 
+/* "4096", "64k", "16M", "64MiB", "1GB" (K/M/G = 1024^1..3) -> *bytes; 0, or
+ * -1 for anything else or a size outside [1, 1e15] (app/bench_coll.c). */
+int gz_bench_parse_bytes(const char *s, double *bytes);
+
 /* Element i of rank r's "smooth" benchmark field (two sines, in [-1.5, 1.5];
  * gzbench coll's default data, also the field gzbench model codes). */
 double gz_bench_smooth(int rank, size_t i);

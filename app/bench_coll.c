@@ -589,21 +589,25 @@ done:
 
 /* ---- options ------------------------------------------------------------- */
 
-static int parse_bytes(const char *s, size_t *out) {
+int gz_bench_parse_bytes(const char *s, double *bytes) {
   char *end;
   double v = strtod(s, &end);
+  if (end == s)
+    return -1;
   if (*end == 'K' || *end == 'k')
     v *= 1024, end++;
   else if (*end == 'M' || *end == 'm')
     v *= 1048576, end++;
   else if (*end == 'G' || *end == 'g')
     v *= 1073741824.0, end++;
+  if (*end == 'i' && (end[1] == 'B' || end[1] == 'b'))
+    end++;
   if (*end == 'B' || *end == 'b')
     end++;
   if (*end || !(v >= 1) || v > 1e15)
-    return 0;
-  *out = (size_t)v;
-  return 1;
+    return -1;
+  *bytes = v;
+  return 0;
 }
 
 static int add_algo(bench_t *b, const char *name) {
@@ -699,6 +703,7 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
                    warm, data,  root, link, expl, csv, json, prof, help, end};
   int nerr = arg_parse(argc, argv, table), status = 0;
   const char *bad = NULL; /* what is wrong with the options, naming the option */
+  double v;
   char bad_algo[96];
   bench_t b;
   gz_result_t rc = GZ_OK;
@@ -737,10 +742,14 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   b.cfg.link_bytes_per_s = link->count ? link->dval[0] : 0.0;
   b.min_bytes = 1024;
   b.max_bytes = 16u << 20;
-  if (minb->count && !parse_bytes(minb->sval[0], &b.min_bytes))
+  if (minb->count && gz_bench_parse_bytes(minb->sval[0], &v) != 0)
     bad = "--min-bytes: not a size (4096, 64k, 16M)";
-  if (maxb->count && !parse_bytes(maxb->sval[0], &b.max_bytes))
+  else if (minb->count)
+    b.min_bytes = (size_t)v;
+  if (maxb->count && gz_bench_parse_bytes(maxb->sval[0], &v) != 0)
     bad = "--max-bytes: not a size (4096, 64k, 16M)";
+  else if (maxb->count)
+    b.max_bytes = (size_t)v;
   b.iters = iters->count ? iters->ival[0] : 20;
   b.warmup = warm->count ? warm->ival[0] : 3;
   b.root = root->count ? root->ival[0] : 0;

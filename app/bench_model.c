@@ -63,28 +63,6 @@ static int parse_rate(const char *s, double *bps) {
   return -1;
 }
 
-/* "64MiB", "1M", "4096" (bytes) -> bytes. */
-static int parse_bytes(const char *s, double *bytes) {
-  char *end;
-  double v = strtod(s, &end), mul = 1;
-  if (end == s || !(v > 0))
-    return -1;
-  if (*end == 'k' || *end == 'K')
-    mul = 1024;
-  else if (*end == 'm' || *end == 'M')
-    mul = 1024.0 * 1024;
-  else if (*end == 'g' || *end == 'G')
-    mul = 1024.0 * 1024 * 1024;
-  else if (*end)
-    return -1;
-  if (*end)
-    end++;
-  if (*end && strcmp(end, "iB") && strcmp(end, "B") && strcmp(end, "ib"))
-    return -1;
-  *bytes = v * mul;
-  return 0;
-}
-
 /* Measure the codec on a smooth generated field (the model's units). */
 static int measure_codec(double mb, double eb, double *eps, double *ratio) {
   size_t n = (size_t)(mb * 1024 * 1024 / 4);
@@ -191,7 +169,7 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   double size_list[16], link_bps = 1.25e8;
   int rank_list[16], nr = 0, ns = 0, code = 0, nerr, rank = 0, probed = -1;
   double eb = 1e-4, learn_bytes = 16.0 * 1024 * 1024;
-  int learn_calls, learnt;
+  int learn_calls, learnt, bad_lsize;
   MPI_Comm_rank(comm, &rank);
   nerr = arg_parse(argc, argv, table);
   learn_calls = lcalls->count ? lcalls->ival[0] : 6;
@@ -199,9 +177,8 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   if (e->count)
     eb = e->dval[0];
   /* collective, before anything rank 0 alone could stop at */
-  if (lsize->count && parse_bytes(lsize->sval[0], &learn_bytes) != 0)
-    nerr++; /* reported below (rank 0) */
-  if (!help->count && !nerr && probe->count)
+  bad_lsize = lsize->count && gz_bench_parse_bytes(lsize->sval[0], &learn_bytes) != 0;
+  if (!help->count && !nerr && !bad_lsize && probe->count)
     probed = probe_model(comm, eb, learn_calls, learn_bytes, &m);
   if (rank != 0)
     goto out; /* rank 0 reports; gzbench_main shares its exit code */
@@ -211,8 +188,8 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
     arg_print_glossary(stdout, table, "  %-24s %s\n");
     goto out;
   }
-  if (nerr) {
-    if (lsize->count && parse_bytes(lsize->sval[0], &learn_bytes) != 0)
+  if (nerr || bad_lsize) {
+    if (bad_lsize)
       fprintf(stderr, "gzbench model: --learn-size: bad size '%s'\n", lsize->sval[0]);
     arg_print_errors(stderr, end, "gzbench model");
     code = 2;
@@ -228,7 +205,7 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
     }
   snprintf(list, sizeof list, "%s", sizes->count ? sizes->sval[0] : "64MiB");
   for (tok = strtok_r(list, ",", &save); tok && ns < 16; tok = strtok_r(NULL, ",", &save))
-    if (parse_bytes(tok, &size_list[ns++]) != 0) {
+    if (gz_bench_parse_bytes(tok, &size_list[ns++]) != 0) {
       fprintf(stderr, "gzbench model: --size: bad size '%s' (e.g. 64MiB, 4096)\n", tok);
       code = 2;
       goto out;
