@@ -259,6 +259,21 @@ static void chunk_box(const size_t d[3], size_t len, size_t box[3]) {
   }
 }
 
+/* The first 40 bytes of a stream header, the same in formats 1 and 2. */
+static void put_header(uint8_t *o, uint8_t version, const gz_codec_params_t *params,
+                       double eb, size_t n, size_t chunk_vals, size_t nchunks) {
+  memcpy(o, GZ_STREAM_MAGIC, 4);
+  o[4] = version;
+  o[5] = (uint8_t)params->dtype;
+  o[6] = (uint8_t)params->eb_mode;
+  o[7] = 0;
+  put_f64(o + 8, params->error_bound);
+  put_f64(o + 16, eb);
+  put_u64(o + 24, (uint64_t)n);
+  put_u32(o + 32, (uint32_t)chunk_vals);
+  put_u32(o + 36, (uint32_t)nchunks);
+}
+
 static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, size_t n,
                                uint8_t *o, size_t *out_size, double eb) {
   uint8_t *index, *data;
@@ -271,17 +286,8 @@ static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, 
   nchunks = n / chunk_vals + (n % chunk_vals != 0);
   if (nchunks > UINT32_MAX)
     return GZ_ERR_ARG;
-  memcpy(o, GZ_STREAM_MAGIC, 4);
-  o[4] = 2;
-  o[5] = (uint8_t)params->dtype;
-  o[6] = (uint8_t)params->eb_mode;
-  o[7] = 0;
-  put_f64(o + 8, params->error_bound);
-  put_f64(o + 16, eb);
-  put_u64(o + 24, (uint64_t)n);
-  put_u32(o + 32, (uint32_t)chunk_vals);
-  put_u32(o + 36, (uint32_t)nchunks);
-  put_u32(o + 40, 0);
+  put_header(o, 2, params, eb, n, chunk_vals, nchunks);
+  put_u32(o + 40, 0); /* format 2: the header's CRC follows its box, below */
   for (int k = 0; k < 3; k++)
     put_u64(o + 44 + 8 * k, (uint64_t)d[k]);
   put_u32(o + 68, gz_crc32(o, 68));
@@ -351,16 +357,7 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
     return compress_v2(params, in, n, o, out_size, eb);
   qp = gz_codec_quant(eb);
 
-  memcpy(o, GZ_STREAM_MAGIC, 4);
-  o[4] = GZ_STREAM_VERSION;
-  o[5] = (uint8_t)params->dtype;
-  o[6] = (uint8_t)params->eb_mode;
-  o[7] = 0;
-  put_f64(o + 8, params->error_bound);
-  put_f64(o + 16, eb);
-  put_u64(o + 24, (uint64_t)n);
-  put_u32(o + 32, (uint32_t)chunk_len);
-  put_u32(o + 36, (uint32_t)nchunks);
+  put_header(o, GZ_STREAM_VERSION, params, eb, n, chunk_len, nchunks);
   put_u32(o + 40, gz_crc32(o, 40));
   index = o + GZ_HEADER_SIZE;
   data = index + 8 * nchunks + 4;
