@@ -213,6 +213,7 @@ __global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *da
   for (;;) {
     size_t tile, b;
     int len;
+    uint64_t off;
     T v;
     gz_warp_form_t f = {0, 0, 0, 0, 0, 0};
     if (threadIdx.x == 0)
@@ -229,18 +230,8 @@ __global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *da
       f = gz_warp_form(v, len, &q);
     if (lane == 0)
       wsize[warp] = f.size;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      uint64_t agg = 0;
-      for (unsigned w = 0; w < GZ_TILE_BLOCKS; w++)
-        agg += wsize[w];
-      base = gz_tile_prefix(state, tile, agg);
-    }
-    __syncthreads();
+    off = gz_tile_place(state, tile, wsize, &base, warp);
     if (len) {
-      uint64_t off = base;
-      for (unsigned w = 0; w < warp; w++)
-        off += wsize[w];
       gz_warp_write(v, len, &f, data + off, area[warp]);
       if (lane == 0)
         ends[b] = off + f.size;

@@ -244,6 +244,7 @@ __global__ void k_codes_encode(const int64_t *codes, size_t n, uint8_t *out,
     size_t tile, b;
     int len, w = 0, w0 = 0;
     unsigned size = 0;
+    uint64_t start;
     gz_ull u = 0;
     if (threadIdx.x == 0)
       tile_now = gz_tile_next(state);
@@ -259,18 +260,8 @@ __global__ void k_codes_encode(const int64_t *codes, size_t n, uint8_t *out,
                                 &w, &w0);
     if (lane == 0)
       wsize[warp] = size;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      uint64_t agg = 0;
-      for (unsigned k = 0; k < GZ_TILE_BLOCKS; k++)
-        agg += wsize[k];
-      base = gz_tile_prefix(state, tile, agg);
-    }
-    __syncthreads();
+    start = gz_tile_place(state, tile, wsize, &base, warp);
     if (len) {
-      uint64_t start = base;
-      for (unsigned k = 0; k < warp; k++)
-        start += wsize[k];
       gz_warp_codes_write(u, len, w, w0, out + 8 * S + start, area[warp]);
       if (lane == 0) {
         ends[b] = start + size;

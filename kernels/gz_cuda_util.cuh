@@ -141,4 +141,27 @@ __device__ static inline uint64_t gz_tile_prefix(unsigned long long *state, size
   return excl;
 }
 
+/* Where this warp's block goes: every warp has put its block's size in
+ * wsize[warp] (GZ_TILE_BLOCKS of them, in shared memory); one thread finds
+ * the tile's exclusive prefix (gz_tile_prefix) into the block's shared
+ * *base, and each warp adds the sizes of the warps before it. Called by
+ * every thread of the block (two __syncthreads). */
+__device__ static inline uint64_t gz_tile_place(unsigned long long *state, size_t tile,
+                                                const uint64_t *wsize, uint64_t *base,
+                                                unsigned warp) {
+  uint64_t off;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint64_t agg = 0;
+    for (unsigned w = 0; w < GZ_TILE_BLOCKS; w++)
+      agg += wsize[w];
+    *base = gz_tile_prefix(state, tile, agg);
+  }
+  __syncthreads();
+  off = *base;
+  for (unsigned w = 0; w < warp; w++)
+    off += wsize[w];
+  return off;
+}
+
 #endif
