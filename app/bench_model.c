@@ -22,6 +22,13 @@
  * 4 n / (total seconds), ratio = 4 n / encoded bytes (the model's units).
  * Prints one row per rank count and size: each algorithm's modelled time
  * and the one `auto` would pick. Without --probe it runs on rank 0 only.
+ *
+ * --check K (with --probe): the prediction checked in the same run, on the
+ * same data: for every algorithm of allreduce at the first --size, the
+ * model's time on these ranks (inputs as printed, fixed before any check
+ * call), then one warm-up and K calls on a context forced to that
+ * algorithm; measured = the median over the K calls of the slowest rank's
+ * time. Prints model, measured and their difference per algorithm.
  */
 #include "app.h"
 #include "bench.h"
@@ -141,6 +148,66 @@ static int probe_model(MPI_Comm comm, double eb, int calls, double bytes, gz_mod
   return rc == GZ_OK ? 0 : -1;
 }
 
+static int cmp_seconds(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* --check: each algorithm of allreduce forced for `calls` timed calls of
+ * `bytes` per rank after one warm-up; model[a] was computed before any of
+ * them. Collective; rank 0 prints. Returns 0, or -1 on a failed call. */
+static int check_model(MPI_Comm comm, double eb, int calls, double bytes,
+                       const double model[GZ_ALGO_COUNT]) {
+  size_t n = (size_t)(bytes / 4);
+  float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  double *t = malloc((size_t)calls * sizeof *t);
+  int rank = 0, bad = !x || !y || !t || calls < 1 || n == 0, fail = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
+  if (bad)
+    goto done;
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)gz_bench_smooth(rank, i);
+  if (rank == 0)
+    printf("# check: allreduce of %.0f bytes per rank, %d calls per algorithm after one "
+           "warm-up, median of the slowest rank\n%12s %12s %12s %8s\n",
+           bytes, calls, "algorithm", "model ms", "measured ms", "diff");
+  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT && !fail; a++) {
+    gz_config_t cfg = GZ_CONFIG_INIT;
+    gz_ctx_t ctx = NULL;
+    gz_result_t rc;
+    if (model[a] < 0)
+      continue; /* not an allreduce algorithm */
+    cfg.error_bound = eb;
+    cfg.algo = (gz_algo_t)a;
+    rc = gz_ctx_create(comm, &cfg, &ctx);
+    for (int k = -1; k < calls && rc == GZ_OK; k++) {
+      double t0;
+      MPI_Barrier(comm);
+      t0 = MPI_Wtime();
+      rc = gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL);
+      t0 = MPI_Wtime() - t0;
+      MPI_Allreduce(MPI_IN_PLACE, &t0, 1, MPI_DOUBLE, MPI_MAX, comm);
+      if (k >= 0)
+        t[k] = t0;
+    }
+    gz_ctx_destroy(ctx);
+    fail = rc != GZ_OK;
+    if (!fail && rank == 0) {
+      double med;
+      qsort(t, (size_t)calls, sizeof *t, cmp_seconds);
+      med = calls % 2 ? t[calls / 2] : 0.5 * (t[calls / 2 - 1] + t[calls / 2]);
+      printf("%12s %12.4g %12.4g %+7.0f%%\n", gz_algo_name((gz_algo_t)a), model[a] * 1e3,
+             med * 1e3, 100.0 * (model[a] - med) / med);
+    }
+  }
+done:
+  free(x);
+  free(y);
+  free(t);
+  return bad || fail ? -1 : 0;
+}
+
 int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   struct arg_str *ranks = arg_str0(NULL, "ranks", "LIST", "rank counts (2,4,8,512)");
   struct arg_str *link = arg_str0(NULL, "link", "RATE", "link: 1gbit, 25GBps... (1gbit)");
@@ -159,17 +226,21 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
       arg_int0(NULL, "learn-calls", "K", "--probe: then learn from K allreduces (6)");
   struct arg_str *lsize =
       arg_str0(NULL, "learn-size", "BYTES", "--probe: bytes per rank of those (16MiB)");
+  struct arg_int *check =
+      arg_int0(NULL, "check", "K",
+               "--probe: then time K calls of each algorithm, beside the model");
   struct arg_lit *help = arg_lit0("h", "help", "this help");
   struct arg_end *end = arg_end(10);
-  void *table[] = {ranks, link, mpi,   alpha,  sizes, coll, eps, ratio,
-                   e,     fmb,  probe, lcalls, lsize, help, end};
+  void *table[] = {ranks, link, mpi,   alpha,  sizes, coll,  eps,  ratio,
+                   e,     fmb,  probe, lcalls, lsize, check, help, end};
   gz_model_t m = GZ_MODEL_INIT;
   const char *cname;
   char list[256], *tok, *save = NULL;
   double size_list[16], link_bps = 1.25e8;
   int rank_list[16], nr = 0, ns = 0, code = 0, nerr, rank = 0, probed = -1;
   double eb = 1e-4, learn_bytes = 16.0 * 1024 * 1024;
-  int learn_calls, learnt, bad_lsize;
+  int learn_calls, learnt, bad_lsize, check_go = 0;
+  double check_model_s[GZ_ALGO_COUNT], check_bytes = 0;
   MPI_Comm_rank(comm, &rank);
   nerr = arg_parse(argc, argv, table);
   learn_calls = lcalls->count ? lcalls->ival[0] : 6;
@@ -181,19 +252,19 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   if (!help->count && !nerr && !bad_lsize && probe->count)
     probed = probe_model(comm, eb, learn_calls, learn_bytes, &m);
   if (rank != 0)
-    goto out; /* rank 0 reports; gzbench_main shares its exit code */
+    goto share; /* rank 0 reports; gzbench_main shares its exit code */
   if (help->count) {
     printf("Usage: gzbench model [options]\n  The cost model's per-algorithm times "
            "(docs/performance-model.md).\n");
     arg_print_glossary(stdout, table, "  %-24s %s\n");
-    goto out;
+    goto share;
   }
   if (nerr || bad_lsize) {
     if (bad_lsize)
       fprintf(stderr, "gzbench model: --learn-size: bad size '%s'\n", lsize->sval[0]);
     arg_print_errors(stderr, end, "gzbench model");
     code = 2;
-    goto out;
+    goto share;
   }
   cname = coll->count ? coll->sval[0] : "allreduce";
   snprintf(list, sizeof list, "%s", ranks->count ? ranks->sval[0] : "2,4,8,512");
@@ -201,20 +272,20 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
     if ((rank_list[nr++] = atoi(tok)) < 1) {
       fprintf(stderr, "gzbench model: --ranks: bad rank count '%s'\n", tok);
       code = 2;
-      goto out;
+      goto share;
     }
   snprintf(list, sizeof list, "%s", sizes->count ? sizes->sval[0] : "64MiB");
   for (tok = strtok_r(list, ",", &save); tok && ns < 16; tok = strtok_r(NULL, ",", &save))
     if (gz_bench_parse_bytes(tok, &size_list[ns++]) != 0) {
       fprintf(stderr, "gzbench model: --size: bad size '%s' (e.g. 64MiB, 4096)\n", tok);
       code = 2;
-      goto out;
+      goto share;
     }
   if (link->count && parse_rate(link->sval[0], &link_bps) != 0) {
     fprintf(stderr, "gzbench model: --link: bad rate '%s' (e.g. 1gbit, 25GBps)\n",
             link->sval[0]);
     code = 2;
-    goto out;
+    goto share;
   }
   if (probed == 0 && !link->count)
     link_bps = m.link_bps;
@@ -222,13 +293,13 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
     fprintf(stderr,
             "gzbench model: --probe: libgzcoll could not create a context here\n");
     code = 1;
-    goto out;
+    goto share;
   }
   m.link_bps = link_bps;
   if (mpi->count && parse_rate(mpi->sval[0], &m.mpi_bps) != 0) {
     fprintf(stderr, "gzbench model: --mpi-rate: bad rate '%s'\n", mpi->sval[0]);
     code = 2;
-    goto out;
+    goto share;
   }
   if (alpha->count || probed != 0)
     m.alpha = alpha->count ? alpha->dval[0] : 50e-6;
@@ -244,7 +315,7 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
     if (measure_codec(fmb->count ? fmb->dval[0] : 64, eb / nranks, &me, &mr) != 0) {
       fprintf(stderr, "gzbench model: codec measurement failed (memory?)\n");
       code = 1;
-      goto out;
+      goto share;
     }
     if (probed != 0)
       m.codec_eps = me;
@@ -285,7 +356,7 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
           GZ_OK) {
         fprintf(stderr, "gzbench model: unknown collective '%s' or bad inputs\n", cname);
         code = 2;
-        goto out;
+        goto share;
       }
       printf("%8d %12.0f", m.ranks, size_list[k]);
       for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
@@ -298,7 +369,29 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
       }
       printf(" %10s\n", m.ranks == 1 ? "mpi" : gz_algo_name((gz_algo_t)best));
     }
-out:
+  if (check->count && probed == 0) {
+    MPI_Comm_size(comm, &m.ranks);
+    check_bytes = size_list[0];
+    check_go = strcmp(cname, "allreduce") == 0 &&
+               gz_model_predict(&m, cname, (size_t)(check_bytes / 4), GZ_FLOAT32,
+                                check_model_s) == GZ_OK;
+    if (!check_go) {
+      fprintf(stderr, "gzbench model: --check times allreduce only\n");
+      code = 2;
+    }
+  }
+share: /* --check: every rank times the calls that rank 0's model predicted */
+  if (check->count && probed == 0) {
+    MPI_Bcast(&check_go, 1, MPI_INT, 0, comm);
+    MPI_Bcast(&check_bytes, 1, MPI_DOUBLE, 0, comm);
+    MPI_Bcast(check_model_s, GZ_ALGO_COUNT, MPI_DOUBLE, 0, comm);
+    if (check_go &&
+        check_model(comm, eb, check->ival[0], check_bytes, check_model_s) != 0 &&
+        rank == 0) {
+      fprintf(stderr, "gzbench model: --check: a timed call failed (memory?)\n");
+      code = 1;
+    }
+  }
   arg_freetable(table, sizeof table / sizeof *table);
   return code;
 }

@@ -7,8 +7,10 @@
 #     SETUP: shm (N ranks on shared memory, no cluster) or a name for the
 #     emulated cluster of N hosts at RATE (bench/cluster.sh up N RATE).
 # Per setup, into $BENCH_OUT (bench/results)/model_SETUP.txt:
-#   0. gzbench model --probe: the model's times for N ranks (and 512) from
-#      inputs probed on these hosts, to compare with step 1's measurements;
+#   0. gzbench model --probe --check: the model's times for N ranks (and 512)
+#      from inputs probed on these hosts and learnt from allreduces of
+#      LEARN_SIZE, then each algorithm timed at 64 MiB in the same run
+#      (CHECK_CALLS calls), model beside measurement;
 #   1. gzbench coll allreduce, 1 MiB .. 64 MiB per rank, mpi/redoub/ring/auto;
 #   2. gzstack on N 4096 x 4096 float32 wavefield snapshots (64 MiB each, one
 #      per rank): --algo auto, mpi, ring, redoub (metrics JSON kept);
@@ -16,9 +18,9 @@
 #      libgzcoll_pmpi (GZCOLL_ERROR_BOUND=1e-4, GZCOLL_VERBOSE=1, no
 #      GZCOLL_ALGO).
 # Environment: BENCH_ITERS (3), BENCH_OUT, BENCH_DATA (/tmp/gz15), STEPS
-# ("model coll stack pmpi"), STACK_REPS (1: rounds of the four gzstack runs,
-# interleaved; the medians and auto's distance to the best forced one are
-# printed).
+# ("model coll stack pmpi"), LEARN_SIZE (16MiB), CHECK_CALLS (3), STACK_REPS
+# (1: rounds of the four gzstack runs, interleaved; the medians and auto's
+# distance to the best forced one are printed).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,6 +33,8 @@ DATA=${BENCH_DATA:-/tmp/gz15}
 ITERS=${BENCH_ITERS:-3}
 STEPS=${STEPS:-model coll stack pmpi}
 STACK_REPS=${STACK_REPS:-1}
+LEARN_SIZE=${LEARN_SIZE:-16MiB}
+CHECK_CALLS=${CHECK_CALLS:-3}
 CL=$ROOT/bench/cluster.sh
 LOG=$OUT/model_$SETUP.txt
 mkdir -p "$OUT" "$DATA"
@@ -52,8 +56,10 @@ fi
 } >"$LOG"
 
 if [[ " $STEPS " == *" model "* ]]; then
-  echo "## gzbench model --probe --ranks $N,512 --size 64MiB" >>"$LOG"
-  launch "$BUILD/app/gzbench" model --probe --ranks "$N,512" --size 64MiB >>"$LOG" 2>&1
+  MARGS="--probe --ranks $N,512 --size 64MiB --learn-size $LEARN_SIZE --check $CHECK_CALLS"
+  echo "## gzbench model $MARGS" >>"$LOG"
+  # shellcheck disable=SC2086 # MARGS is a list of options
+  launch "$BUILD/app/gzbench" model $MARGS >>"$LOG" 2>&1
 fi
 
 if [[ " $STEPS " == *" coll "* ]]; then

@@ -49,6 +49,37 @@ expect "probe only" "$MPIRUN" --oversubscribe -np 2 "$BENCH" model --probe --lea
 grep -q "(probed on these ranks).*per pass (probed).*(measured at e / P)" "$TMP/out" && ok ||
   { ko "probe only: sources"; cat "$TMP/out"; }
 
+# --check on 3 ranks: every allreduce algorithm timed in the same run, its
+# model column the same figure as the table's row for 3 ranks
+expect "check on 3 ranks" "$MPIRUN" --oversubscribe -np 3 "$BENCH" model --probe --ranks 3 \
+  --size 1MiB --learn-size 1MiB --learn-calls 2 --field-mb 1 --check 2
+python3 - "$TMP/out" <<'PY' && ok || { ko "check: rows"; cat "$TMP/out"; }
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = [l.split() for l in lines if l.startswith("   ranks")][0]
+row = [l.split() for l in lines if l.split()[:2] == ["3", "1048576"]][0]
+table, cells, k = {}, row[2:-1], 0
+for name in head[2:-1]:
+    if cells[k] == "-":
+        k += 1
+    else:
+        table[name] = float(cells[k]); k += 2
+start = [i for i, l in enumerate(lines) if l.startswith("# check:")][0]
+checked = {}
+for l in lines[start + 2:]:
+    name, model, measured, diff = l.split()
+    checked[name] = (float(model), float(measured), diff)
+assert set(checked) == set(table) == {"mpi", "redoub", "ring"}, (checked, table)
+for name, (model, measured, diff) in checked.items():
+    assert abs(model - table[name]) <= 1e-3 * table[name], (name, model, table[name])
+    assert measured > 0 and diff.endswith("%"), (name, measured, diff)
+PY
+expect_error "check of bcast" "--check times allreduce only" \
+  "$MPIRUN" --oversubscribe -np 2 "$BENCH" model --probe --collective bcast --learn-calls 0 \
+  --size 1MiB --field-mb 1 --check 1
+expect_error "bad rank count, checked" "--ranks: bad rank count" \
+  "$MPIRUN" --oversubscribe -np 2 "$BENCH" model --probe --ranks x --check 1
+
 # bad options: a message, exit 2, no hang with or without --probe
 expect_error "bad rank count" "--ranks: bad rank count 'x'" "$BENCH" model --ranks x
 expect_error "bad rank count, probed" "--ranks: bad rank count" \
