@@ -7,8 +7,8 @@
  * Probe (P > 1 and some collective left to auto, unless GZCOLL_LINK_BPS /
  * cfg.link_bytes_per_s and GZCOLL_ALPHA pin both): after a warm-up exchange (connections
  * are set up lazily by some transports), every rank measures
- *   - the codec: one pass of each phase over 512 Ki float32 values, all
- *     ranks at once (beyond the caches, and ranks sharing cores slow each
+ *   - the codec: one pass of each phase over 256 Ki float32 values, all
+ *     ranks at once (beyond a core's caches; ranks sharing cores slow each
  *     other as in a call), slowest rank (replaces the small calibration).
  *     The codec's speed does not depend on the communicator: a process
  *     measures it at its first probe only and later probes agree on the
@@ -28,6 +28,9 @@
  * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
  * clearly above t1), and the MPI allreduce's bandwidth: the slope between
  * its two sizes (2 (P-1)/P of the bytes move), else its formula inverted.
+ * link_bps is at least s2 / t2 and the MPI allreduce's bandwidth (both moved
+ * their bytes over these links), so a noisy slope cannot put it below what
+ * was seen.
  * Cost: about 6 small allreduces plus 2 x at most ~3 ms of transfers per
  * size beyond the first (tens of ms on a 1 Gbit link, a few ms on shared
  * memory; more on an oversubscribed host).
@@ -57,7 +60,7 @@
 #define GZ_PROBE_ENOUGH 3e-3 /* seconds: one size that long is enough */
 #define GZ_PROBE_MAX ((size_t)2 << 20)
 #define GZ_PROBE_AR ((size_t)256 << 10)
-#define GZ_PROBE_CODEC_N ((size_t)1 << 19) /* 2 MiB of float32, 4 MiB of codes */
+#define GZ_PROBE_CODEC_N ((size_t)1 << 18) /* 1 MiB of float32, 2 MiB of codes */
 #define GZ_BW_MIN 1e3
 
 /* This process's codec speed from its first probe (0: not measured yet). */
@@ -207,6 +210,13 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
     else
       ctx->bw[GZ_COLL_ALLREDUCE][0] =
           invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(ar_bytes / 4), 4, v[3]);
+    /* Floors: a slope is the difference of two noisy times, and one
+     * descheduled rank on a busy host can make it 10x too small, after which
+     * auto would not try a compressed path for many calls. The link carried
+     * the largest step's bytes in that step's whole time, and MPI's
+     * allreduce moved its bytes over the same links: neither can exceed it. */
+    ctx->link_bps = fmax(ctx->link_bps, (double)reached / v[2]);
+    ctx->link_bps = fmax(ctx->link_bps, ctx->bw[GZ_COLL_ALLREDUCE][0]);
   }
   ctx->probe_seconds = MPI_Wtime() - t_start;
   if (!(ctx->probe_seconds > 0))
