@@ -44,6 +44,9 @@ static void test_probe(void) {
     GZ_CHECK(m.alpha > 0 && m.alpha < 1.0, "alpha %g", m.alpha);
     GZ_CHECK(m.link_bps >= 1e5 && m.link_bps <= 1e13, "link %g", m.link_bps);
     GZ_CHECK(m.mpi_bps >= 1e3 && m.mpi_bps <= 1e13, "mpi %g", m.mpi_bps);
+    /* MPI's allreduce moved its bytes over the probed links */
+    GZ_CHECK(m.link_bps >= m.mpi_bps, "link %g below MPI's allreduce %g", m.link_bps,
+             m.mpi_bps);
   }
   GZ_CHECK(m.codec_eps > 0 && m.ratio == GZ_DEFAULT_RATIO, "codec %g ratio %g",
            m.codec_eps, m.ratio);
