@@ -25,8 +25,8 @@
  *              computed in double with MPI in the same run
  *   psnr       20 log10(range of the exact result) - 10 log10(mse), over
  *              all ranks' results (inf when exact)
- *   #wrong     elements outside the bound the call reported (plus the
- *              rounding of the double reference)
+ *   #wrong     elements outside the bound the call reported (--pwrel:
+ *              e |exact| each), plus the rounding of the double reference
  *   codec_us   of the call, seconds in quantize/encode/decode/reduce/
  *              dequantize (libgzcoll's report; slowest rank, median); the
  *              rest of time_us is communication and waiting
@@ -112,6 +112,10 @@ typedef struct row {
 } row_t;
 
 /* ---- data ---------------------------------------------------------------- */
+
+static const char *eb_mode_name(gz_eb_mode_t mode) {
+  return mode == GZ_EB_REL ? "rel" : mode == GZ_EB_PWREL ? "pwrel" : "abs";
+}
 
 static uint64_t mix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
@@ -334,7 +338,7 @@ static void print_row(bench_t *b, size_t bytes, const shape_t *s, const char *al
             "%s,%d,%s,%s,%s,%g,%s,%s,%zu,%zu,%s,%s,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.4f,"
             "%.6g,%.3f,%ld,%.3f",
             coll_names[b->coll], b->size, b->data_name, type_name(b), op_name(b),
-            b->cfg.error_bound, b->cfg.eb_mode == GZ_EB_REL ? "rel" : "abs",
+            b->cfg.error_bound, eb_mode_name(b->cfg.eb_mode),
             b->cfg.bound_policy == GZ_BOUND_STRICT ? "strict" : "per-message", bytes,
             s->count, algo, r->ran, t * 1e6, r->t_min * 1e6, r->t_avg * 1e6,
             r->t_max * 1e6, algbw, busbw, r->ratio, r->max_err, r->psnr, r->wrong,
@@ -549,7 +553,10 @@ static int run_size(bench_t *b, size_t bytes) {
     sums[3] = 0; /* squared error */
     for (size_t i = 0; i < s.out_n; i++) {
       double e = fabs(get(b, out, i) - ref[i]);
-      double allow = (a->direct ? mpi_slop[i] : rep.result_bound) + slop[i];
+      double allow = (a->direct                       ? mpi_slop[i]
+                      : b->cfg.eb_mode == GZ_EB_PWREL ? b->cfg.error_bound * fabs(ref[i])
+                                                      : rep.result_bound) +
+                     slop[i];
       if (!(e <= allow))
         row.wrong++;
       if (e > row.max_err || isnan(e))
@@ -683,6 +690,8 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   struct arg_str *op = arg_str0(NULL, "op", "OP", "sum|max|min (sum)");
   struct arg_dbl *e = arg_dbl0("e", "error-bound", "E", "error bound (1e-4)");
   struct arg_lit *rel = arg_lit0(NULL, "rel", "bound relative to the global value range");
+  struct arg_lit *pwrel =
+      arg_lit0(NULL, "pwrel", "pointwise relative bound (alltoall: values cast)");
   struct arg_lit *per =
       arg_lit0(NULL, "per-message", "bound per quantization (not strict)");
   struct arg_int *iters = arg_int0(NULL, "iters", "N", "timed calls per size (20)");
@@ -699,8 +708,8 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
       arg_lit0(NULL, "profile", "time each codec phase once per size (see top of file)");
   struct arg_lit *help = arg_lit0("h", "help", "this help");
   struct arg_end *end = arg_end(10);
-  void *table[] = {coll, algos, minb, maxb, type, op,  e,    rel,  per,  iters,
-                   warm, data,  root, link, expl, csv, json, prof, help, end};
+  void *table[] = {coll, algos, minb, maxb, type, op,  e,    rel,  pwrel, per, iters,
+                   warm, data,  root, link, expl, csv, json, prof, help,  end};
   int nerr = arg_parse(argc, argv, table), status = 0;
   const char *bad = NULL; /* what is wrong with the options, naming the option */
   double v;
@@ -737,7 +746,9 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
       bad = "--op: sum, max or min";
   }
   b.cfg.error_bound = e->count ? e->dval[0] : 1e-4;
-  b.cfg.eb_mode = rel->count ? GZ_EB_REL : GZ_EB_ABS;
+  b.cfg.eb_mode = rel->count ? GZ_EB_REL : pwrel->count ? GZ_EB_PWREL : GZ_EB_ABS;
+  if (rel->count && pwrel->count)
+    bad = "--rel and --pwrel: one bound mode";
   b.cfg.bound_policy = per->count ? GZ_BOUND_PER_MESSAGE : GZ_BOUND_STRICT;
   b.cfg.link_bytes_per_s = link->count ? link->dval[0] : 0.0;
   b.min_bytes = 1024;
@@ -845,7 +856,7 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
         gz_json_string(j, "type", type_name(&b));
         gz_json_string(j, "op", op_name(&b));
         gz_json_number(j, "error_bound", b.cfg.error_bound);
-        gz_json_string(j, "eb_mode", rel->count ? "rel" : "abs");
+        gz_json_string(j, "eb_mode", eb_mode_name(b.cfg.eb_mode));
         gz_json_string(j, "policy", per->count ? "per-message" : "strict");
         gz_json_number(j, "link_bps", b.cfg.link_bytes_per_s);
         gz_json_number(j, "iters", b.iters);
@@ -865,7 +876,7 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   if (b.rank == 0) {
     printf("# gzbench coll: %s on %d ranks, %s, e = %g (%s, %s), data %s\n",
            coll_names[b.coll], b.size, b.dtype == GZ_FLOAT32 ? "float32" : "float64",
-           b.cfg.error_bound, rel->count ? "rel" : "abs",
+           b.cfg.error_bound, eb_mode_name(b.cfg.eb_mode),
            per->count ? "per-message" : "strict", b.data_name);
     printf("# median over %d calls after %d warm-up, slowest rank per call; GB = 1e9 B; "
            "errors vs MPI in double\n",

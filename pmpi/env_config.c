@@ -109,7 +109,8 @@ static int parse_collectives(const char *s, unsigned *mask) {
 }
 
 static void load(void) {
-  static const char *const eb_modes[] = {"abs", "rel", NULL};
+  static const char *const eb_modes[] = {"abs", "rel", "pwrel", NULL};
+  static const gz_eb_mode_t eb_mode_of[] = {GZ_EB_ABS, GZ_EB_REL, GZ_EB_PWREL};
   static const char *const bounds[] = {"strict", "per-message", "per_message", NULL};
   gzp_config_t c;
   const char *s, *bad = NULL;
@@ -133,7 +134,7 @@ static void load(void) {
     if (st == GZ_ENV_BAD)
       bad = "GZCOLL_EB_MODE";
     else
-      c.gz.eb_mode = index == 0 ? GZ_EB_ABS : GZ_EB_REL;
+      c.gz.eb_mode = eb_mode_of[index];
   }
   if (!bad && (st = gz_env_enum("GZCOLL_BOUND", bounds, &index)) != GZ_ENV_UNSET) {
     if (st == GZ_ENV_BAD)

@@ -64,8 +64,14 @@ const char *gz_backends(void);
 typedef enum { GZ_FLOAT32 = 1, GZ_FLOAT64 = 2 } gz_dtype_t;
 
 /* ABS: eb is absolute. REL: eb = value * (max - min) over the finite
- * elements (SZ3's REL). An absolute bound of 0 means lossless. */
-typedef enum { GZ_EB_ABS = 0, GZ_EB_REL = 1 } gz_eb_mode_t;
+ * elements (SZ3's REL). An absolute bound of 0 means lossless.
+ * PWREL (collectives only): pointwise relative, |x' - x| <= eb |x| for every
+ * element. gz_alltoall then sends the values cast to the narrowest
+ * floating-point format that keeps it (bfloat16 for eb >= 2^-8, float16 for
+ * eb >= 2^-11, float32 from float64 for eb >= 2^-24), values outside that
+ * format's normal range verbatim; the other collectives, and bounds below
+ * these, take the MPI library's exact path. */
+typedef enum { GZ_EB_ABS = 0, GZ_EB_REL = 1, GZ_EB_PWREL = 2 } gz_eb_mode_t;
 
 typedef enum { GZ_OP_SUM = 0, GZ_OP_MAX = 1, GZ_OP_MIN = 2 } gz_op_t;
 

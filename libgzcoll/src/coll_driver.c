@@ -31,7 +31,10 @@
  */
 #include "coll_internal.h"
 
+#include "codec/codec.h"
+
 #include <math.h>
+#include <stdio.h>
 
 /* ---- the steps that run on the call's backend --------------------------- */
 /* The host path keeps the host codec (gz_run_*: blocked, tie-aware); the
@@ -124,6 +127,34 @@ static double result_bound(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_
              : plan->eb + gz_round_slop(a->dtype, rmax);
 }
 
+/* GZ_EB_PWREL data movement: the values travel cast to a->cast's format
+ * (codec/cast.c), nothing is quantized; the status agreement carries the
+ * largest finite |x| for the report's absolute bound (the cast keeps
+ * |x' - x| <= 2^-p |x|, non-finite values exact). */
+static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
+                             const gz_algorithm_t *alg, gz_agree_t *ag, gz_run_t *run,
+                             gz_report_t *report) {
+  gz_job_t job = {a, NULL, 0.0, run, alg->id, ""};
+  double unit = gz_cast_unit((gz_cast_t)a->cast);
+  char why[96];
+  gz_result_t rc;
+  if (ag->err == GZ_OK)
+    ag->err = gz_dev_reserve(ctx, 0, alg->ws(ctx, a));
+  if (ag->err == GZ_OK && a->quantizes)
+    range(a, ag);
+  rc = gz_agree(ctx, ag);
+  if (rc == GZ_OK)
+    rc = gz_agree_final(ctx, alg->run(ctx, &job));
+  if (rc == GZ_OK && d->own)
+    rc = d->own(ctx, a);
+  if (rc != GZ_OK)
+    return rc;
+  snprintf(why, sizeof why, "pointwise relative bound: sent as %s, |error| <= %g |x|",
+           gz_cast_name((gz_cast_t)a->cast), unit);
+  gz_run_report(ctx, run, report, alg->id, 1, unit * ag->absmax, unit * ag->absmax, why);
+  return GZ_OK;
+}
+
 /* Device buffers (contexts with a device pool): one agreement decides, and
  * the call then runs the device rows on this rank's backend. */
 static gz_result_t device_path(gz_ctx_t ctx, gz_args_t *a) {
@@ -184,6 +215,14 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   if (local != GZ_OK || ch.algo == GZ_ALGO_MPI || !alg || !alg->ws) {
     why = ch.reason;
     goto uncompressed;
+  }
+  if (ctx->cfg.eb_mode == GZ_EB_PWREL) { /* cast, or exact */
+    a->cast = d->casts && !a->ex ? (int)gz_cast_pick(a->dtype, ctx->cfg.error_bound) : 0;
+    if (!a->cast) {
+      why = GZ_WHY_PWREL;
+      goto uncompressed;
+    }
+    return cast_path(ctx, d, a, alg, &ag, &run, report);
   }
 
   /* reserve everything (a device call: with its backend's scratch) */

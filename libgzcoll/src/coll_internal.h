@@ -267,6 +267,8 @@ gz_result_t gz_plan_agreed(gz_ctx_t ctx, gz_agree_t *ag, int sum_terms, double s
                            gz_plan_t *plan, int *agreed);
 /* The reason given when plan.usable is 0. */
 #define GZ_WHY_DEGENERATE "degenerate bound (zero range or underflow): sent uncompressed"
+/* The reason under GZ_EB_PWREL where no cast applies. */
+#define GZ_WHY_PWREL "pointwise relative bound: no cast applies here, sent exactly"
 /* Rounding of the final conversion 2eb*Q -> T for results up to |r| = rmax:
  * one rounding in double plus, for float32, half an ulp of float32. */
 double gz_round_slop(gz_dtype_t dtype, double rmax);
@@ -409,6 +411,9 @@ typedef struct gz_args {
       *ex; /* NULL: the host path; else &exec (CUDA or CPU backend) */
   gz_exec_t exec;
   int local_dev; /* this rank's buffers: 1 device, 0 host, -1 mixed */
+  /* GZ_EB_PWREL (set by the driver before the workspace): the narrow format
+   * the values travel in (gz_cast_t of codec/codec.h; 0: codes) */
+  int cast;
 } gz_args_t;
 
 /* What an algorithm runs on: the call, and (compressed algorithms) the
@@ -470,6 +475,10 @@ typedef struct gz_coll_desc {
   /* optional, after the final agreement: the rank's own block, copied
    * exactly (with a->ex's memcpy on the device path) */
   gz_result_t (*own)(gz_ctx_t ctx, const gz_args_t *a);
+  /* its compressed algorithms can move values cast to a narrower format
+   * (GZ_EB_PWREL, codec/cast.c) instead of codes; other collectives take
+   * the MPI path under that mode */
+  int casts;
 } gz_coll_desc_t;
 
 /* Run one call of the collective d (validate, select, plan, reserve,

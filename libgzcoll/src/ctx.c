@@ -234,7 +234,8 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
   }
   ctx->cfg.version = GZ_CONFIG_VERSION;
   if (!(ctx->cfg.error_bound > 0) || !isfinite(ctx->cfg.error_bound) ||
-      (ctx->cfg.eb_mode != GZ_EB_ABS && ctx->cfg.eb_mode != GZ_EB_REL) ||
+      (ctx->cfg.eb_mode != GZ_EB_ABS && ctx->cfg.eb_mode != GZ_EB_REL &&
+       ctx->cfg.eb_mode != GZ_EB_PWREL) ||
       (ctx->cfg.bound_policy != GZ_BOUND_STRICT &&
        ctx->cfg.bound_policy != GZ_BOUND_PER_MESSAGE) ||
       (int)ctx->cfg.algo < 0 || ctx->cfg.algo >= GZ_ALGO_COUNT ||

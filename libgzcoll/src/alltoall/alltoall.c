@@ -9,6 +9,8 @@
  * this rank, dequantized once (within eb); the own block is copied exactly.
  * In place (GZ_IN_PLACE): the blocks are read from recvbuf, which is safe
  * because everything is quantized before anything lands.
+ * GZ_EB_PWREL: the blocks travel cast to a narrower format instead
+ * (codec/cast.c, |x' - x| <= eb |x| for every element).
  */
 #include "coll_internal.h"
 
@@ -31,7 +33,7 @@ static gz_result_t own(gz_ctx_t ctx, const gz_args_t *a) {
 }
 
 static const gz_coll_desc_t alltoall = {
-    .coll = GZ_COLL_ALLTOALL, .check = check, .own = own};
+    .coll = GZ_COLL_ALLTOALL, .check = check, .own = own, .casts = 1};
 
 gz_result_t gz_alltoall(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
                         gz_dtype_t dtype, gz_report_t *report) {

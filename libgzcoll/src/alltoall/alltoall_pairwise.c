@@ -17,47 +17,99 @@
  *   compression: (P-1) encodes, (P-1) decodes + dequantizes of n, each
  *   overlapped with one exchange. Every element carries one quantization.
  *
+ * Blocks are integer codes (gz_codes_encode), or under GZ_EB_PWREL the
+ * values cast to a narrower format (a->cast, codec/cast.c): the same
+ * exchange, only encode_block and land differ.
+ *
  * Restrictions
  *   The own block is not touched (the caller copies it exactly).
  */
 #include "coll_internal.h"
 
+#include "codec/codec.h"
+
+#include <string.h>
+
+/* Largest encoding of one block. */
+static size_t block_cap(const gz_args_t *a) {
+  return a->cast ? gz_cast_bound(a->dtype, a->count) : gz_codes_bound(a->count);
+}
+
+/* Cast in place: the values are read while blocks land in the same buffer,
+ * so they are copied first (codes were all taken before anything moved). */
+static int cast_in_place(const gz_args_t *a) {
+  return a->cast && a->sendbuf == GZ_IN_PLACE;
+}
+
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  size_t cap = gz_codes_bound(a->count);
+  size_t cap = block_cap(a), esz = gz_dtype_size(a->dtype);
   (void)ctx;
   if (a->count && !cap)
     return SIZE_MAX;
-  return gz_ws_add(gz_ws_add(0, 4, cap), a->count, sizeof(int64_t));
+  return gz_ws_add(
+      gz_ws_add(gz_ws_add(0, 4, cap), a->cast ? 0 : a->count, sizeof(int64_t)),
+      cast_in_place(a) ? a->total : 0, esz);
 }
 
-/* Decode a received block and write it, dequantized, into recvbuf. */
-static gz_result_t land(gz_run_t *run, const unsigned char *buf, size_t size,
-                        int64_t *tmp, void *recvbuf, int src, size_t count,
-                        gz_dtype_t dtype, double eb) {
-  char *dst = (char *)recvbuf + (size_t)src * count * gz_dtype_size(dtype);
-  gz_result_t rc = gz_run_decode(run, buf, size, tmp, count);
-  if (rc == GZ_OK)
-    rc = gz_run_dequantize(run, dtype, tmp, count, eb, dst);
+/* Encode the block for rank dst into out (a cast reads it from vals). */
+static gz_result_t encode_block(const gz_job_t *j, const char *vals, int dst,
+                                unsigned char *out, size_t cap, size_t *size) {
+  const gz_args_t *a = j->a;
+  size_t off = (size_t)dst * a->count;
+  double t;
+  gz_result_t rc;
+  if (!a->cast)
+    return gz_run_encode(j->run, j->codes + off, a->count, out, cap, size);
+  t = MPI_Wtime();
+  rc = gz_cast_encode(a->dtype, (gz_cast_t)a->cast, vals + off * j->run->esz, a->count,
+                      out, cap, size);
+  j->run->t_codec += MPI_Wtime() - t;
   return rc;
 }
 
-/* codes: P blocks of count codes, block d for rank d; block s from rank s
- * is decoded and dequantized (bound eb) into recvbuf + s * count. The
- * driver fills block r of recvbuf itself. */
-static gz_result_t alltoall(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
-                            size_t count, gz_dtype_t dtype, double eb, gz_run_t *run) {
+/* Decode the block received from rank src into its place in recvbuf
+ * (codes: dequantized with bound j->eb, tmp holding the codes). */
+static gz_result_t land(const gz_job_t *j, const unsigned char *buf, size_t size,
+                        int64_t *tmp, int src) {
+  const gz_args_t *a = j->a;
+  char *dst = (char *)a->recvbuf + (size_t)src * a->count * j->run->esz;
+  double t;
+  gz_result_t rc;
+  if (a->cast) {
+    t = MPI_Wtime();
+    rc = gz_cast_decode(a->dtype, (gz_cast_t)a->cast, buf, size, dst, a->count);
+    j->run->t_codec += MPI_Wtime() - t;
+    return rc;
+  }
+  rc = gz_run_decode(j->run, buf, size, tmp, a->count);
+  if (rc == GZ_OK)
+    rc = gz_run_dequantize(j->run, a->dtype, tmp, a->count, j->eb, dst);
+  return rc;
+}
+
+/* Block d of the call goes to rank d; block s from rank s lands in recvbuf
+ * + s * count. The driver fills block r of recvbuf itself. */
+static gz_result_t alltoall(gz_ctx_t ctx, const gz_job_t *j) {
   int P = ctx->size, r = ctx->rank;
-  size_t cap = gz_codes_bound(count), ssize[2] = {0, 0}, rsize[2] = {0, 0};
+  size_t count = j->a->count, cap = block_cap(j->a), ssize[2] = {0, 0}, rsize[2] = {0, 0};
   int rsrc[2] = {0, 0};
   unsigned char *sbuf[2], *rbuf[2];
   int64_t *tmp;
   gz_result_t rc = GZ_OK, local = GZ_OK, codec;
+  gz_run_t *run = j->run;
+  const char *vals = j->a->in;
   MPI_Request req[2];
   MPI_Status st[2];
 
   sbuf[0] = gz_ws_take(ctx, 4, cap);
-  tmp = gz_ws_take(ctx, count, sizeof(int64_t));
-  if (!sbuf[0] || !tmp)
+  tmp = gz_ws_take(ctx, j->a->cast ? 0 : count, sizeof(int64_t));
+  if (cast_in_place(j->a)) {
+    char *copy = gz_ws_take(ctx, j->a->total, run->esz);
+    if (copy && j->a->total)
+      memcpy(copy, vals, j->a->total * run->esz);
+    vals = copy;
+  }
+  if (!sbuf[0] || (!tmp && !j->a->cast) || (!vals && j->a->total))
     return GZ_ERR_NOMEM; /* reservation too small: a bug */
   sbuf[1] = sbuf[0] + cap;
   rbuf[0] = sbuf[1] + cap;
@@ -69,8 +121,7 @@ static gz_result_t alltoall(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
     for (int s = 1; s < P; s++) {
       int dst = (r + s) % P, src = (r - s + P) % P;
       size_t got = 0;
-      codec =
-          gz_run_encode(run, codes + (size_t)dst * count, count, sbuf[0], cap, &ssize[0]);
+      codec = encode_block(j, vals, dst, sbuf[0], cap, &ssize[0]);
       if (codec != GZ_OK && local == GZ_OK)
         local = codec;
       run->bytes_raw += count * run->esz;
@@ -78,7 +129,7 @@ static gz_result_t alltoall(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
                    run);
       if (rc != GZ_OK)
         goto fn_exit;
-      codec = land(run, rbuf[0], got, tmp, recvbuf, src, count, dtype, eb);
+      codec = land(j, rbuf[0], got, tmp, src);
       if (codec != GZ_OK && local == GZ_OK)
         local = codec;
     }
@@ -88,8 +139,7 @@ static gz_result_t alltoall(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
 
   /* double buffers: step s in flight while step s + 1 is encoded and step
    * s - 1 lands */
-  local = gz_run_encode(run, codes + (size_t)((r + 1) % P) * count, count, sbuf[1], cap,
-                        &ssize[1]);
+  local = encode_block(j, vals, (r + 1) % P, sbuf[1], cap, &ssize[1]);
   for (int s = 1; s < P; s++) {
     int dst = (r + s) % P, src = (r - s + P) % P, b = s & 1, bytes = 0;
     run->bytes_raw += count * run->esz;
@@ -102,13 +152,12 @@ static gz_result_t alltoall(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
       goto fn_exit;
     }
     if (s + 1 < P) {
-      codec = gz_run_encode(run, codes + (size_t)((r + s + 1) % P) * count, count,
-                            sbuf[!b], cap, &ssize[!b]);
+      codec = encode_block(j, vals, (r + s + 1) % P, sbuf[!b], cap, &ssize[!b]);
       if (codec != GZ_OK && local == GZ_OK)
         local = codec;
     }
     if (s > 1) {
-      codec = land(run, rbuf[!b], rsize[!b], tmp, recvbuf, rsrc[!b], count, dtype, eb);
+      codec = land(j, rbuf[!b], rsize[!b], tmp, rsrc[!b]);
       if (codec != GZ_OK && local == GZ_OK)
         local = codec;
     }
@@ -120,8 +169,7 @@ static gz_result_t alltoall(gz_ctx_t ctx, const int64_t *codes, void *recvbuf,
     rsize[b] = (size_t)bytes;
     rsrc[b] = src;
   }
-  codec = land(run, rbuf[(P - 1) & 1], rsize[(P - 1) & 1], tmp, recvbuf,
-               rsrc[(P - 1) & 1], count, dtype, eb);
+  codec = land(j, rbuf[(P - 1) & 1], rsize[(P - 1) & 1], tmp, rsrc[(P - 1) & 1]);
   if (codec != GZ_OK && local == GZ_OK)
     local = codec;
   rc = local;
@@ -129,9 +177,7 @@ fn_exit:
   return rc;
 }
 
-static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return alltoall(ctx, j->codes, j->a->recvbuf, j->a->count, j->a->dtype, j->eb, j->run);
-}
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) { return alltoall(ctx, j); }
 
 static double cost(const gz_cost_t *c) {
   return 3 * c->g + c->P * c->n * c->t +

@@ -24,4 +24,22 @@ size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_qua
 gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
                              const gz_quant_t *qp, void *out);
 
+/* The casting codec (cast.c): data movement under a pointwise relative
+ * bound, values sent in a narrower floating-point format. */
+typedef enum { GZ_CAST_NONE = 0, GZ_CAST_F32, GZ_CAST_F16, GZ_CAST_BF16 } gz_cast_t;
+
+/* The narrowest format whose rounding keeps |x' - x| <= rel |x| for dtype's
+ * values (NONE: none is narrower and close enough). */
+gz_cast_t gz_cast_pick(gz_dtype_t dtype, double rel);
+/* 2^-p, the format's relative bound (p significant bits); 0 for NONE. */
+double gz_cast_unit(gz_cast_t cast);
+const char *gz_cast_name(gz_cast_t cast); /* "bfloat16", ... */
+/* Largest encoding of n values of dtype. */
+size_t gz_cast_bound(gz_dtype_t dtype, size_t n);
+gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, size_t n,
+                           uint8_t *out, size_t cap, size_t *size);
+/* Decode exactly n values from exactly size bytes (GZ_ERR_CORRUPT else). */
+gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
+                           size_t size, void *out, size_t n);
+
 #endif

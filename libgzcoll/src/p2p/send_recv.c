@@ -132,7 +132,9 @@ gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtyp
   if (rc != GZ_OK)
     goto fn_fail;
   reason = ch.algo == GZ_ALGO_MPI ? ch.reason : "compressed point-to-point";
-  if (ch.algo != GZ_ALGO_MPI) {
+  if (ch.algo != GZ_ALGO_MPI && ctx->cfg.eb_mode == GZ_EB_PWREL)
+    reason = GZ_WHY_PWREL;
+  else if (ch.algo != GZ_ALGO_MPI) {
     double lo, hi;
     h.eb = ctx->cfg.error_bound;
     gz_local_range(dtype, buf, count, &lo, &hi, &absmax);
