@@ -155,42 +155,6 @@ gz_quant_t gz_codec_quant(double abs_bound) {
   return gz_quant_make(abs_bound, GZ_CODE_MAX_STREAM);
 }
 
-size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_quant_t *qp,
-                        uint8_t *out) {
-  uint8_t *p = out;
-  size_t i;
-  if (dtype == GZ_FLOAT32) {
-    const float *x = in;
-    for (i = 0; i + GZ_BLOCK <= n; i += GZ_BLOCK)
-      p += gz_block_encode_f32(x + i, GZ_BLOCK, qp, p);
-    if (i < n)
-      p += gz_block_encode_f32(x + i, (int)(n - i), qp, p);
-  } else {
-    const double *x = in;
-    for (i = 0; i + GZ_BLOCK <= n; i += GZ_BLOCK)
-      p += gz_block_encode_f64(x + i, GZ_BLOCK, qp, p);
-    if (i < n)
-      p += gz_block_encode_f64(x + i, (int)(n - i), qp, p);
-  }
-  return (size_t)(p - out);
-}
-
-gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
-                             const gz_quant_t *qp, void *out) {
-  size_t pos = 0, used, i;
-  for (i = 0; i < n; i += GZ_BLOCK) {
-    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
-    if (dtype == GZ_FLOAT32)
-      used = gz_block_decode_f32(in + pos, size - pos, len, qp, (float *)out + i);
-    else
-      used = gz_block_decode_f64(in + pos, size - pos, len, qp, (double *)out + i);
-    if (!used)
-      return GZ_ERR_CORRUPT;
-    pos += used;
-  }
-  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
-}
-
 /* The box of a format-2 stream and its chunking: d from the caller's shape
  * (leading dimensions folded), then flattened until one slab fits a chunk. */
 /* The chunks, each coded into its worst-case slot of `slot` bytes, moved
