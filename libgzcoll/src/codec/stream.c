@@ -46,7 +46,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -84,18 +83,6 @@ static double get_f64(const uint8_t *p) {
   double d;
   memcpy(&d, &v, 8);
   return d;
-}
-
-uint32_t gz_crc32(const void *data, size_t size) {
-  const uint8_t *p = data;
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (size > 0) {
-    uInt part = size > (1u << 30) ? (1u << 30) : (uInt)size;
-    crc = crc32(crc, p, part);
-    p += part;
-    size -= part;
-  }
-  return (uint32_t)crc;
 }
 
 static uint32_t chunk_len_of(const gz_codec_params_t *p) {
