@@ -5,7 +5,7 @@
  * values, and keeps every element within the bound (specials bit-exact).
  * Data: delta widths 0..40 at every first-code width, escapes (NaN, Inf,
  * -0.0, subnormals, values too large for the bound), partial last blocks,
- * whole chunks through gz_compress. */
+ * whole chunks through gz_compress, with 1, 2 and 3 threads (same bytes). */
 #include "gz_test.h"
 
 #include "codec/codec.h"
@@ -162,8 +162,8 @@ static void test_fields(void) {
 /* A stream through gz_compress decodes within the bound, and its chunk
  * bytes are the reference's. */
 static void test_stream(void) {
-  size_t n = 3 * GZ_CHUNK_DEFAULT + 77, cap = gz_compress_bound(GZ_FLOAT32, n, 0), size,
-         bad = 0;
+  size_t n = 3 * GZ_CHUNK_DEFAULT + 77, cap = gz_compress_bound(GZ_FLOAT32, n, 4096),
+         size, bad = 0;
   float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
   uint8_t *s = malloc(cap), *r = malloc(n * sizeof(float) + n);
   gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
@@ -186,6 +186,24 @@ static void test_stream(void) {
     GZ_CHECK(len == (size_t)(s[44] | s[45] << 8 | s[46] << 16 | (size_t)s[47] << 24) &&
                  memcmp(s + first, r, len) == 0,
              "chunk 0 holds the reference bytes");
+  }
+  /* the same bytes for any thread count, formats 1 and 2 */
+  for (int pred = GZ_PRED_NONE; pred <= GZ_PRED_AUTO; pred += GZ_PRED_AUTO) {
+    uint8_t *t = malloc(cap);
+    size_t tsize = 0;
+    p.predictor = (gz_predictor_t)pred;
+    p.chunk_len = pred ? 0 : 4096; /* format 1: many chunks */
+    p.threads = 1;
+    GZ_CHECK(gz_compress(&p, x, n, s, cap, &size) == GZ_OK, "format %d, 1 thread",
+             pred ? 2 : 1);
+    for (int th = 2; th <= 3; th++) {
+      p.threads = th;
+      GZ_CHECK(gz_compress(&p, x, n, t, cap, &tsize) == GZ_OK && tsize == size &&
+                   memcmp(s, t, size) == 0,
+               "format %d: %d threads write the bytes of one", pred ? 2 : 1, th);
+    }
+    GZ_CHECK(gz_decompress(t, tsize, y, n) == GZ_OK, "format %d decodes", pred ? 2 : 1);
+    free(t);
   }
   free(x);
   free(y);

@@ -313,6 +313,20 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   index = o + GZ_HEADER_SIZE;
   data = index + 8 * nchunks + 4;
 
+  if (params->threads <= 1) { /* one thread: each chunk right after the last */
+    size_t pos = 0;
+    for (size_t c = 0; c < nchunks; c++) {
+      size_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
+      size_t size = gz_encode_values(params->dtype, (const uint8_t *)in + first * elem,
+                                     len, &qp, data + pos);
+      put_u32(index + 8 * c, (uint32_t)size);
+      put_u32(index + 8 * c + 4, gz_crc32(data + pos, size));
+      pos += size;
+    }
+    put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
+    *out_size = (size_t)(data - o) + pos;
+    return GZ_OK;
+  }
   /* Each chunk goes to its worst-case slot, then slots are compacted. */
   slot = chunk_bound(chunk_len, elem);
 #ifdef _OPENMP
