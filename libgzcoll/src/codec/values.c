@@ -46,9 +46,11 @@ typedef struct values_kernels {
   uint32_t (*quant)(const float *x, const gz_quant_t *qp, uint64_t *u, uint64_t *all);
   /* y[i] = (float)(step * q[i]) for 32 codes */
   void (*dequant)(const int64_t *q, const gz_quant_t *qp, float *y);
-  /* The same from zigzag values v (v[0] the first code, then the deltas)
-   * whose prefix sums all lie in [-2^31, 2^31) */
-  void (*decode32)(const uint32_t *v, const gz_quant_t *qp, float *y);
+  /* y from a PACKED payload pay (8 (PAY_WORDS + 1) bytes readable) of delta
+   * width w <= 24 and first-code width w0 whose first zigzag code u0 is at
+   * most 2^31: every code then fits int32 */
+  void (*decode24)(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant_t *qp,
+                   float *y);
 } values_kernels_t;
 
 /* ---- packing at a constant width ----------------------------------------- */
@@ -110,6 +112,20 @@ static void (*const unpack_at[33])(const uint64_t *, uint32_t *) = {NULL,
 #undef REF_PACK
 #undef REF_UNPACK
 
+/* v[1..32) from the payload words (the 31 deltas after the first code's w0
+ * bits). */
+static void unpack_rest(const uint64_t *word, int w, int w0, uint32_t *v) {
+  uint64_t rest[PAY_WORDS];
+  int words = (31 * w + 63) / 64; /* of the 31 values once shifted down */
+  for (int j = 0; j < words; j++)
+    rest[j] = word[j] >> w0 | (word[j + 1] << 1) << (63 - w0);
+  if (w > 0)
+    unpack_at[w](rest, v + 1);
+  else
+    for (int i = 1; i < 32; i++)
+      v[i] = 0;
+}
+
 /* ---- portable kernels (the reference routines of gz_block.h) ------------- */
 
 static uint32_t quant_portable(const float *x, const gz_quant_t *qp, uint64_t *u,
@@ -140,8 +156,18 @@ static void decode32_portable(const uint32_t *v, const gz_quant_t *qp, float *y)
   }
 }
 
+static void decode24_portable(const uint8_t *pay, int w, int w0, uint32_t u0,
+                              const gz_quant_t *qp, float *y) {
+  uint64_t word[PAY_WORDS + 1];
+  uint32_t v[32];
+  memcpy(word, pay, sizeof word);
+  unpack_rest(word, w, w0, v);
+  v[0] = u0;
+  decode32_portable(v, qp, y);
+}
+
 static const values_kernels_t portable = {quant_portable, dequant_portable,
-                                          decode32_portable};
+                                          decode24_portable};
 
 /* ---- AVX2 kernels: the same operations, four values at a time ------------ */
 
@@ -216,14 +242,34 @@ __attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
   }
 }
 
-__attribute__((target("avx2"))) static void
-decode32_avx2(const uint32_t *v, const gz_quant_t *qp, float *y) {
+/* Each delta is gathered as 32 bits from the byte holding its first bit
+ * (w + 7 <= 31), shifted down and masked; then unzigzag, prefix sums in eight
+ * int32 lanes, conversion as gz_dequant_f32. */
+__attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, int w,
+                                                          int w0, uint32_t u0,
+                                                          const gz_quant_t *qp,
+                                                          float *y) {
   const __m256d step = _mm256_set1_pd(qp->step);
-  const __m256i one = _mm256_set1_epi32(1), seven = _mm256_set1_epi32(7);
+  const __m256i one = _mm256_set1_epi32(1), seven = _mm256_set1_epi32(7),
+                mask = _mm256_set1_epi32((int)((1u << w) - 1)),
+                eight_w = _mm256_set1_epi32(8 * w);
+  /* bit of value i (i >= 1): w0 + (i - 1) w; lane 0 of the first eight is
+   * the first code, read apart (its gather offset is clamped to 0) */
+  __m256i bit =
+      _mm256_add_epi32(_mm256_set1_epi32(w0 - w),
+                       _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                          _mm256_set1_epi32(w)));
   __m256i carry = _mm256_setzero_si256();
   for (int i = 0; i < 32; i += 8) {
-    __m256i z = _mm256_loadu_si256((const __m256i *)(v + i));
-    __m256i d = _mm256_xor_si256(
+    __m256i at = i ? bit : _mm256_max_epi32(bit, _mm256_setzero_si256());
+    __m256i raw = _mm256_i32gather_epi32((const int *)(const void *)pay,
+                                         _mm256_srli_epi32(at, 3), 1);
+    __m256i z =
+        _mm256_and_si256(_mm256_srlv_epi32(raw, _mm256_and_si256(at, seven)), mask);
+    __m256i d;
+    if (i == 0)
+      z = _mm256_blend_epi32(z, _mm256_set1_epi32((int)u0), 0x01);
+    d = _mm256_xor_si256(
         _mm256_srli_epi32(z, 1),
         _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_and_si256(z, one)));
     /* prefix sum of the eight lanes: within each half, then across */
@@ -239,10 +285,11 @@ decode32_avx2(const uint32_t *v, const gz_quant_t *qp, float *y) {
     _mm_storeu_ps(y + i + 4,
                   _mm256_cvtpd_ps(_mm256_mul_pd(
                       _mm256_cvtepi32_pd(_mm256_extracti128_si256(d, 1)), step)));
+    bit = _mm256_add_epi32(bit, eight_w);
   }
 }
 
-static const values_kernels_t avx2 = {quant_avx2, dequant_avx2, decode32_avx2};
+static const values_kernels_t avx2 = {quant_avx2, dequant_avx2, decode24_avx2};
 #endif
 
 static const values_kernels_t *kernels_for(int isa) {
@@ -309,35 +356,28 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
  * in[1] <= 56) from avail bytes; 0 when it is longer than avail. */
 static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
                          const gz_quant_t *qp, float *y) {
-  uint64_t word[PAY_WORDS + 1], rest[PAY_WORDS];
+  uint64_t word[PAY_WORDS + 1], acc;
   uint32_t v[32];
   int64_t q[32];
-  int w = in[0], w0 = in[1], words;
+  int w = in[0], w0 = in[1];
   size_t need = 2 + gz_packed_bytes(32, w, w0);
-  uint64_t acc;
+  const uint8_t *pay = in + 2;
   if (need > avail)
     return 0;
-  words = (31 * w + 63) / 64; /* of the 31 values once shifted down */
-  if (avail - 2 >= 8 * (size_t)(words + 1))
-    memcpy(word, in + 2, 8 * (size_t)(words + 1));
-  else {
+  if (avail - 2 < sizeof word) { /* near the end: a zero-padded copy */
     memset(word, 0, sizeof word);
-    memcpy(word, in + 2, need - 2);
+    memcpy(word, pay, need - 2);
+    pay = (const uint8_t *)word;
   }
-  for (int j = 0; j < words; j++)
-    rest[j] = word[j] >> w0 | (word[j + 1] << 1) << (63 - w0);
-  acc = w0 ? word[0] & ((1ull << w0) - 1) : 0;
-  if (w > 0)
-    unpack_at[w](rest, v + 1);
-  else
-    for (int i = 1; i < 32; i++)
-      v[i] = 0;
+  memcpy(&acc, pay, sizeof acc);
+  acc = w0 ? acc & ((1ull << w0) - 1) : 0;
   if (w <= 24 && acc <= (1ull << 31)) {
-    /* |q0| <= 2^30 and 31 deltas of |d| <= 2^23: every code fits int32 */
-    v[0] = (uint32_t)acc;
-    k->decode32(v, qp, y);
+    k->decode24(pay, w, w0, (uint32_t)acc, qp, y);
     return need;
   }
+  if (pay != (const uint8_t *)word)
+    memcpy(word, pay, sizeof word);
+  unpack_rest(word, w, w0, v);
   acc = gz_unzigzag(acc);
   q[0] = (int64_t)acc;
   for (int i = 1; i < 32; i++) {
