@@ -41,9 +41,10 @@
 
 typedef struct values_kernels {
   /* Quantize x[0..32): u[0] = zigzag(q[0]), u[i] = zigzag(q[i] - q[i-1]),
-   * *all = the OR of u[1..32). Returns a mask with bit i set when x[i] is
+   * *all = the OR of u[1..32), q the codes. Returns a mask with bit i set when x[i] is
    * quantizable (u is meaningless unless all are). */
-  uint32_t (*quant)(const float *x, const gz_quant_t *qp, uint64_t *u, uint64_t *all);
+  uint32_t (*quant)(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u,
+                    uint64_t *all);
   /* y[i] = (float)(step * q[i]) for 32 codes */
   void (*dequant)(const int64_t *q, const gz_quant_t *qp, float *y);
   /* y from a PACKED payload pay (8 (PAY_WORDS + 1) bytes readable) of delta
@@ -128,9 +129,8 @@ static void unpack_rest(const uint64_t *word, int w, int w0, uint32_t *v) {
 
 /* ---- portable kernels (the reference routines of gz_block.h) ------------- */
 
-static uint32_t quant_portable(const float *x, const gz_quant_t *qp, uint64_t *u,
-                               uint64_t *all) {
-  int64_t q[32];
+static uint32_t quant_portable(const float *x, const gz_quant_t *qp, int64_t *q,
+                               uint64_t *u, uint64_t *all) {
   uint32_t ok = 0;
   for (int i = 0; i < 32; i++)
     ok |= (uint32_t)gz_quantize_one_f32(x[i], qp, 1, &q[i]) << i;
@@ -175,7 +175,7 @@ static const values_kernels_t portable = {quant_portable, dequant_portable,
 /* Only "avx2": no FMA, so every product and sum is rounded on its own as in
  * gz_quantize_one (GZ_MUL, GZ_ADD). */
 __attribute__((target("avx2"))) static uint32_t
-quant_avx2(const float *x, const gz_quant_t *qp, uint64_t *u, uint64_t *all) {
+quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64_t *all) {
   const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
                 eb = _mm256_set1_pd(qp->eb), cmax = _mm256_set1_pd(qp->code_max),
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT),
@@ -207,6 +207,7 @@ quant_avx2(const float *x, const gz_quant_t *qp, uint64_t *u, uint64_t *all) {
     __m256i d = _mm256_sub_epi64(qi, before);
     __m256i z = _mm256_xor_si256(_mm256_add_epi64(d, d), _mm256_cmpgt_epi64(zero64, d));
     _mm256_storeu_si256((__m256i *)(u + i), z);
+    _mm256_storeu_si256((__m256i *)(q + i), qi);
     ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero64, 0x03));
     prev = qi;
     ok |= (uint32_t)_mm256_movemask_pd(good) << i;
@@ -324,10 +325,48 @@ int gz_values_isa_available(int isa) {
 static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
                          uint8_t *out) {
   uint64_t u[32], rest[PAY_WORDS + 1], all;
+  int64_t q[32];
   int w, w0, words;
   size_t size;
-  if (k->quant(x, qp, u, &all) != 0xffffffffu)
-    return gz_block_encode_f32(x, 32, qp, out);
+  uint32_t ok = k->quant(x, qp, q, u, &all);
+  if (ok != 0xffffffffu) {
+    uint32_t first, bits, diff = 0, escaped = ~ok;
+    int nesc = 0;
+    uint8_t *p;
+    memcpy(&first, x, 4);
+    for (int i = 1; i < 32; i++) { /* CONST (fill values, NaN) without a second pass */
+      memcpy(&bits, x + i, 4);
+      diff |= bits ^ first;
+    }
+    if (diff == 0) {
+      out[0] = GZ_KIND_CONST;
+      memcpy(out + 1, x, 4);
+      return 5;
+    }
+    /* MIXED (gz_block_impl.h): an escaped value repeats the previous code */
+    for (int i = 0; i < 32; i++)
+      if (escaped >> i & 1) {
+        q[i] = i ? q[i - 1] : 0;
+        nesc++;
+      }
+    gz_codes_widths(q, 32, &w, &w0);
+    size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
+    if (size >= 1 + 32 * sizeof(float))
+      return gz_block_encode_f32(x, 32, qp, out); /* RAW */
+    out[0] = GZ_KIND_MIXED;
+    out[1] = (uint8_t)w;
+    out[2] = (uint8_t)w0;
+    for (int i = 0; i < 4; i++)
+      out[3 + i] = (uint8_t)(escaped >> (8 * i));
+    p = out + 7;
+    for (int i = 0; i < 32; i++)
+      if (escaped >> i & 1) {
+        memcpy(p, x + i, 4);
+        p += 4;
+      }
+    p += gz_codes_pack(q, 32, w, w0, p);
+    return (size_t)(p - out);
+  }
   w = gz_bit_width(all);
   w0 = gz_bit_width(u[0]);
   size = 2 + gz_packed_bytes(32, w, w0);
@@ -354,26 +393,23 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
 
 /* Decode one full PACKED block of lossy float32 values (in[0] <= 32,
  * in[1] <= 56) from avail bytes; 0 when it is longer than avail. */
-static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
-                         const gz_quant_t *qp, float *y) {
+/* The 32 values of the packed codes at pay (avail bytes, at least the
+ * payload's) of widths w <= 32, w0 <= 56. */
+static void decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t avail,
+                           int w, int w0, const gz_quant_t *qp, float *y) {
   uint64_t word[PAY_WORDS + 1], acc;
   uint32_t v[32];
   int64_t q[32];
-  int w = in[0], w0 = in[1];
-  size_t need = 2 + gz_packed_bytes(32, w, w0);
-  const uint8_t *pay = in + 2;
-  if (need > avail)
-    return 0;
-  if (avail - 2 < sizeof word) { /* near the end: a zero-padded copy */
+  if (avail < sizeof word) { /* near the end: a zero-padded copy */
     memset(word, 0, sizeof word);
-    memcpy(word, pay, need - 2);
+    memcpy(word, pay, gz_packed_bytes(32, w, w0));
     pay = (const uint8_t *)word;
   }
   memcpy(&acc, pay, sizeof acc);
   acc = w0 ? acc & ((1ull << w0) - 1) : 0;
   if (w <= 24 && acc <= (1ull << 31)) {
     k->decode24(pay, w, w0, (uint32_t)acc, qp, y);
-    return need;
+    return;
   }
   if (pay != (const uint8_t *)word)
     memcpy(word, pay, sizeof word);
@@ -385,6 +421,39 @@ static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t av
     q[i] = (int64_t)acc;
   }
   k->dequant(q, qp, y);
+}
+
+/* One full PACKED block (in[0] <= 32, in[1] <= 56) of lossy float32 values
+ * from avail bytes; 0 when it is longer than avail. */
+static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
+                         const gz_quant_t *qp, float *y) {
+  size_t need = 2 + gz_packed_bytes(32, in[0], in[1]);
+  if (need > avail)
+    return 0;
+  decode_payload(k, in + 2, avail - 2, in[0], in[1], qp, y);
+  return need;
+}
+
+/* One full MIXED block, as gz_block_decode_f32 reads it. */
+static size_t decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
+                               const gz_quant_t *qp, float *y) {
+  uint32_t escaped;
+  size_t need, nesc;
+  const uint8_t *vals = in + 7;
+  if (avail < 7 || in[1] > 32 || in[2] > 56)
+    return gz_block_decode_f32(in, avail, 32, qp, y);
+  escaped = (uint32_t)in[3] | (uint32_t)in[4] << 8 | (uint32_t)in[5] << 16 |
+            (uint32_t)in[6] << 24;
+  nesc = (size_t)__builtin_popcount(escaped);
+  need = 7 + 4 * nesc + gz_packed_bytes(32, in[1], in[2]);
+  if (need > avail)
+    return 0;
+  decode_payload(k, vals + 4 * nesc, avail - 7 - 4 * nesc, in[1], in[2], qp, y);
+  for (int i = 0; i < 32; i++)
+    if (escaped >> i & 1) {
+      memcpy(y + i, vals, 4);
+      vals += 4;
+    }
   return need;
 }
 
@@ -434,6 +503,8 @@ gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
     if (fast && len == GZ_BLOCK && pos < size && in[pos] <= 32 && size - pos >= 2 &&
         in[pos + 1] <= 56)
       used = decode_f32(k, in + pos, size - pos, qp, (float *)out + i);
+    else if (fast && len == GZ_BLOCK && pos < size && in[pos] == GZ_KIND_MIXED)
+      used = decode_mixed_f32(k, in + pos, size - pos, qp, (float *)out + i);
     else if (dtype == GZ_FLOAT32)
       used = gz_block_decode_f32(in + pos, size - pos, len, qp, (float *)out + i);
     else
