@@ -41,8 +41,8 @@
 
 typedef struct values_kernels {
   /* Quantize x[0..32): u[0] = zigzag(q[0]), u[i] = zigzag(q[i] - q[i-1]),
-   * *all = the OR of u[1..32), q the codes. Returns a mask with bit i set when x[i] is
-   * quantizable (u is meaningless unless all are). */
+   * *all = the OR of u[1..32), q the codes (any value where refused). Returns a mask with
+   * bit i set when x[i] is quantizable (u is meaningless unless all are). */
   uint32_t (*quant)(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u,
                     uint64_t *all);
   /* y[i] = (float)(step * q[i]) for 32 codes */
@@ -179,28 +179,34 @@ quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64
   const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
                 eb = _mm256_set1_pd(qp->eb), cmax = _mm256_set1_pd(qp->code_max),
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT),
-                minn = _mm256_set1_pd(1.17549435082228750797e-38),
                 absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-  const __m256i base = _mm256_castpd_si256(shift), zero64 = _mm256_setzero_si256();
+  const __m256i base = _mm256_castpd_si256(shift), zero64 = _mm256_setzero_si256(),
+                expo = _mm256_set1_epi32(0x7f800000);
   __m256i prev = zero64, ors = zero64;
-  uint32_t ok = 0;
+  uint32_t ok = 0, refused = 0;
+  /* -0.0 and subnormals (|x| < FLT_MIN, bits not 0): exponent field 0 */
+  for (int i = 0; i < 32; i += 8) {
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
+    __m256i e0 = _mm256_cmpeq_epi32(_mm256_and_si256(b, expo), zero64);
+    __m256i z = _mm256_cmpeq_epi32(b, zero64);
+    refused |=
+        (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_andnot_si256(z, e0)))
+        << i;
+  }
+  /* Lanes out of range get garbage codes: they are refused, and a refused
+   * value's code is replaced before it is used (MIXED) */
   for (int i = 0; i < 32; i += 4) {
     __m128 xf = _mm_loadu_ps(x + i);
     __m256d v = _mm256_cvtps_pd(xf);
     __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
     __m256d qd = _mm256_sub_pd(sh, shift);
     __m256d in = _mm256_cmp_pd(_mm256_and_pd(qd, absm), cmax, _CMP_LE_OQ);
-    __m256i qi = _mm256_and_si256(_mm256_sub_epi64(_mm256_castpd_si256(sh), base),
-                                  _mm256_castpd_si256(in));
-    __m256d r = _mm256_mul_pd(_mm256_and_pd(qd, in), step);
+    __m256i qi = _mm256_sub_epi64(_mm256_castpd_si256(sh), base);
+    __m256d r = _mm256_mul_pd(qd, step);
     __m256d rf = _mm256_cvtps_pd(_mm256_cvtpd_ps(r));
     __m256d close =
         _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rf), absm), eb, _CMP_LE_OQ);
-    __m256d tiny = _mm256_cmp_pd(_mm256_and_pd(v, absm), minn, _CMP_LT_OQ);
-    __m256d zero = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(
-        _mm_cmpeq_epi32(_mm_castps_si128(xf), _mm_setzero_si128())));
-    __m256d good =
-        _mm256_andnot_pd(_mm256_andnot_pd(zero, tiny), _mm256_and_pd(in, close));
+    __m256d good = _mm256_and_pd(in, close);
     /* deltas against [last of the previous four, q0, q1, q2], zigzag */
     __m256i before = _mm256_blend_epi32(_mm256_permute4x64_epi64(qi, 0x90),
                                         _mm256_permute4x64_epi64(prev, 0xff), 0x03);
@@ -217,7 +223,7 @@ quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64
         _mm_or_si128(_mm256_castsi256_si128(ors), _mm256_extracti128_si256(ors, 1));
     *all = (uint64_t)_mm_cvtsi128_si64(o) | (uint64_t)_mm_extract_epi64(o, 1);
   }
-  return ok;
+  return ok & ~refused;
 }
 
 __attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
