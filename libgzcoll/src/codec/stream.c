@@ -33,8 +33,13 @@
  *              (chunk2.c). A chunk covers whole slabs: along d0 when d0 > 1,
  *              else along d1, else along d2.
  *
+ * On the host, format-1 blocks are written and read by values.c (the bytes of
+ * kernels/gz_block.h, computed with AVX2 where the CPU has it) and every CRC-32
+ * above is zlib's, computed by crc32.c.
+ *
  * Chunks are independent: compressed in parallel (each into its worst-case
- * slot of the output, then compacted in place, so nothing is allocated) and
+ * slot of the output, then compacted in place, so nothing is allocated; one
+ * thread writes format-1 chunks back to back) and
  * decompressed in parallel after their checksums are verified.
  */
 #include "codec/codec.h"
