@@ -327,18 +327,83 @@ int gz_values_isa_available(int isa) {
 
 /* ---- one full float32 block ------------------------------------------------ */
 
+/* The PACKED payload of the zigzag values u (w <= 32, w0 <= 56) at out, in
+ * whole 64-bit words (up to 7 bytes past the payload are written). */
+static void put_payload(const uint64_t *u, int w, int w0, uint8_t *out) {
+  uint64_t rest[PAY_WORDS + 1];
+  int words = (w0 + 31 * w + 63) / 64;
+  /* (no initialisers: zeroing whole arrays costs more than a block) */
+  rest[(31 * w + 63) / 64] = 0;
+  if (w > 0)
+    pack_at[w](u + 1, rest);
+  /* the first code in front: shift the payload up by w0 bits */
+  for (int j = 0; j < words; j++) {
+    uint64_t word = rest[j] << w0;
+    if (j > 0)
+      word |= (rest[j - 1] >> 1) >> (63 - w0); /* w0 == 0: nothing */
+    else
+      word |= u[0];
+    memcpy(out + 8 * j, &word, 8);
+  }
+}
+
+/* A RAW block: the values verbatim. */
+static size_t put_raw(const float *x, uint8_t *out) {
+  out[0] = GZ_KIND_RAW;
+  memcpy(out + 1, x, 32 * sizeof(float));
+  return 1 + 32 * sizeof(float);
+}
+
+/* A MIXED block (gz_block_impl.h) of values whose codes are q, escaped at
+ * the set bits of escaped: an escaped value repeats the previous code. */
+static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
+                               uint32_t escaped, uint8_t *out) {
+  uint64_t u[32], all = 0;
+  int w, w0, nesc = 0;
+  size_t size;
+  uint8_t *p;
+  for (int i = 0; i < 32; i++)
+    if (escaped >> i & 1) {
+      q[i] = i ? q[i - 1] : 0;
+      nesc++;
+    }
+  u[0] = gz_zigzag((uint64_t)q[0]);
+  for (int i = 1; i < 32; i++) {
+    u[i] = gz_zigzag((uint64_t)q[i] - (uint64_t)q[i - 1]);
+    all |= u[i];
+  }
+  w = gz_bit_width(all);
+  w0 = gz_bit_width(u[0]);
+  size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
+  if (size >= 1 + 32 * sizeof(float))
+    return put_raw(x, out);
+  if (w > 32 || w0 > 56)
+    return gz_block_encode_f32(x, 32, qp, out); /* widths past the fast path */
+  out[0] = GZ_KIND_MIXED;
+  out[1] = (uint8_t)w;
+  out[2] = (uint8_t)w0;
+  for (int i = 0; i < 4; i++)
+    out[3 + i] = (uint8_t)(escaped >> (8 * i));
+  p = out + 7;
+  for (int i = 0; i < 32; i++)
+    if (escaped >> i & 1) {
+      memcpy(p, x + i, 4);
+      p += 4;
+    }
+  put_payload(u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
+  return size;
+}
+
 /* Encode 32 lossy values at out, which has FAST_ROOM bytes. */
 static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
                          uint8_t *out) {
-  uint64_t u[32], rest[PAY_WORDS + 1], all;
+  uint64_t u[32], all;
   int64_t q[32];
-  int w, w0, words;
+  int w, w0;
   size_t size;
   uint32_t ok = k->quant(x, qp, q, u, &all);
   if (ok != 0xffffffffu) {
-    uint32_t first, bits, diff = 0, escaped = ~ok;
-    int nesc = 0;
-    uint8_t *p;
+    uint32_t first, bits, diff = 0;
     memcpy(&first, x, 4);
     for (int i = 1; i < 32; i++) { /* CONST (fill values, NaN) without a second pass */
       memcpy(&bits, x + i, 4);
@@ -349,56 +414,21 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
       memcpy(out + 1, x, 4);
       return 5;
     }
-    /* MIXED (gz_block_impl.h): an escaped value repeats the previous code */
-    for (int i = 0; i < 32; i++)
-      if (escaped >> i & 1) {
-        q[i] = i ? q[i - 1] : 0;
-        nesc++;
-      }
-    gz_codes_widths(q, 32, &w, &w0);
-    size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
-    if (size >= 1 + 32 * sizeof(float))
-      return gz_block_encode_f32(x, 32, qp, out); /* RAW */
-    out[0] = GZ_KIND_MIXED;
-    out[1] = (uint8_t)w;
-    out[2] = (uint8_t)w0;
-    for (int i = 0; i < 4; i++)
-      out[3 + i] = (uint8_t)(escaped >> (8 * i));
-    p = out + 7;
-    for (int i = 0; i < 32; i++)
-      if (escaped >> i & 1) {
-        memcpy(p, x + i, 4);
-        p += 4;
-      }
-    p += gz_codes_pack(q, 32, w, w0, p);
-    return (size_t)(p - out);
+    return encode_mixed_f32(x, qp, q, ~ok, out);
   }
   w = gz_bit_width(all);
   w0 = gz_bit_width(u[0]);
   size = 2 + gz_packed_bytes(32, w, w0);
-  if (w > 32 || w0 > 56 || size > 1 + 32 * sizeof(float))
+  if (size > 1 + 32 * sizeof(float))
+    return put_raw(x, out);
+  if (w > 32 || w0 > 56)
     return gz_block_encode_f32(x, 32, qp, out);
   out[0] = (uint8_t)w;
   out[1] = (uint8_t)w0;
-  /* (no initialisers: zeroing whole arrays costs more than a block) */
-  rest[(31 * w + 63) / 64] = 0;
-  if (w > 0)
-    pack_at[w](u + 1, rest);
-  /* the first code in front: shift the payload up by w0 bits */
-  words = (w0 + 31 * w + 63) / 64;
-  for (int j = 0; j < words; j++) {
-    uint64_t word = rest[j] << w0;
-    if (j > 0)
-      word |= (rest[j - 1] >> 1) >> (63 - w0); /* w0 == 0: nothing */
-    else
-      word |= u[0];
-    memcpy(out + 2 + 8 * j, &word, 8);
-  }
+  put_payload(u, w, w0, out + 2);
   return size;
 }
 
-/* Decode one full PACKED block of lossy float32 values (in[0] <= 32,
- * in[1] <= 56) from avail bytes; 0 when it is longer than avail. */
 /* The 32 values of the packed codes at pay (avail bytes, at least the
  * payload's) of widths w <= 32, w0 <= 56. */
 static void decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t avail,
