@@ -48,6 +48,7 @@ typedef struct compress_opts {
   gz_raw_opts_t raw;
   int have_raw;
   int verify, force, quiet, threads;
+  int fast; /* --fast: format 1 (no prediction across dimensions, no entropy stage) */
   uint32_t chunk;
   const char *format; /* decompress: nc|h5|raw|sgy|rsf for directory outputs */
 } compress_opts_t;
@@ -256,7 +257,8 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   p.dtype = meta->dtype;
   p.chunk_len = o->chunk;
   p.threads = o->threads;
-  p.predictor = GZ_PRED_AUTO; /* format 2, predicted in the data's own shape */
+  /* format 2, predicted in the data's own shape; --fast: format 1 */
+  p.predictor = o->fast ? GZ_PRED_NONE : GZ_PRED_AUTO;
   p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
   for (unsigned d = 0; d < p.ndims; d++)
     p.dims[d] = meta->dims[d];
@@ -498,6 +500,8 @@ void gz_compress_print_help(FILE *out) {
       "  --verify                decompress again (-o *.nc: read the file back) and\n"
       "                          print ratio, bit rate, GB/s, max abs/rel error, PSNR,\n"
       "                          NRMSE, L2 norm; fail if the bound or target broke\n"
+      "  --fast                  compress: the speed-oriented codec (stream format 1,\n"
+      "                          several GB/s per core, lower ratio; .gzc output only)\n"
       "  --threads N             OpenMP threads over chunks (default 1)\n"
       "  --chunk N               values per chunk, a multiple of 32 (default %u)\n"
       "  -q, --quiet             no per-file lines\n"
@@ -517,12 +521,12 @@ typedef union compress_args {
     struct arg_file *input, *output;
     struct arg_dbl *eb;
     struct arg_str *eb_mode, *var, *dims, *dtype, *endian, *format;
-    struct arg_lit *verify, *force, *quiet;
+    struct arg_lit *verify, *force, *quiet, *fast;
     struct arg_int *threads, *chunk;
     struct arg_lit *help;
     struct arg_end *end;
   } a;
-  void *table[16];
+  void *table[17];
 } compress_args_t;
 
 #define NARGS ((int)(sizeof(((compress_args_t *)0)->table) / sizeof(void *)))
@@ -543,6 +547,7 @@ static void make_table(compress_args_t *t) {
   t->a.verify = arg_lit0(NULL, "verify", "verify");
   t->a.force = arg_lit0(NULL, "force", "overwrite");
   t->a.quiet = arg_lit0("q", "quiet", "quiet");
+  t->a.fast = arg_lit0(NULL, "fast", "speed-oriented codec");
   t->a.threads = arg_int0(NULL, "threads", "N", "threads");
   t->a.chunk = arg_int0(NULL, "chunk", "N", "chunk length");
   t->a.help = arg_lit0("h", "help", "help");
@@ -586,6 +591,7 @@ static int read_table(const compress_args_t *t, int nerr, const char *prog,
   o->verify = t->a.verify->count;
   o->force = t->a.force->count;
   o->quiet = t->a.quiet->count;
+  o->fast = t->a.fast->count;
   o->threads = threads->count ? threads->ival[0] : 1;
   o->chunk = chunk->count ? (uint32_t)chunk->ival[0] : 0;
   o->eb = eb->count ? eb->dval[0] : 0;
@@ -607,6 +613,14 @@ static int read_table(const compress_args_t *t, int nerr, const char *prog,
     snprintf(err, errlen, "--format %s: use nc, h5, raw, sgy or rsf", o->format);
   else if (dims && gz_parse_dims(dims, &o->raw) != 0)
     snprintf(err, errlen, "--dims %s: expected positive sizes like 96x2048", dims);
+  else if (o->fast && decompress)
+    snprintf(err, errlen, "--fast: a compress option (decompress reads either format)");
+  else if (o->fast && o->output && strlen(o->output) > 3 &&
+           !strcmp(o->output + strlen(o->output) - 3, ".nc"))
+    snprintf(err, errlen,
+             "-o %s: --fast writes .gzc archives only (the netCDF filter uses "
+             "the archive codec)",
+             o->output);
   else if (o->threads < 1)
     snprintf(err, errlen, "--threads %d: must be at least 1", o->threads);
   else if (chunk->count && (chunk->ival[0] < 32 || chunk->ival[0] % 32))

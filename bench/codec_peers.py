@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""codec_peers.py - gzstack's codec (format 2) against SZ3 and ZFP, one core,
-same absolute bound, on a generated smooth 3-D field and the real fields of
-../shared/data. Prints a Markdown table (ratio, compress GB/s, violations).
+"""codec_peers.py - gzstack's codec (format 1, the fast one, and format 2, the
+archive one) against SZ3 and ZFP, one core, same absolute bound, on a
+generated smooth 3-D field and the real fields of ../shared/data. Prints a
+Markdown table (ratio, compress and decompress GB/s, violations).
 
 Run with a virtualenv OUTSIDE the repository that has pysz, zfpy, numpy and
 scipy (scipy reads netCDF-3; netCDF-4 files are converted with nccopy):
   python3 -m venv /work/venv-bench
   /work/venv-bench/bin/pip install pysz zfpy numpy scipy
-  OMP_NUM_THREADS=1 /work/venv-bench/bin/python bench/codec_peers.py \
+  OMP_NUM_THREADS=1 taskset -c 1 /work/venv-bench/bin/python bench/codec_peers.py \
       --build build --data /work/shared/data [--eb 1e-4] [--smooth-mb 128]
 gzstack runs through build/tests/codec/gz_codec_run (one thread, median of
 --repeats runs); SZ3 (pysz, default algorithm, OpenMP off) and ZFP (zfpy
 fixed accuracy) run in this process, median of --repeats runs each.
-Speeds are input bytes over the median compress time, measured both as wall
+Speeds are input bytes over the median compress (decompress) time, measured both as wall
 clock and as CPU time of the process (time.process_time, CLOCK_PROCESS_CPUTIME_ID):
 on a shared machine the CPU time is what each codec itself cost, and the
 speed ratio column uses it.
@@ -89,18 +90,22 @@ def median_time(fn, repeats):
     return sorted(ts)[len(ts) // 2], sorted(cs)[len(cs) // 2], out
 
 
-def run_gz(build, x, eb, repeats, tmp):
+def run_gz(build, x, eb, repeats, tmp, predictor=3):
+    """predictor 3 (AUTO): format 2, what `gzstack compress` writes; 0: format
+    1, the fast codec of `gzbench codec` and the collectives."""
     raw = os.path.join(tmp, "field.raw")
     x.astype("<f4").tofile(raw)
     dims = "x".join(str(d) for d in x.shape)
     exe = os.path.join(build, "tests", "codec", "gz_codec_run")
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    out = subprocess.run([exe, raw, dims, repr(eb), str(repeats)], check=True,
-                         capture_output=True, text=True, env=env).stdout
+    out = subprocess.run([exe, raw, dims, repr(eb), str(repeats), str(predictor)],
+                         check=True, capture_output=True, text=True, env=env).stdout
     kv = dict(item.split("=") for item in out.split())
     os.remove(raw)
-    return (float(kv["ratio"]), x.nbytes / float(kv["compress_s"]) / 1e9,
-            x.nbytes / float(kv["compress_cpu_s"]) / 1e9, int(kv["violations"]))
+    gbs = lambda key: x.nbytes / float(kv[key]) / 1e9
+    return dict(ratio=float(kv["ratio"]), comp=gbs("compress_s"), comp_cpu=gbs("compress_cpu_s"),
+                dec=gbs("decompress_s"), dec_cpu=gbs("decompress_cpu_s"),
+                bad=int(kv["violations"]))
 
 
 def run_sz3(x, eb, repeats):
@@ -109,14 +114,18 @@ def run_sz3(x, eb, repeats):
     conf.absErrorBound = eb
     conf.openmp = False
     t, tc, (c, ratio) = median_time(lambda: pysz.sz.compress(x, conf), repeats)
-    y, _ = pysz.sz.decompress(c, np.float32, x.shape)
-    return x.nbytes / c.nbytes, x.nbytes / t / 1e9, x.nbytes / tc / 1e9, violations(x, y, eb)
+    td, tdc, (y, _) = median_time(lambda: pysz.sz.decompress(c, np.float32, x.shape), repeats)
+    g = x.nbytes / 1e9
+    return dict(ratio=x.nbytes / c.nbytes, comp=g / t, comp_cpu=g / tc, dec=g / td,
+                dec_cpu=g / tdc, bad=violations(x, y, eb))
 
 
 def run_zfp(x, eb, repeats):
     t, tc, c = median_time(lambda: zfpy.compress_numpy(x, tolerance=eb), repeats)
-    y = zfpy.decompress_numpy(c)
-    return x.nbytes / len(c), x.nbytes / t / 1e9, x.nbytes / tc / 1e9, violations(x, y, eb)
+    td, tdc, y = median_time(lambda: zfpy.decompress_numpy(c), repeats)
+    g = x.nbytes / 1e9
+    return dict(ratio=x.nbytes / len(c), comp=g / t, comp_cpu=g / tc, dec=g / td,
+                dec_cpu=g / tdc, bad=violations(x, y, eb))
 
 
 def main():
@@ -145,17 +154,23 @@ def main():
             ("F3 raw cube (23x18x75)", lambda: np.fromfile(os.path.join(
                 d, "seismic_f3_cube", "f3_23x18x75_f32le.raw"), dtype="<f4").reshape(23, 18, 75)),
         ]
-        print("| field | gzstack ratio, GB/s wall, GB/s CPU, violations "
-              "| SZ3 ratio, GB/s wall, GB/s CPU, violations "
-              "| ZFP ratio, GB/s wall, GB/s CPU, violations | gzstack/SZ3 ratio, speed (CPU) |")
-        print("|---|---|---|---|---|")
+        # each cell: ratio; compress GB/s CPU (wall); decompress GB/s CPU (wall)
+        cell = lambda r: "%.2f; %.3f (%.3f); %.3f (%.3f)" % (
+            r["ratio"], r["comp_cpu"], r["comp"], r["dec_cpu"], r["dec"])
+        print("| field | gzstack fast (format 1) | gzstack archive (format 2, AUTO) | SZ3 "
+              "| ZFP | violations fast/archive/SZ3/ZFP "
+              "| fast/SZ3 comp speed | archive/SZ3 ratio, comp speed |")
+        print("|---|---|---|---|---|---|---|---|")
         for name, load in fields:
             x = np.ascontiguousarray(load(), dtype=np.float32)
-            g = run_gz(a.build, x, a.eb, a.repeats, tmp)
+            f1 = run_gz(a.build, x, a.eb, a.repeats, tmp, predictor=0)
+            f2 = run_gz(a.build, x, a.eb, a.repeats, tmp)
             s = run_sz3(x, a.eb, a.repeats)
             z = run_zfp(x, a.eb, a.repeats)
-            print("| %s | %.2f, %.3f, %.3f, %d | %.2f, %.3f, %.3f, %d | %.2f, %.3f, %.3f, %d "
-                  "| %.2f, %.1fx |" % (name, *g, *s, *z, g[0] / s[0], g[2] / s[2]))
+            print("| %s | %s | %s | %s | %s | %d/%d/%d/%d | %.1fx | %.2f, %.1fx |" % (
+                name, cell(f1), cell(f2), cell(s), cell(z), f1["bad"], f2["bad"], s["bad"],
+                z["bad"], f1["comp_cpu"] / s["comp_cpu"], f2["ratio"] / s["ratio"],
+                f2["comp_cpu"] / s["comp_cpu"]))
             sys.stdout.flush()
 
 

@@ -38,6 +38,22 @@ grep -qE "norm 0.05: bound [0-9.e-]+ = 0.05 / sqrt\(4718592\); L2 norm of error 
   && ok || { ko "--verify reports the L2 target met"; cat "$TMP/out"; }
 expect "decompress soda norm" "$GZ" decompress -i "$TMP/sn.gzc" -o "$TMP/sn.raw"
 expect "soda L2 <= 0.05" "$CHECK" "$SODA" - "$TMP/sn.raw" - norm:0.05 24x96x2048
+# --fast: stream format 1 (bigger than the default archive), same strict bound
+expect "compress soda --fast" "$GZ" compress -i "$SODA" --dims 96x2048 -e 1e-4 --fast \
+  -o "$TMP/f.gzc" --verify
+expect "compress soda default" "$GZ" compress -i "$SODA" --dims 96x2048 -e 1e-4 -o "$TMP/d.gzc"
+[ "$(stat -c %s "$TMP/f.gzc")" -gt "$(stat -c %s "$TMP/d.gzc")" ] && ok \
+  || ko "--fast writes the other format (bigger than the default's)"
+expect "decompress soda --fast" "$GZ" decompress -i "$TMP/f.gzc" -o "$TMP/f.raw"
+expect "soda --fast within 1e-4" "$CHECK" "$SODA" - "$TMP/f.raw" - 1e-4 24x96x2048
+expect "compress sst --fast" "$GZ" compress -i "$SST" --var sst -e 1e-4 --eb-mode rel --fast \
+  -o "$TMP/sf.gzc"
+expect "decompress sst --fast" "$GZ" decompress -i "$TMP/sf.gzc" -o "$TMP/sf.h5"
+expect "sst --fast within 1e-4 x range, missing value kept" "$CHECK" "$SST" sst "$TMP/sf.h5" sst rel:1e-4
+expect_error "--fast with -o .nc" "archives only" "$GZ" compress -i "$SST" --var sst -e 1e-2 \
+  --fast -o "$TMP/ff.nc"
+expect_error "--fast on decompress" "a compress option" "$GZ" decompress -i "$TMP/sf.gzc" \
+  --fast -o "$TMP/ff.raw"
 expect "compress WRF norm 1" "$GZ" compress -i "$WRF" --var T -e 1 --eb-mode norm -o "$TMP/wn.gzc"
 expect "decompress WRF norm" "$GZ" decompress -i "$TMP/wn.gzc" -o "$TMP/wn.nc"
 expect "WRF T L2 <= 1" "$CHECK" "$WRF" T "$TMP/wn.nc" T norm:1

@@ -24,6 +24,19 @@ size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_qua
 gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
                              const gz_quant_t *qp, void *out);
 
+/* The same with a chosen instruction set (values.c): every set writes the
+ * same bytes and decodes to the same values; AUTO is the best the CPU has,
+ * an unavailable set falls back to PORTABLE. */
+enum { GZ_ISA_AUTO = 0, GZ_ISA_PORTABLE = 1, GZ_ISA_AVX2 = 2 };
+int gz_values_isa_available(int isa);
+size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
+                            const gz_quant_t *qp, uint8_t *out);
+gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
+                                 size_t size, size_t n, const gz_quant_t *qp, void *out);
+/* gz_crc32 with a chosen set (crc32.c): AVX2 or AUTO fold with PCLMULQDQ
+ * when the CPU has it; every set gives zlib's value. */
+uint32_t gz_crc32_isa(int isa, const void *data, size_t size);
+
 /* The casting codec (cast.c): data movement under a pointwise relative
  * bound, values sent in a narrower floating-point format. */
 typedef enum { GZ_CAST_NONE = 0, GZ_CAST_F32, GZ_CAST_F16, GZ_CAST_BF16 } gz_cast_t;

@@ -33,8 +33,13 @@
  *              (chunk2.c). A chunk covers whole slabs: along d0 when d0 > 1,
  *              else along d1, else along d2.
  *
+ * On the host, format-1 blocks are written and read by values.c (the bytes of
+ * kernels/gz_block.h, computed with AVX2 where the CPU has it) and every CRC-32
+ * above is zlib's, computed by crc32.c.
+ *
  * Chunks are independent: compressed in parallel (each into its worst-case
- * slot of the output, then compacted in place, so nothing is allocated) and
+ * slot of the output, then compacted in place, so nothing is allocated; one
+ * thread writes format-1 chunks back to back) and
  * decompressed in parallel after their checksums are verified.
  */
 #include "codec/codec.h"
@@ -46,7 +51,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -84,18 +88,6 @@ static double get_f64(const uint8_t *p) {
   double d;
   memcpy(&d, &v, 8);
   return d;
-}
-
-uint32_t gz_crc32(const void *data, size_t size) {
-  const uint8_t *p = data;
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (size > 0) {
-    uInt part = size > (1u << 30) ? (1u << 30) : (uInt)size;
-    crc = crc32(crc, p, part);
-    p += part;
-    size -= part;
-  }
-  return (uint32_t)crc;
 }
 
 static uint32_t chunk_len_of(const gz_codec_params_t *p) {
@@ -153,42 +145,6 @@ static double absolute_bound(const gz_codec_params_t *p, const void *in, size_t 
 
 gz_quant_t gz_codec_quant(double abs_bound) {
   return gz_quant_make(abs_bound, GZ_CODE_MAX_STREAM);
-}
-
-size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_quant_t *qp,
-                        uint8_t *out) {
-  uint8_t *p = out;
-  size_t i;
-  if (dtype == GZ_FLOAT32) {
-    const float *x = in;
-    for (i = 0; i + GZ_BLOCK <= n; i += GZ_BLOCK)
-      p += gz_block_encode_f32(x + i, GZ_BLOCK, qp, p);
-    if (i < n)
-      p += gz_block_encode_f32(x + i, (int)(n - i), qp, p);
-  } else {
-    const double *x = in;
-    for (i = 0; i + GZ_BLOCK <= n; i += GZ_BLOCK)
-      p += gz_block_encode_f64(x + i, GZ_BLOCK, qp, p);
-    if (i < n)
-      p += gz_block_encode_f64(x + i, (int)(n - i), qp, p);
-  }
-  return (size_t)(p - out);
-}
-
-gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
-                             const gz_quant_t *qp, void *out) {
-  size_t pos = 0, used, i;
-  for (i = 0; i < n; i += GZ_BLOCK) {
-    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
-    if (dtype == GZ_FLOAT32)
-      used = gz_block_decode_f32(in + pos, size - pos, len, qp, (float *)out + i);
-    else
-      used = gz_block_decode_f64(in + pos, size - pos, len, qp, (double *)out + i);
-    if (!used)
-      return GZ_ERR_CORRUPT;
-    pos += used;
-  }
-  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
 }
 
 /* The box of a format-2 stream and its chunking: d from the caller's shape
@@ -362,6 +318,20 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   index = o + GZ_HEADER_SIZE;
   data = index + 8 * nchunks + 4;
 
+  if (params->threads <= 1) { /* one thread: each chunk right after the last */
+    size_t pos = 0;
+    for (size_t c = 0; c < nchunks; c++) {
+      size_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
+      size_t size = gz_encode_values(params->dtype, (const uint8_t *)in + first * elem,
+                                     len, &qp, data + pos);
+      put_u32(index + 8 * c, (uint32_t)size);
+      put_u32(index + 8 * c + 4, gz_crc32(data + pos, size));
+      pos += size;
+    }
+    put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
+    *out_size = (size_t)(data - o) + pos;
+    return GZ_OK;
+  }
   /* Each chunk goes to its worst-case slot, then slots are compacted. */
   slot = chunk_bound(chunk_len, elem);
 #ifdef _OPENMP

@@ -1,0 +1,563 @@
+/*
+ * values.c - the format-1 value blocks of one chunk (kernels/gz_block.h), with
+ * a fast host path for full float32 blocks of lossy codes.
+ *
+ * The bytes are those of gz_block_encode_f32/f64 (the GPU codec writes the
+ * same ones); only the way they are computed differs:
+ *  - quantization of a block of 32 values in one pass that also says whether
+ *    every value is quantizable (AVX2 when the CPU has it, else the reference
+ *    per-value routine);
+ *  - deltas and zigzag of the block, and the OR that gives its width;
+ *  - packing and unpacking of the 31 deltas as straight-line code per width
+ *    (1..32 bits), with no carried bit cursor: each 64-bit word of the
+ *    payload is the OR of the deltas that fall in it, at shifts the compiler
+ *    knows; the first code's w0 bits are put in front by one multiword
+ *    shift;
+ *  - decoding: unzigzag and prefix sum, then the conversion to float (AVX2:
+ *    four codes at a time, exact for |code| < 2^51, else scalar).
+ * Blocks that do not fit the fast path (escapes, RAW, CONST, MIXED, widths
+ * over 32, lossless, float64, a partial last block) go through gz_block.h.
+ * tests/codec/test_codec_values.c checks that both instruction sets give the
+ * reference bytes and decode each other's streams to the same values.
+ */
+#include "codec/codec.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
+
+#if GZ_BLOCK != 32
+#error "values.c's fast path assumes GZ_BLOCK == 32"
+#endif
+
+/* Words of a PACKED payload: w0 <= 56 bits then 31 values of at most 32. */
+#define PAY_WORDS 17
+/* Room the fast encoder may write past a block's start (header, whole
+ * payload words). */
+#define FAST_ROOM (2 + 8 * PAY_WORDS)
+
+typedef struct values_kernels {
+  /* Quantize x[0..32): u[0] = zigzag(q[0]), u[i] = zigzag(q[i] - q[i-1]),
+   * *all = the OR of u[1..32), q the codes (any value where refused). Returns a mask with
+   * bit i set when x[i] is quantizable (u is meaningless unless all are). */
+  uint32_t (*quant)(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u,
+                    uint64_t *all);
+  /* y[i] = (float)(step * q[i]) for 32 codes */
+  void (*dequant)(const int64_t *q, const gz_quant_t *qp, float *y);
+  /* y from a PACKED payload pay (8 (PAY_WORDS + 1) bytes readable) of delta
+   * width w <= 24 and first-code width w0 whose first zigzag code u0 is at
+   * most 2^31: every code then fits int32 */
+  void (*decode24)(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant_t *qp,
+                   float *y);
+} values_kernels_t;
+
+/* ---- packing at a constant width ----------------------------------------- */
+
+/* The 31 values v (each < 2^W) LSB first into words (ceil(31 W / 64) of
+ * them). Both loops unroll completely for a constant W, and every shift and
+ * test folds away. */
+static inline __attribute__((always_inline)) void pack31(const uint64_t *v, const int W,
+                                                         uint64_t *word) {
+#pragma GCC unroll 17
+  for (int k = 0; k < PAY_WORDS; k++) {
+    uint64_t acc = 0;
+    if (64 * k >= 31 * W)
+      break;
+#pragma GCC unroll 31
+    for (int i = 0; i < 31; i++) {
+      int lo = i * W - 64 * k;
+      if (lo + W <= 0 || lo >= 64)
+        continue;
+      acc |= lo >= 0 ? v[i] << lo : v[i] >> -lo;
+    }
+    word[k] = acc;
+  }
+}
+
+/* The inverse: 31 values of W bits from words (which hold at least
+ * ceil(31 W / 64) words). */
+static inline __attribute__((always_inline)) void unpack31(const uint64_t *word,
+                                                           const int W, uint32_t *v) {
+  const uint64_t mask = (1ull << W) - 1;
+#pragma GCC unroll 31
+  for (int i = 0; i < 31; i++) {
+    int lo = i * W, k = lo / 64, s = lo % 64;
+    uint64_t x = word[k] >> s;
+    if (s + W > 64)
+      x |= word[k + 1] << (64 - s);
+    v[i] = (uint32_t)(x & mask);
+  }
+}
+
+/* clang-format off */
+#define WIDTHS(X)                                                                        \
+  X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)      \
+  X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29)  \
+  X(30) X(31) X(32)
+/* clang-format on */
+
+#define DEF_PACK(W)                                                                      \
+  static void pack_##W(const uint64_t *v, uint64_t *word) { pack31(v, W, word); }        \
+  static void unpack_##W(const uint64_t *word, uint32_t *v) { unpack31(word, W, v); }
+WIDTHS(DEF_PACK)
+#undef DEF_PACK
+
+#define REF_PACK(W) pack_##W,
+#define REF_UNPACK(W) unpack_##W,
+static void (*const pack_at[33])(const uint64_t *, uint64_t *) = {NULL, WIDTHS(REF_PACK)};
+static void (*const unpack_at[33])(const uint64_t *, uint32_t *) = {NULL,
+                                                                    WIDTHS(REF_UNPACK)};
+#undef REF_PACK
+#undef REF_UNPACK
+
+/* v[1..32) from the payload words (the 31 deltas after the first code's w0
+ * bits). */
+static void unpack_rest(const uint64_t *word, int w, int w0, uint32_t *v) {
+  uint64_t rest[PAY_WORDS];
+  int words = (31 * w + 63) / 64; /* of the 31 values once shifted down */
+  for (int j = 0; j < words; j++)
+    rest[j] = word[j] >> w0 | (word[j + 1] << 1) << (63 - w0);
+  if (w > 0)
+    unpack_at[w](rest, v + 1);
+  else
+    for (int i = 1; i < 32; i++)
+      v[i] = 0;
+}
+
+/* ---- portable kernels (the reference routines of gz_block.h) ------------- */
+
+static uint32_t quant_portable(const float *x, const gz_quant_t *qp, int64_t *q,
+                               uint64_t *u, uint64_t *all) {
+  uint32_t ok = 0;
+  for (int i = 0; i < 32; i++)
+    ok |= (uint32_t)gz_quantize_one_f32(x[i], qp, 1, &q[i]) << i;
+  *all = 0;
+  u[0] = gz_zigzag((uint64_t)q[0]);
+  for (int i = 1; i < 32; i++) {
+    u[i] = gz_zigzag((uint64_t)q[i] - (uint64_t)q[i - 1]);
+    *all |= u[i];
+  }
+  return ok;
+}
+
+static void dequant_portable(const int64_t *q, const gz_quant_t *qp, float *y) {
+  for (int i = 0; i < 32; i++)
+    y[i] = gz_dequant_f32(q[i], qp);
+}
+
+static void decode32_portable(const uint32_t *v, const gz_quant_t *qp, float *y) {
+  uint64_t acc = 0;
+  for (int i = 0; i < 32; i++) {
+    acc += gz_unzigzag(v[i]);
+    y[i] = gz_dequant_f32((int64_t)acc, qp);
+  }
+}
+
+static void decode24_portable(const uint8_t *pay, int w, int w0, uint32_t u0,
+                              const gz_quant_t *qp, float *y) {
+  uint64_t word[PAY_WORDS + 1];
+  uint32_t v[32];
+  memcpy(word, pay, sizeof word);
+  unpack_rest(word, w, w0, v);
+  v[0] = u0;
+  decode32_portable(v, qp, y);
+}
+
+static const values_kernels_t portable = {quant_portable, dequant_portable,
+                                          decode24_portable};
+
+/* ---- AVX2 kernels: the same operations, four values at a time ------------ */
+
+#ifdef HAVE_AVX2_PATH
+/* Only "avx2": no FMA, so every product and sum is rounded on its own as in
+ * gz_quantize_one (GZ_MUL, GZ_ADD). */
+__attribute__((target("avx2"))) static uint32_t
+quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64_t *all) {
+  const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
+                eb = _mm256_set1_pd(qp->eb), cmax = _mm256_set1_pd(qp->code_max),
+                shift = _mm256_set1_pd(GZ_RINT_SHIFT),
+                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  const __m256i base = _mm256_castpd_si256(shift), zero64 = _mm256_setzero_si256(),
+                expo = _mm256_set1_epi32(0x7f800000);
+  __m256i prev = zero64, ors = zero64;
+  uint32_t ok = 0, refused = 0;
+  /* -0.0 and subnormals (|x| < FLT_MIN, bits not 0): exponent field 0 */
+  for (int i = 0; i < 32; i += 8) {
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
+    __m256i e0 = _mm256_cmpeq_epi32(_mm256_and_si256(b, expo), zero64);
+    __m256i z = _mm256_cmpeq_epi32(b, zero64);
+    refused |=
+        (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_andnot_si256(z, e0)))
+        << i;
+  }
+  /* Lanes out of range get garbage codes: they are refused, and a refused
+   * value's code is replaced before it is used (MIXED) */
+  for (int i = 0; i < 32; i += 4) {
+    __m128 xf = _mm_loadu_ps(x + i);
+    __m256d v = _mm256_cvtps_pd(xf);
+    __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
+    __m256d qd = _mm256_sub_pd(sh, shift);
+    __m256d in = _mm256_cmp_pd(_mm256_and_pd(qd, absm), cmax, _CMP_LE_OQ);
+    __m256i qi = _mm256_sub_epi64(_mm256_castpd_si256(sh), base);
+    __m256d r = _mm256_mul_pd(qd, step);
+    __m256d rf = _mm256_cvtps_pd(_mm256_cvtpd_ps(r));
+    __m256d close =
+        _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rf), absm), eb, _CMP_LE_OQ);
+    __m256d good = _mm256_and_pd(in, close);
+    /* deltas against [last of the previous four, q0, q1, q2], zigzag */
+    __m256i before = _mm256_blend_epi32(_mm256_permute4x64_epi64(qi, 0x90),
+                                        _mm256_permute4x64_epi64(prev, 0xff), 0x03);
+    __m256i d = _mm256_sub_epi64(qi, before);
+    __m256i z = _mm256_xor_si256(_mm256_add_epi64(d, d), _mm256_cmpgt_epi64(zero64, d));
+    _mm256_storeu_si256((__m256i *)(u + i), z);
+    _mm256_storeu_si256((__m256i *)(q + i), qi);
+    ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero64, 0x03));
+    prev = qi;
+    ok |= (uint32_t)_mm256_movemask_pd(good) << i;
+  }
+  {
+    __m128i o =
+        _mm_or_si128(_mm256_castsi256_si128(ors), _mm256_extracti128_si256(ors, 1));
+    *all = (uint64_t)_mm_cvtsi128_si64(o) | (uint64_t)_mm_extract_epi64(o, 1);
+  }
+  return ok & ~refused;
+}
+
+__attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
+                                                         const gz_quant_t *qp, float *y) {
+  const __m256d step = _mm256_set1_pd(qp->step), magic = _mm256_set1_pd(GZ_RINT_SHIFT);
+  const __m256i mbits = _mm256_castpd_si256(magic), half = _mm256_set1_epi64x(1ll << 51),
+                high = _mm256_set1_epi64x(-(1ll << 52));
+  __m256i out_of_range = _mm256_setzero_si256();
+  for (int i = 0; i < 32; i += 4) {
+    __m256i c = _mm256_loadu_si256((const __m256i *)(q + i));
+    out_of_range =
+        _mm256_or_si256(out_of_range, _mm256_and_si256(_mm256_add_epi64(c, half), high));
+  }
+  if (!_mm256_testz_si256(out_of_range, out_of_range)) {
+    dequant_portable(q, qp, y);
+    return;
+  }
+  for (int i = 0; i < 32; i += 4) {
+    __m256i c = _mm256_loadu_si256((const __m256i *)(q + i));
+    /* (double)c for -2^51 <= c < 2^51: c in the mantissa of 1.5 * 2^52 */
+    __m256d d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(c, mbits)), magic);
+    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_mul_pd(d, step)));
+  }
+}
+
+/* Each delta is gathered as 32 bits from the byte holding its first bit
+ * (w + 7 <= 31), shifted down and masked; then unzigzag, prefix sums in eight
+ * int32 lanes, conversion as gz_dequant_f32. */
+__attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, int w,
+                                                          int w0, uint32_t u0,
+                                                          const gz_quant_t *qp,
+                                                          float *y) {
+  const __m256d step = _mm256_set1_pd(qp->step);
+  const __m256i one = _mm256_set1_epi32(1), seven = _mm256_set1_epi32(7),
+                mask = _mm256_set1_epi32((int)((1u << w) - 1)),
+                eight_w = _mm256_set1_epi32(8 * w);
+  /* bit of value i (i >= 1): w0 + (i - 1) w; lane 0 of the first eight is
+   * the first code, read apart (its gather offset is clamped to 0) */
+  __m256i bit =
+      _mm256_add_epi32(_mm256_set1_epi32(w0 - w),
+                       _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                          _mm256_set1_epi32(w)));
+  __m256i carry = _mm256_setzero_si256();
+  for (int i = 0; i < 32; i += 8) {
+    __m256i at = i ? bit : _mm256_max_epi32(bit, _mm256_setzero_si256());
+    __m256i raw = _mm256_i32gather_epi32((const int *)(const void *)pay,
+                                         _mm256_srli_epi32(at, 3), 1);
+    __m256i z =
+        _mm256_and_si256(_mm256_srlv_epi32(raw, _mm256_and_si256(at, seven)), mask);
+    __m256i d;
+    if (i == 0)
+      z = _mm256_blend_epi32(z, _mm256_set1_epi32((int)u0), 0x01);
+    d = _mm256_xor_si256(
+        _mm256_srli_epi32(z, 1),
+        _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_and_si256(z, one)));
+    /* prefix sum of the eight lanes: within each half, then across */
+    d = _mm256_add_epi32(d, _mm256_slli_si256(d, 4));
+    d = _mm256_add_epi32(d, _mm256_slli_si256(d, 8));
+    d = _mm256_add_epi32(d,
+                         _mm256_permute2x128_si256(_mm256_shuffle_epi32(d, 0xff),
+                                                   _mm256_shuffle_epi32(d, 0xff), 0x08));
+    d = _mm256_add_epi32(d, carry);
+    carry = _mm256_permutevar8x32_epi32(d, seven);
+    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_mul_pd(
+                             _mm256_cvtepi32_pd(_mm256_castsi256_si128(d)), step)));
+    _mm_storeu_ps(y + i + 4,
+                  _mm256_cvtpd_ps(_mm256_mul_pd(
+                      _mm256_cvtepi32_pd(_mm256_extracti128_si256(d, 1)), step)));
+    bit = _mm256_add_epi32(bit, eight_w);
+  }
+}
+
+static const values_kernels_t avx2 = {quant_avx2, dequant_avx2, decode24_avx2};
+#endif
+
+static const values_kernels_t *kernels_for(int isa) {
+#ifdef HAVE_AVX2_PATH
+  static int have = -1;
+  if (isa == GZ_ISA_AUTO) {
+    if (have < 0) /* a race here writes the same value */
+      have = __builtin_cpu_supports("avx2") ? 1 : 0;
+    isa = have ? GZ_ISA_AVX2 : GZ_ISA_PORTABLE;
+  }
+  if (isa == GZ_ISA_AVX2 && __builtin_cpu_supports("avx2"))
+    return &avx2;
+#else
+  (void)isa;
+#endif
+  return &portable;
+}
+
+int gz_values_isa_available(int isa) {
+  if (isa == GZ_ISA_PORTABLE || isa == GZ_ISA_AUTO)
+    return 1;
+#ifdef HAVE_AVX2_PATH
+  return isa == GZ_ISA_AVX2 && __builtin_cpu_supports("avx2");
+#else
+  return 0;
+#endif
+}
+
+/* ---- one full float32 block ------------------------------------------------ */
+
+/* The PACKED payload of the zigzag values u (w <= 32, w0 <= 56) at out, in
+ * whole 64-bit words (up to 7 bytes past the payload are written). */
+static void put_payload(const uint64_t *u, int w, int w0, uint8_t *out) {
+  uint64_t rest[PAY_WORDS + 1];
+  int words = (w0 + 31 * w + 63) / 64;
+  /* (no initialisers: zeroing whole arrays costs more than a block) */
+  rest[(31 * w + 63) / 64] = 0;
+  if (w > 0)
+    pack_at[w](u + 1, rest);
+  /* the first code in front: shift the payload up by w0 bits */
+  for (int j = 0; j < words; j++) {
+    uint64_t word = rest[j] << w0;
+    if (j > 0)
+      word |= (rest[j - 1] >> 1) >> (63 - w0); /* w0 == 0: nothing */
+    else
+      word |= u[0];
+    memcpy(out + 8 * j, &word, 8);
+  }
+}
+
+/* A RAW block: the values verbatim. */
+static size_t put_raw(const float *x, uint8_t *out) {
+  out[0] = GZ_KIND_RAW;
+  memcpy(out + 1, x, 32 * sizeof(float));
+  return 1 + 32 * sizeof(float);
+}
+
+/* A MIXED block (gz_block_impl.h) of values whose codes are q, escaped at
+ * the set bits of escaped: an escaped value repeats the previous code. */
+static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
+                               uint32_t escaped, uint8_t *out) {
+  uint64_t u[32], all = 0;
+  int w, w0, nesc = 0;
+  size_t size;
+  uint8_t *p;
+  for (int i = 0; i < 32; i++)
+    if (escaped >> i & 1) {
+      q[i] = i ? q[i - 1] : 0;
+      nesc++;
+    }
+  u[0] = gz_zigzag((uint64_t)q[0]);
+  for (int i = 1; i < 32; i++) {
+    u[i] = gz_zigzag((uint64_t)q[i] - (uint64_t)q[i - 1]);
+    all |= u[i];
+  }
+  w = gz_bit_width(all);
+  w0 = gz_bit_width(u[0]);
+  size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
+  if (size >= 1 + 32 * sizeof(float))
+    return put_raw(x, out);
+  if (w > 32 || w0 > 56)
+    return gz_block_encode_f32(x, 32, qp, out); /* widths past the fast path */
+  out[0] = GZ_KIND_MIXED;
+  out[1] = (uint8_t)w;
+  out[2] = (uint8_t)w0;
+  for (int i = 0; i < 4; i++)
+    out[3 + i] = (uint8_t)(escaped >> (8 * i));
+  p = out + 7;
+  for (int i = 0; i < 32; i++)
+    if (escaped >> i & 1) {
+      memcpy(p, x + i, 4);
+      p += 4;
+    }
+  put_payload(u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
+  return size;
+}
+
+/* Encode 32 lossy values at out, which has FAST_ROOM bytes. */
+static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
+                         uint8_t *out) {
+  uint64_t u[32], all;
+  int64_t q[32];
+  int w, w0;
+  size_t size;
+  uint32_t ok = k->quant(x, qp, q, u, &all);
+  if (ok != 0xffffffffu) {
+    uint32_t first, bits, diff = 0;
+    memcpy(&first, x, 4);
+    for (int i = 1; i < 32; i++) { /* CONST (fill values, NaN) without a second pass */
+      memcpy(&bits, x + i, 4);
+      diff |= bits ^ first;
+    }
+    if (diff == 0) {
+      out[0] = GZ_KIND_CONST;
+      memcpy(out + 1, x, 4);
+      return 5;
+    }
+    return encode_mixed_f32(x, qp, q, ~ok, out);
+  }
+  w = gz_bit_width(all);
+  w0 = gz_bit_width(u[0]);
+  size = 2 + gz_packed_bytes(32, w, w0);
+  if (size > 1 + 32 * sizeof(float))
+    return put_raw(x, out);
+  if (w > 32 || w0 > 56)
+    return gz_block_encode_f32(x, 32, qp, out);
+  out[0] = (uint8_t)w;
+  out[1] = (uint8_t)w0;
+  put_payload(u, w, w0, out + 2);
+  return size;
+}
+
+/* The 32 values of the packed codes at pay (avail bytes, at least the
+ * payload's) of widths w <= 32, w0 <= 56. */
+static void decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t avail,
+                           int w, int w0, const gz_quant_t *qp, float *y) {
+  uint64_t word[PAY_WORDS + 1], acc;
+  uint32_t v[32];
+  int64_t q[32];
+  if (avail < sizeof word) { /* near the end: a zero-padded copy */
+    memset(word, 0, sizeof word);
+    memcpy(word, pay, gz_packed_bytes(32, w, w0));
+    pay = (const uint8_t *)word;
+  }
+  memcpy(&acc, pay, sizeof acc);
+  acc = w0 ? acc & ((1ull << w0) - 1) : 0;
+  if (w <= 24 && acc <= (1ull << 31)) {
+    k->decode24(pay, w, w0, (uint32_t)acc, qp, y);
+    return;
+  }
+  if (pay != (const uint8_t *)word)
+    memcpy(word, pay, sizeof word);
+  unpack_rest(word, w, w0, v);
+  acc = gz_unzigzag(acc);
+  q[0] = (int64_t)acc;
+  for (int i = 1; i < 32; i++) {
+    acc += gz_unzigzag(v[i]);
+    q[i] = (int64_t)acc;
+  }
+  k->dequant(q, qp, y);
+}
+
+/* One full PACKED block (in[0] <= 32, in[1] <= 56) of lossy float32 values
+ * from avail bytes; 0 when it is longer than avail. */
+static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
+                         const gz_quant_t *qp, float *y) {
+  size_t need = 2 + gz_packed_bytes(32, in[0], in[1]);
+  if (need > avail)
+    return 0;
+  decode_payload(k, in + 2, avail - 2, in[0], in[1], qp, y);
+  return need;
+}
+
+/* One full MIXED block, as gz_block_decode_f32 reads it. */
+static size_t decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
+                               const gz_quant_t *qp, float *y) {
+  uint32_t escaped;
+  size_t need, nesc;
+  const uint8_t *vals = in + 7;
+  if (avail < 7 || in[1] > 32 || in[2] > 56)
+    return gz_block_decode_f32(in, avail, 32, qp, y);
+  escaped = (uint32_t)in[3] | (uint32_t)in[4] << 8 | (uint32_t)in[5] << 16 |
+            (uint32_t)in[6] << 24;
+  nesc = (size_t)__builtin_popcount(escaped);
+  need = 7 + 4 * nesc + gz_packed_bytes(32, in[1], in[2]);
+  if (need > avail)
+    return 0;
+  decode_payload(k, vals + 4 * nesc, avail - 7 - 4 * nesc, in[1], in[2], qp, y);
+  for (int i = 0; i < 32; i++)
+    if (escaped >> i & 1) {
+      memcpy(y + i, vals, 4);
+      vals += 4;
+    }
+  return need;
+}
+
+/* ---- chunks ------------------------------------------------------------------ */
+
+size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
+                            const gz_quant_t *qp, uint8_t *out) {
+  const values_kernels_t *k = kernels_for(isa);
+  /* out has room for n * elem + ceil(n / GZ_BLOCK) bytes */
+  uint8_t *p = out, *end = out + n * gz_dtype_size(dtype) + (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  size_t i = 0;
+  if (dtype == GZ_FLOAT32) {
+    const float *x = in;
+    if (qp->eb > 0) {
+      for (; i + GZ_BLOCK <= n; i += GZ_BLOCK) {
+        if ((size_t)(end - p) >= FAST_ROOM) {
+          p += encode_f32(k, x + i, qp, p);
+        } else { /* near the end: through a scratch block */
+          uint8_t tmp[FAST_ROOM];
+          size_t size = encode_f32(k, x + i, qp, tmp);
+          memcpy(p, tmp, size);
+          p += size;
+        }
+      }
+    }
+    for (; i + GZ_BLOCK <= n; i += GZ_BLOCK)
+      p += gz_block_encode_f32(x + i, GZ_BLOCK, qp, p);
+    if (i < n)
+      p += gz_block_encode_f32(x + i, (int)(n - i), qp, p);
+  } else {
+    const double *x = in;
+    for (; i + GZ_BLOCK <= n; i += GZ_BLOCK)
+      p += gz_block_encode_f64(x + i, GZ_BLOCK, qp, p);
+    if (i < n)
+      p += gz_block_encode_f64(x + i, (int)(n - i), qp, p);
+  }
+  return (size_t)(p - out);
+}
+
+gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
+                                 size_t size, size_t n, const gz_quant_t *qp, void *out) {
+  const values_kernels_t *k = kernels_for(isa);
+  size_t pos = 0, used, i;
+  int fast = dtype == GZ_FLOAT32 && qp->eb > 0;
+  for (i = 0; i < n; i += GZ_BLOCK) {
+    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
+    if (fast && len == GZ_BLOCK && pos < size && in[pos] <= 32 && size - pos >= 2 &&
+        in[pos + 1] <= 56)
+      used = decode_f32(k, in + pos, size - pos, qp, (float *)out + i);
+    else if (fast && len == GZ_BLOCK && pos < size && in[pos] == GZ_KIND_MIXED)
+      used = decode_mixed_f32(k, in + pos, size - pos, qp, (float *)out + i);
+    else if (dtype == GZ_FLOAT32)
+      used = gz_block_decode_f32(in + pos, size - pos, len, qp, (float *)out + i);
+    else
+      used = gz_block_decode_f64(in + pos, size - pos, len, qp, (double *)out + i);
+    if (!used)
+      return GZ_ERR_CORRUPT;
+    pos += used;
+  }
+  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
+}
+
+size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_quant_t *qp,
+                        uint8_t *out) {
+  return gz_encode_values_isa(GZ_ISA_AUTO, dtype, in, n, qp, out);
+}
+
+gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
+                             const gz_quant_t *qp, void *out) {
+  return gz_decode_values_isa(GZ_ISA_AUTO, dtype, in, size, n, qp, out);
+}

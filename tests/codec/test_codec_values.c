@@ -1,0 +1,221 @@
+/* test_codec_values.c - the format-1 value blocks of values.c: every
+ * instruction set (portable, AVX2 when the CPU has it) writes exactly the
+ * bytes of the reference block encoder of kernels/gz_block.h (which the GPU
+ * codec shares), decodes its own and the other sets' bytes to the reference's
+ * values, and keeps every element within the bound (specials bit-exact).
+ * Data: delta widths 0..40 at every first-code width, escapes (NaN, Inf,
+ * -0.0, subnormals, values too large for the bound), partial last blocks,
+ * whole chunks through gz_compress, with 1, 2 and 3 threads (same bytes). */
+#include "gz_test.h"
+
+#include "codec/codec.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The reference: gz_block.h's encoder, block after block. */
+static size_t ref_encode(const float *x, size_t n, const gz_quant_t *qp, uint8_t *out) {
+  uint8_t *p = out;
+  size_t i;
+  for (i = 0; i + GZ_BLOCK <= n; i += GZ_BLOCK)
+    p += gz_block_encode_f32(x + i, GZ_BLOCK, qp, p);
+  if (i < n)
+    p += gz_block_encode_f32(x + i, (int)(n - i), qp, p);
+  return (size_t)(p - out);
+}
+
+static int ref_decode(const uint8_t *in, size_t size, size_t n, const gz_quant_t *qp,
+                      float *y) {
+  size_t pos = 0;
+  for (size_t i = 0; i < n; i += GZ_BLOCK) {
+    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
+    size_t used = gz_block_decode_f32(in + pos, size - pos, len, qp, y + i);
+    if (!used)
+      return -1;
+    pos += used;
+  }
+  return pos == size ? 0 : -1;
+}
+
+/* Encode x with every set, compare with the reference; decode every
+ * encoding with every set (from a buffer of exactly its size, so that the
+ * last blocks take the careful path), compare with the reference decode and
+ * check the bound. Returns the number of failures. */
+static int check_all(const char *what, const float *x, size_t n, double eb) {
+  gz_quant_t qp = gz_codec_quant(eb);
+  size_t cap = n * sizeof(float) + (n + GZ_BLOCK - 1) / GZ_BLOCK + 1;
+  uint8_t *ref = malloc(cap), *enc = malloc(cap), *exact = NULL;
+  float *want = malloc(n * sizeof *want + 1), *y = malloc(n * sizeof *y + 1);
+  size_t rsize = ref_encode(x, n, &qp, ref), bad = 0;
+  int fails = 0;
+  const int isas[2] = {GZ_ISA_PORTABLE, GZ_ISA_AVX2};
+  GZ_CHECK(ref_decode(ref, rsize, n, &qp, want) == 0, "%s: reference decodes", what);
+  for (size_t i = 0; i < n; i++) {
+    if (isfinite(x[i]) && fabs((double)x[i]) >= FLT_MIN)
+      bad += !(fabs((double)x[i] - (double)want[i]) <= eb);
+    else
+      bad += memcmp(&x[i], &want[i], sizeof(float)) != 0;
+  }
+  fails +=
+      !GZ_CHECK(bad == 0, "%s: %zu values off the bound or not bit-exact", what, bad);
+  for (int a = 0; a < 2; a++) {
+    size_t size;
+    if (!gz_values_isa_available(isas[a]))
+      continue;
+    memset(enc, 0xa5, cap);
+    size = gz_encode_values_isa(isas[a], GZ_FLOAT32, x, n, &qp, enc);
+    fails += !GZ_CHECK(size == rsize && memcmp(enc, ref, size) == 0,
+                       "%s: set %d writes the reference bytes (%zu vs %zu)", what,
+                       isas[a], size, rsize);
+    for (int b = 0; b < 2; b++) {
+      if (!gz_values_isa_available(isas[b]))
+        continue;
+      free(exact);
+      exact = malloc(size + 1);
+      memcpy(exact, enc, size);
+      memset(y, 0x5a, n * sizeof *y);
+      fails += !GZ_CHECK(
+          gz_decode_values_isa(isas[b], GZ_FLOAT32, exact, size, n, &qp, y) == GZ_OK &&
+              memcmp(y, want, n * sizeof *y) == 0,
+          "%s: set %d decodes set %d's bytes to the reference values", what, isas[b],
+          isas[a]);
+    }
+  }
+  free(ref);
+  free(enc);
+  free(exact);
+  free(want);
+  free(y);
+  return fails;
+}
+
+/* Blocks whose codes have delta width w and first-code width w0, for every
+ * pair, built as exact multiples of the step (and a random wobble inside the
+ * bound), so each block takes the PACKED form at that width. */
+static void test_widths(void) {
+  const double eb = 0.5; /* step 1: codes are the values */
+  size_t n = 0, cap = 41 * 20 * GZ_BLOCK;
+  float *x = malloc(cap * sizeof *x);
+  gz_rng_t rng;
+  gz_rng_seed(&rng, 17);
+  for (int w = 0; w <= 40; w++) {
+    for (int w0 = 0; w0 <= 24; w0 += (w0 < 4 ? 1 : 5)) {
+      double q =
+          w0 ? (double)((1u << (w0 - 1)) | (gz_rng_next(&rng) & ((1u << (w0 - 1)) - 1)))
+             : 0.0;
+      if (gz_rng_next(&rng) & 1)
+        q = -q;
+      for (int i = 0; i < GZ_BLOCK && n < cap; i++) {
+        if (i > 0 && w > 0) {
+          /* a zigzag delta of up to w bits, the first at exactly w */
+          double mag = ldexp(1.0, w - 1) - 1;
+          double d =
+              i == 1 ? ldexp(1.0, w - 1) / 2 : floor(gz_rng_uniform(&rng) * mag / 2);
+          q += (gz_rng_next(&rng) & 1) ? d : -d;
+        }
+        /* float32 holds integers exactly up to 2^24 only: the rest escape
+         * or go RAW, which the comparison with the reference covers too */
+        x[n++] = (float)(q + 0.4 * (gz_rng_uniform(&rng) - 0.5));
+      }
+    }
+  }
+  GZ_CHECK(check_all("widths", x, n, eb) == 0, "all widths");
+  free(x);
+}
+
+static void test_fields(void) {
+  size_t n = 100003; /* not a multiple of 32: a partial last block */
+  float *x = malloc(n * sizeof *x);
+  gz_rng_t rng;
+  gz_rng_seed(&rng, 5);
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)(sin(0.001 * (double)i) + 0.01 * gz_rng_normal(&rng));
+  GZ_CHECK(check_all("smooth e=1e-4", x, n, 1e-4) == 0, "smooth field, 1e-4");
+  GZ_CHECK(check_all("smooth e=1e-7", x, n, 1e-7) == 0, "smooth field, 1e-7");
+  GZ_CHECK(check_all("smooth e=10", x, n, 10) == 0, "smooth field, constant codes");
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)(1e4 * gz_rng_normal(&rng));
+  GZ_CHECK(check_all("noise e=1e-3", x, n, 1e-3) == 0, "wide noise");
+  /* specials sprinkled: every kind of escape, in some blocks only */
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)(cos(0.01 * (double)i));
+  for (size_t i = 7; i < n; i += 997) {
+    const float special[] = {NAN,     INFINITY, -INFINITY, -0.0f, 1e-40f,
+                             -1e-42f, 3e38f,    FLT_MIN,   0.0f};
+    x[i] = special[(i / 997) % (sizeof special / sizeof *special)];
+  }
+  for (size_t i = 5000; i < 5000 + 3 * GZ_BLOCK; i++)
+    x[i] = NAN; /* CONST blocks */
+  GZ_CHECK(check_all("specials", x, n, 1e-4) == 0, "escapes");
+  /* huge codes: values near the code limit and past it */
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)((double)(i % 64) * 1e14 + 3e15 * sin((double)i));
+  GZ_CHECK(check_all("huge codes", x, n, 1.0) == 0, "codes beyond int32");
+  GZ_CHECK(check_all("tiny", x, 40, 1.0) == 0, "one block and a bit");
+  free(x);
+}
+
+/* A stream through gz_compress decodes within the bound, and its chunk
+ * bytes are the reference's. */
+static void test_stream(void) {
+  size_t n = 3 * GZ_CHUNK_DEFAULT + 77, cap = gz_compress_bound(GZ_FLOAT32, n, 4096),
+         size, bad = 0;
+  float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  uint8_t *s = malloc(cap), *r = malloc(n * sizeof(float) + n);
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  gz_quant_t qp = gz_codec_quant(1e-4);
+  gz_stream_info_t info;
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)(sin(1e-4 * (double)i) * cos(3e-3 * (double)i));
+  p.error_bound = 1e-4;
+  GZ_CHECK(gz_compress(&p, x, n, s, cap, &size) == GZ_OK &&
+               gz_stream_info(s, size, &info) == GZ_OK,
+           "compress");
+  GZ_CHECK(gz_decompress(s, size, y, n) == GZ_OK, "decompress");
+  for (size_t i = 0; i < n; i++)
+    bad += !(fabs((double)x[i] - (double)y[i]) <= 1e-4);
+  GZ_CHECK(bad == 0, "%zu values off the bound", bad);
+  {
+    /* the first chunk's bytes are the reference encoder's */
+    size_t first = 44 + 8 * (size_t)info.chunk_count + 4;
+    size_t len = ref_encode(x, GZ_CHUNK_DEFAULT, &qp, r);
+    GZ_CHECK(len == (size_t)(s[44] | s[45] << 8 | s[46] << 16 | (size_t)s[47] << 24) &&
+                 memcmp(s + first, r, len) == 0,
+             "chunk 0 holds the reference bytes");
+  }
+  /* the same bytes for any thread count, formats 1 and 2 */
+  for (int pred = GZ_PRED_NONE; pred <= GZ_PRED_AUTO; pred += GZ_PRED_AUTO) {
+    uint8_t *t = malloc(cap);
+    size_t tsize = 0;
+    p.predictor = (gz_predictor_t)pred;
+    p.chunk_len = pred ? 0 : 4096; /* format 1: many chunks */
+    p.threads = 1;
+    GZ_CHECK(gz_compress(&p, x, n, s, cap, &size) == GZ_OK, "format %d, 1 thread",
+             pred ? 2 : 1);
+    for (int th = 2; th <= 3; th++) {
+      p.threads = th;
+      GZ_CHECK(gz_compress(&p, x, n, t, cap, &tsize) == GZ_OK && tsize == size &&
+                   memcmp(s, t, size) == 0,
+               "format %d: %d threads write the bytes of one", pred ? 2 : 1, th);
+    }
+    GZ_CHECK(gz_decompress(t, tsize, y, n) == GZ_OK, "format %d decodes", pred ? 2 : 1);
+    free(t);
+  }
+  free(x);
+  free(y);
+  free(s);
+  free(r);
+}
+
+int main(void) {
+  if (!gz_values_isa_available(GZ_ISA_AVX2))
+    printf("note: no AVX2 on this CPU, the portable set only\n");
+  test_widths();
+  test_fields();
+  test_stream();
+  return gz_test_finish();
+}
