@@ -24,4 +24,15 @@ size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_qua
 gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
                              const gz_quant_t *qp, void *out);
 
+/* The integer-code kernels' instruction set: want < 0 asks (choosing the
+ * best the CPU has on first use), 0 forces the portable loops, 1 AVX2 when
+ * the CPU has it. Returns the level in effect. Both give identical results;
+ * the choice is for tests and benchmarks. */
+int gz_codes_simd(int want);
+
+/* gz_dequantize that also returns the largest |code| (NULL: not needed) in
+ * the same pass. */
+gz_result_t gz_dequantize_absmax(gz_dtype_t dtype, const int64_t *codes, size_t n,
+                                 double eb, void *out, int64_t *amax);
+
 #endif
