@@ -19,6 +19,7 @@
  */
 #include "coll_internal.h"
 
+#include "codec/codec.h"
 #include "gz_block.h"
 
 #include <limits.h>
@@ -56,10 +57,17 @@ static gz_result_t requantize(gz_dtype_t dtype, const void *in, size_t n, double
   return GZ_OK;
 }
 
-gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, size_t n,
-                            double eb, int64_t code_limit, int64_t *codes) {
+static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
+                       double *hi);
+
+/* Quantize in parts of 4096 values; with range (may be NULL) also the finite
+ * range of the values, each part's read from cache right after it was
+ * quantized: one pass over the input instead of two. */
+gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
+                                  size_t n, double eb, int64_t code_limit, int64_t *codes,
+                                  gz_agree_t *range) {
   const size_t part = 4096, esz = gz_dtype_size(dtype);
-  double t = MPI_Wtime();
+  double t = MPI_Wtime(), lo = HUGE_VAL, hi = -HUGE_VAL;
   gz_result_t rc = GZ_OK;
   for (size_t off = 0; off < n && rc == GZ_OK; off += part) {
     size_t len = n - off < part ? n - off : part;
@@ -67,18 +75,44 @@ gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, siz
     rc = gz_quantize(dtype, x, len, eb, code_limit, codes + off);
     if (rc == GZ_ERR_RANGE)
       rc = requantize(dtype, x, len, eb, code_limit, codes + off);
+    if (range) {
+      double l, h;
+      range_part(dtype, x, len, &l, &h);
+      lo = l < lo ? l : lo;
+      hi = h > hi ? h : hi;
+    }
   }
   if (n == 0)
     rc = gz_quantize(dtype, in, 0, eb, code_limit, codes);
+  if (range && rc != GZ_OK) /* stopped early (escape): the whole range */
+    gz_local_range(dtype, in, n, &range->lo, &range->hi, &range->absmax);
+  else if (range && (lo == -HUGE_VAL || hi == HUGE_VAL)) /* infinities */
+    gz_local_range(dtype, in, n, &range->lo, &range->hi, &range->absmax);
+  else if (range) {
+    range->lo = lo;
+    range->hi = hi;
+    range->absmax = hi >= lo ? fmax(fabs(lo), fabs(hi)) : 0.0;
+  }
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   return rc;
 }
 
+gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, size_t n,
+                            double eb, int64_t code_limit, int64_t *codes) {
+  return gz_run_quantize_range(run, dtype, in, n, eb, code_limit, codes, NULL);
+}
+
 gz_result_t gz_run_dequantize(gz_run_t *run, gz_dtype_t dtype, const int64_t *codes,
                               size_t n, double eb, void *out) {
+  return gz_run_dequantize_absmax(run, dtype, codes, n, eb, out, NULL);
+}
+
+gz_result_t gz_run_dequantize_absmax(gz_run_t *run, gz_dtype_t dtype,
+                                     const int64_t *codes, size_t n, double eb, void *out,
+                                     int64_t *amax) {
   double t = MPI_Wtime();
-  gz_result_t rc = gz_dequantize(dtype, codes, n, eb, out);
+  gz_result_t rc = gz_dequantize_absmax(dtype, codes, n, eb, out, amax);
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   return rc;
@@ -260,6 +294,14 @@ MPI_Datatype gz_mpi_type(gz_dtype_t dtype) {
   }
 GZ_RANGE_FN(range_f32, float)
 GZ_RANGE_FN(range_f64, double)
+
+static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
+                       double *hi) {
+  if (dtype == GZ_FLOAT32)
+    range_f32(in, n, lo, hi);
+  else
+    range_f64(in, n, lo, hi);
+}
 
 void gz_local_range(gz_dtype_t dtype, const void *in, size_t n, double *lo, double *hi,
                     double *absmax) {

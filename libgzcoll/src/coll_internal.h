@@ -216,6 +216,10 @@ gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, siz
                             double eb, int64_t code_limit, int64_t *codes);
 gz_result_t gz_run_dequantize(gz_run_t *run, gz_dtype_t dtype, const int64_t *codes,
                               size_t n, double eb, void *out);
+/* The same with the largest |code| (amax) found in the same pass. */
+gz_result_t gz_run_dequantize_absmax(gz_run_t *run, gz_dtype_t dtype,
+                                     const int64_t *codes, size_t n, double eb, void *out,
+                                     int64_t *amax);
 gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *out,
                           size_t cap, size_t *out_size);
 gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *codes,
@@ -244,6 +248,11 @@ void gz_agree_init(gz_agree_t *a);
 gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a);
 /* Agree on the outcome of the data movement (same return convention). */
 gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local);
+/* gz_run_quantize that also sets range->lo, hi and absmax (gz_local_range's
+ * values; range may be NULL) in the same pass over the input. */
+gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
+                                  size_t n, double eb, int64_t code_limit, int64_t *codes,
+                                  gz_agree_t *range);
 
 /* ---- quantization plan -------------------------------------------------- */
 
