@@ -48,15 +48,17 @@ static gz_result_t range(const gz_args_t *a, gz_agree_t *ag) {
   return a->ex->be->range(a->ex, a->dtype, a->in, a->n_in, &ag->lo, &ag->hi, &ag->absmax);
 }
 
-/* With range (host only; may be NULL): the finite range in the same pass. */
+/* With range (host only; may be NULL): the finite range in the same pass;
+ * *narrow in: try int32 codes for sums of terms, out: whether they are. */
 static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *plan,
-                            int64_t *codes, gz_agree_t *range) {
+                            int64_t *codes, gz_agree_t *range, int *narrow, int terms) {
   gz_exec_t *ex = a->ex;
   gz_result_t rc;
   double t;
   if (!ex)
     return gz_run_quantize_range(run, a->dtype, a->in, a->n_in, plan->eb,
-                                 plan->code_limit, codes, range);
+                                 plan->code_limit, codes, range, narrow, terms);
+  *narrow = 0;
   t = MPI_Wtime();
   rc = ex->be->quantize(ex, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit, codes);
   if (rc == GZ_OK)
@@ -68,14 +70,15 @@ static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *
 
 /* Dequantize the result codes; *amax: their largest |code| (reductions). */
 static gz_result_t dequantize(const gz_coll_desc_t *d, const gz_args_t *a, gz_run_t *run,
-                              const int64_t *codes, double eb, int64_t *amax) {
+                              const int64_t *codes, int narrow, double eb,
+                              int64_t *amax) {
   gz_exec_t *ex = a->ex;
   gz_result_t rc;
   double t;
   *amax = 0;
   if (!ex) {
-    return a->n_out ? gz_run_dequantize_absmax(run, a->dtype, codes, a->n_out, eb, a->out,
-                                               d->reduces ? amax : NULL)
+    return a->n_out ? gz_run_dequantize_absmax(run, a->dtype, codes, narrow, a->n_out, eb,
+                                               a->out, d->reduces ? amax : NULL)
                     : GZ_OK;
   }
   if (!a->n_out)
@@ -97,7 +100,7 @@ static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t 
                          const char *why) {
   const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI)
                                     : gz_algorithm(d->coll, GZ_ALGO_MPI);
-  gz_job_t job = {a, NULL, 0.0, run, GZ_ALGO_MPI, ""};
+  gz_job_t job = {a, NULL, 0.0, run, GZ_ALGO_MPI, "", 0};
   gz_result_t rc = GZ_OK;
   double rb = 0, u = a->dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
   int P = ctx->size;
@@ -148,12 +151,12 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   gz_choice_t ch;
   gz_agree_t ag;
   gz_plan_t plan;
-  gz_job_t job = {a, NULL, 0.0, NULL, GZ_ALGO_AUTO, ""};
+  gz_job_t job = {a, NULL, 0.0, NULL, GZ_ALGO_AUTO, "", 0};
   const gz_algorithm_t *alg;
   gz_result_t rc = GZ_OK, local;
   const char *why = NULL; /* the reason for taking the MPI path */
   int64_t *codes = NULL, amax = 0;
-  int agreed = 0, fused, sum, on_dev;
+  int agreed = 0, fused, sum, on_dev, narrow = 0, terms;
   size_t scratch;
 
   if (!ctx)
@@ -222,10 +225,15 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     goto uncompressed;
   }
 
-  /* quantize once, agree */
+  /* quantize once (a host allreduce into int32 codes while its range fits),
+   * agree; the agreed range decides the width on every rank alike */
+  terms = sum ? ctx->size : 1;
+  narrow = fused && d->coll == GZ_COLL_ALLREDUCE && !a->in_off && !a->out_off &&
+           !ctx->wide_codes;
   if (a->quantizes)
-    local = quantize(a, &run, &plan, codes + a->in_off,
-                     fused && (sum || !d->reduces) ? &ag : NULL);
+    local =
+        quantize(a, &run, &plan, codes + a->in_off,
+                 fused && (sum || !d->reduces || narrow) ? &ag : NULL, &narrow, terms);
   rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
@@ -233,16 +241,26 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
+  if (fused && d->coll == GZ_COLL_ALLREDUCE && !a->in_off && !a->out_off &&
+      !ctx->wide_codes) {
+    int fit = gz_codes_fit32(ag.absmax, plan.eb, terms);
+    if (narrow && !fit) /* another rank's range is wider */
+      gz_codes_widen(codes, a->n_in);
+    else if (!narrow && fit) /* not reached (a rank fits when the agreed range does) */
+      gz_codes_narrow(codes, a->n_in);
+    narrow = fit;
+  }
 
   /* the algorithm on codes, agree on its outcome, dequantize once */
   job.codes = codes;
   job.eb = plan.eb;
   job.run = &run;
   job.chosen = ch.algo;
+  job.narrow = narrow;
   rc = gz_agree_final(ctx, alg->run(ctx, &job));
   if (rc != GZ_OK)
     goto fn_exit;
-  rc = dequantize(d, a, &run, codes + a->out_off, plan.eb / a->divisor, &amax);
+  rc = dequantize(d, a, &run, codes + a->out_off, narrow, plan.eb / a->divisor, &amax);
   if (rc == GZ_OK && d->own)
     rc = d->own(ctx, a);
   if (rc != GZ_OK)
