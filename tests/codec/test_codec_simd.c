@@ -2,8 +2,9 @@
  * same codes, values, largest |code|, bytes and errors as the portable
  * loops (libgzcoll/src/codec/codes.c, chosen with gz_codes_simd): smooth
  * and noisy data, ties, values beyond the code limit, NaN and infinities,
- * codes beyond 2^51 (the dequantizer's other path), every block width. On a
- * CPU without AVX2 the test says so and skips. */
+ * codes beyond 2^51 (the dequantizer's other path), every block width; and
+ * the int32 code kernels, whose encoded bytes must equal those of the same
+ * codes as int64. On a CPU without AVX2 the test says so and skips. */
 #include "gz_test.h"
 
 #include "codec/codec.h"
@@ -23,7 +24,16 @@ typedef struct out {
   double y64[N];
   uint8_t enc[N * 9];
   size_t enc_size;
+  /* int32 codes */
+  gz_result_t rc32_q32, rc32_q64, rc32_enc, rc32_dec, rc32_red;
+  int32_t n32_q32[N], n32_q64[N], n32_dec[N], n32_red[N];
+  int64_t amax32_32;
+  float y32_32[N];
+  uint8_t enc32[N * 9];
+  size_t enc32_size;
 } out_t;
+
+static int32_t codes32[N]; /* int32 codes (the int64 ones narrowed) */
 
 static void run(int level, const float *xf, const double *xd, const int64_t *codes,
                 double eb, int64_t limit, out_t *o) {
@@ -36,6 +46,15 @@ static void run(int level, const float *xf, const double *xd, const int64_t *cod
   o->rc_dec = gz_codes_decode(o->enc, o->enc_size, o->dec, N);
   memcpy(o->red, codes, sizeof o->red);
   o->rc_red = gz_codes_decode_reduce(GZ_OP_SUM, o->enc, o->enc_size, o->red, N);
+  limit = limit < INT32_MAX ? limit : INT32_MAX;
+  o->rc32_q32 = gz_quantize32(GZ_FLOAT32, xf, N, eb, limit, o->n32_q32);
+  o->rc32_q64 = gz_quantize32(GZ_FLOAT64, xd, N, eb, limit, o->n32_q64);
+  gz_dequantize32_absmax(GZ_FLOAT32, codes32, N, eb, o->y32_32, &o->amax32_32);
+  o->rc32_enc = gz_codes32_encode(codes32, N, o->enc32, sizeof o->enc32, &o->enc32_size);
+  o->rc32_dec = gz_codes32_decode(o->enc32, o->enc32_size, o->n32_dec, N);
+  memcpy(o->n32_red, codes32, sizeof o->n32_red);
+  o->rc32_red =
+      gz_codes32_decode_reduce(GZ_OP_SUM, o->enc32, o->enc32_size, o->n32_red, N);
 }
 
 static void compare(const char *what, const out_t *a, const out_t *b,
@@ -57,6 +76,47 @@ static void compare(const char *what, const out_t *a, const out_t *b,
            "%s: decoded codes", what);
   GZ_CHECK(a->rc_red == b->rc_red && !memcmp(a->red, b->red, sizeof a->red),
            "%s: decode+reduce", what);
+  GZ_CHECK(a->rc32_q32 == b->rc32_q32 && a->rc32_q64 == b->rc32_q64 &&
+               !memcmp(a->n32_q32, b->n32_q32, sizeof a->n32_q32) &&
+               !memcmp(a->n32_q64, b->n32_q64, sizeof a->n32_q64),
+           "%s: int32 quantize", what);
+  GZ_CHECK(!memcmp(a->y32_32, b->y32_32, sizeof a->y32_32) &&
+               a->amax32_32 == b->amax32_32,
+           "%s: int32 dequantize", what);
+  GZ_CHECK(a->rc32_enc == GZ_OK && b->rc32_enc == GZ_OK &&
+               a->enc32_size == b->enc32_size &&
+               !memcmp(a->enc32, b->enc32, a->enc32_size),
+           "%s: int32 encoded bytes", what);
+  GZ_CHECK(a->rc32_dec == GZ_OK && b->rc32_dec == GZ_OK &&
+               !memcmp(a->n32_dec, codes32, sizeof a->n32_dec) &&
+               !memcmp(b->n32_dec, codes32, sizeof b->n32_dec),
+           "%s: int32 decoded codes", what);
+  GZ_CHECK(a->rc32_red == b->rc32_red &&
+               !memcmp(a->n32_red, b->n32_red, sizeof a->n32_red),
+           "%s: int32 decode+reduce", what);
+}
+
+/* int32 codes against int64: the same codes, bytes and values. */
+static void check_narrow(const char *what, const out_t *o, const int64_t *codes,
+                         double eb) {
+  size_t bad = 0, twice = 0;
+  int64_t m = 0;
+  for (size_t i = 0; i < N; i++) {
+    int64_t c = codes32[i], a = c < 0 ? -c : c;
+    m = a > m ? a : m;
+    bad += o->y32_32[i] != (float)((double)c * (2.0 * eb));
+    twice += o->n32_red[i] != 2 * c;
+  }
+  GZ_CHECK(bad == 0 && o->amax32_32 == m, "%s: int32 dequantize vs reference", what);
+  GZ_CHECK(o->rc32_red == GZ_OK && twice == 0, "%s: int32 decode+reduce sums", what);
+  if (o->rc_q32 == GZ_OK) {
+    size_t diff = 0;
+    for (size_t i = 0; i < N; i++)
+      diff += o->n32_q32[i] != o->q32[i] || o->n32_q64[i] != o->q64[i];
+    GZ_CHECK(o->rc32_q32 == GZ_OK && o->rc32_q64 == GZ_OK && diff == 0,
+             "%s: int32 and int64 quantization differ", what);
+  }
+  (void)codes;
 }
 
 /* The reference for the dequantizer and the largest |code|. */
@@ -120,10 +180,25 @@ int main(void) {
     if (kind == 5)
       for (size_t i = 0; i < N; i += 101)
         codes[i] = (i & 1 ? -1 : 1) * ((INT64_C(1) << 52) - (int64_t)i);
+    for (size_t i = 0; i < N; i++) /* below 2^30: twice fits */
+      codes32[i] = (int32_t)(codes[i] % (INT64_C(1) << 30));
+    {
+      size_t size = 0;
+      static uint8_t enc64[N * 9];
+      static int64_t wide[N];
+      for (size_t i = 0; i < N; i++)
+        wide[i] = codes32[i];
+      gz_codes_encode(wide, N, enc64, sizeof enc64, &size);
+      run(1, xf, xd, codes, eb, limit, &b);
+      GZ_CHECK(b.enc32_size == size && !memcmp(b.enc32, enc64, size),
+               "%s: int32 codes encode to the bytes of the same int64 codes",
+               names[kind]);
+    }
     run(0, xf, xd, codes, kind == 2 ? 0.00390625 : eb, limit, &a);
     run(1, xf, xd, codes, kind == 2 ? 0.00390625 : eb, limit, &b);
     compare(names[kind], &a, &b, codes);
     check_dequant(names[kind], &a, codes, kind == 2 ? 0.00390625 : eb);
+    check_narrow(names[kind], &a, codes, kind == 2 ? 0.00390625 : eb);
     if (kind == 0)
       GZ_CHECK(a.rc_q32 == GZ_OK && a.rc_q64 == GZ_OK, "smooth data quantizes");
     if (kind == 3 || kind == 4)
