@@ -19,6 +19,7 @@
  */
 #include "coll_internal.h"
 
+#include "codec/codec.h"
 #include "gz_block.h"
 
 #include <limits.h>
@@ -40,6 +41,8 @@ void gz_run_begin(gz_run_t *run, gz_dtype_t dtype) {
  * quantizable: |x - 2eb q| <= eb + 2^-51 (|x| + eb), which the reported
  * bounds include. Only a non-finite value or a code beyond code_limit is a
  * real escape. Re-examine a rejected range with the kernel's own quantizer. */
+#define GZ_QPART 4096 /* values per part of a quantization pass */
+
 static gz_result_t requantize(gz_dtype_t dtype, const void *in, size_t n, double eb,
                               int64_t code_limit, int64_t *codes) {
   gz_quant_t qp = gz_quant_make(eb, (double)code_limit);
@@ -56,38 +59,120 @@ static gz_result_t requantize(gz_dtype_t dtype, const void *in, size_t n, double
   return GZ_OK;
 }
 
-gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, size_t n,
-                            double eb, int64_t code_limit, int64_t *codes) {
-  const size_t part = 4096, esz = gz_dtype_size(dtype);
-  double t = MPI_Wtime();
+static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
+                       double *hi);
+
+/* One part into int32 codes, ties re-examined through an int64 tile. */
+static gz_result_t quantize_part32(gz_dtype_t dtype, const void *x, size_t len, double eb,
+                                   int64_t code_limit, int32_t *codes) {
+  int64_t tile[GZ_QPART];
+  /* the part's range fits (gz_codes_fit32): its codes are below both limits */
+  gz_result_t rc = gz_quantize32(dtype, x, len, eb,
+                                 code_limit < INT32_MAX ? code_limit : INT32_MAX, codes);
+  if (rc == GZ_ERR_RANGE &&
+      (rc = requantize(dtype, x, len, eb, code_limit, tile)) == GZ_OK)
+    for (size_t i = 0; i < len; i++)
+      codes[i] = (int32_t)tile[i];
+  return rc;
+}
+
+int gz_codes_fit32(double absmax, double eb, int terms) {
+  double codes = absmax * gz_quant_make(eb, 0).inv_step + 1.0; /* >= any |code| */
+  return codes * (double)terms <= (double)INT32_MAX;
+}
+
+void gz_codes_widen(void *codes, size_t n) {
+  const int32_t *in = codes;
+  int64_t *out = codes;
+  for (size_t i = n; i-- > 0;) /* from the end: out[i] covers in[2i], in[2i+1] */
+    out[i] = in[i];
+}
+
+void gz_codes_narrow(void *codes, size_t n) {
+  const int64_t *in = codes;
+  int32_t *out = codes;
+  for (size_t i = 0; i < n; i++) /* from the start: out[i] lies in in[i / 2] */
+    out[i] = (int32_t)in[i];
+}
+
+/* Quantize in parts of GZ_QPART values; with range (may be NULL) also the
+ * finite range of the values, each part's read just before it is quantized
+ * (from cache then): one pass over the input instead of two. With *narrow
+ * set, codes are int32 while every part's range fits (gz_codes_fit32 for
+ * terms); the first part that does not widens what was written and the rest
+ * is int64; *narrow says which. */
+gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
+                                  size_t n, double eb, int64_t code_limit, void *codes,
+                                  gz_agree_t *range, int *narrow, int terms) {
+  const size_t part = GZ_QPART, esz = gz_dtype_size(dtype);
+  double t = MPI_Wtime(), lo = HUGE_VAL, hi = -HUGE_VAL;
   gz_result_t rc = GZ_OK;
+  int n32 = narrow && *narrow && range;
   for (size_t off = 0; off < n && rc == GZ_OK; off += part) {
     size_t len = n - off < part ? n - off : part;
     const char *x = (const char *)in + off * esz;
-    rc = gz_quantize(dtype, x, len, eb, code_limit, codes + off);
-    if (rc == GZ_ERR_RANGE)
-      rc = requantize(dtype, x, len, eb, code_limit, codes + off);
+    if (range) {
+      double l, h;
+      range_part(dtype, x, len, &l, &h);
+      if (n32 && !gz_codes_fit32(h >= l ? fmax(fabs(l), fabs(h)) : 0.0, eb, terms)) {
+        gz_codes_widen(codes, off);
+        n32 = 0;
+      }
+      lo = l < lo ? l : lo;
+      hi = h > hi ? h : hi;
+    }
+    if (n32) {
+      rc = quantize_part32(dtype, x, len, eb, code_limit, (int32_t *)codes + off);
+    } else {
+      rc = gz_quantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
+      if (rc == GZ_ERR_RANGE)
+        rc = requantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
+    }
   }
   if (n == 0)
     rc = gz_quantize(dtype, in, 0, eb, code_limit, codes);
+  if (narrow)
+    *narrow = n32;
+  if (range && rc != GZ_OK) /* stopped early (escape): the whole range */
+    gz_local_range(dtype, in, n, &range->lo, &range->hi, &range->absmax);
+  else if (range && (lo == -HUGE_VAL || hi == HUGE_VAL)) /* infinities */
+    gz_local_range(dtype, in, n, &range->lo, &range->hi, &range->absmax);
+  else if (range) {
+    range->lo = lo;
+    range->hi = hi;
+    range->absmax = hi >= lo ? fmax(fabs(lo), fabs(hi)) : 0.0;
+  }
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   return rc;
+}
+
+gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, size_t n,
+                            double eb, int64_t code_limit, int64_t *codes) {
+  return gz_run_quantize_range(run, dtype, in, n, eb, code_limit, codes, NULL, NULL, 1);
 }
 
 gz_result_t gz_run_dequantize(gz_run_t *run, gz_dtype_t dtype, const int64_t *codes,
                               size_t n, double eb, void *out) {
+  return gz_run_dequantize_absmax(run, dtype, codes, 0, n, eb, out, NULL);
+}
+
+gz_result_t gz_run_dequantize_absmax(gz_run_t *run, gz_dtype_t dtype, const void *codes,
+                                     int narrow, size_t n, double eb, void *out,
+                                     int64_t *amax) {
   double t = MPI_Wtime();
-  gz_result_t rc = gz_dequantize(dtype, codes, n, eb, out);
+  gz_result_t rc = narrow ? gz_dequantize32_absmax(dtype, codes, n, eb, out, amax)
+                          : gz_dequantize_absmax(dtype, codes, n, eb, out, amax);
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   return rc;
 }
 
-gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *out,
-                          size_t cap, size_t *out_size) {
+gz_result_t gz_run_encode_w(gz_run_t *run, const void *codes, int narrow, size_t n,
+                            void *out, size_t cap, size_t *out_size) {
   double t = MPI_Wtime();
-  gz_result_t rc = gz_codes_encode(codes, n, out, cap, out_size);
+  gz_result_t rc = narrow ? gz_codes32_encode(codes, n, out, cap, out_size)
+                          : gz_codes_encode(codes, n, out, cap, out_size);
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   if (rc == GZ_OK) {
@@ -99,10 +184,31 @@ gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *o
   return rc;
 }
 
+gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *out,
+                          size_t cap, size_t *out_size) {
+  return gz_run_encode_w(run, codes, 0, n, out, cap, out_size);
+}
+
+gz_result_t gz_run_decode_w(gz_run_t *run, const void *in, size_t size, void *codes,
+                            int narrow, size_t n) {
+  double t = MPI_Wtime();
+  gz_result_t rc = narrow ? gz_codes32_decode(in, size, codes, n)
+                          : gz_codes_decode(in, size, codes, n);
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
 gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *codes,
                           size_t n) {
+  return gz_run_decode_w(run, in, size, codes, 0, n);
+}
+
+gz_result_t gz_run_decode_reduce_w(gz_run_t *run, gz_op_t op, const void *in, size_t size,
+                                   void *acc, int narrow, size_t n) {
   double t = MPI_Wtime();
-  gz_result_t rc = gz_codes_decode(in, size, codes, n);
+  gz_result_t rc = narrow ? gz_codes32_decode_reduce(op, in, size, acc, n)
+                          : gz_codes_decode_reduce(op, in, size, acc, n);
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   return rc;
@@ -110,11 +216,7 @@ gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *c
 
 gz_result_t gz_run_decode_reduce(gz_run_t *run, gz_op_t op, const void *in, size_t size,
                                  int64_t *acc, size_t n) {
-  double t = MPI_Wtime();
-  gz_result_t rc = gz_codes_decode_reduce(op, in, size, acc, n);
-  run->t_codec += MPI_Wtime() - t;
-  run->passes += n;
-  return rc;
+  return gz_run_decode_reduce_w(run, op, in, size, acc, 0, n);
 }
 
 void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t algo,
@@ -260,6 +362,14 @@ MPI_Datatype gz_mpi_type(gz_dtype_t dtype) {
   }
 GZ_RANGE_FN(range_f32, float)
 GZ_RANGE_FN(range_f64, double)
+
+static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
+                       double *hi) {
+  if (dtype == GZ_FLOAT32)
+    range_f32(in, n, lo, hi);
+  else
+    range_f64(in, n, lo, hi);
+}
 
 void gz_local_range(gz_dtype_t dtype, const void *in, size_t n, double *lo, double *hi,
                     double *absmax) {

@@ -16,12 +16,15 @@
  *            workspace, at once (a failure is agreed at the next agreement);
  *   range    the finite range of the values this rank quantizes (a->in):
  *            a SUM needs it for its bound on every path, REL for the plan,
- *            data movement for the rounding of its bound;
+ *            data movement for the rounding of its bound; an ABS call on
+ *            the host reads it in the quantization's pass (REL and device
+ *            calls read it first);
  *   plan     eb and the code limit (REL: after agreeing on the range);
  *            SUM plans for P terms, everything else for one;
  *   quantize, agree (escape -> the MPI path on the original values), run
  *            the algorithm on codes, agree on its outcome;
- *   result   dequantize a->n_out codes once into a->out (a mean divides
+ *   result   dequantize a->n_out codes once into a->out, the largest |code|
+ *            in the same pass (a mean divides
  *            the step by the divisor), the own block copied exactly;
  *   report   bound: SUM  P eb + roundings (gz_sum_bound),
  *                   MAX/MIN and data movement  eb + the final rounding,
@@ -48,14 +51,17 @@ static gz_result_t range(const gz_args_t *a, gz_agree_t *ag) {
   return a->ex->be->range(a->ex, a->dtype, a->in, a->n_in, &ag->lo, &ag->hi, &ag->absmax);
 }
 
+/* With range (host only; may be NULL): the finite range in the same pass;
+ * *narrow in: try int32 codes for sums of terms, out: whether they are. */
 static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *plan,
-                            int64_t *codes) {
+                            int64_t *codes, gz_agree_t *range, int *narrow, int terms) {
   gz_exec_t *ex = a->ex;
   gz_result_t rc;
   double t;
   if (!ex)
-    return gz_run_quantize(run, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit,
-                           codes);
+    return gz_run_quantize_range(run, a->dtype, a->in, a->n_in, plan->eb,
+                                 plan->code_limit, codes, range, narrow, terms);
+  *narrow = 0;
   t = MPI_Wtime();
   rc = ex->be->quantize(ex, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit, codes);
   if (rc == GZ_OK)
@@ -67,16 +73,16 @@ static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *
 
 /* Dequantize the result codes; *amax: their largest |code| (reductions). */
 static gz_result_t dequantize(const gz_coll_desc_t *d, const gz_args_t *a, gz_run_t *run,
-                              const int64_t *codes, double eb, int64_t *amax) {
+                              const int64_t *codes, int narrow, double eb,
+                              int64_t *amax) {
   gz_exec_t *ex = a->ex;
   gz_result_t rc;
   double t;
   *amax = 0;
   if (!ex) {
-    rc = a->n_out ? gz_run_dequantize(run, a->dtype, codes, a->n_out, eb, a->out) : GZ_OK;
-    if (d->reduces)
-      *amax = gz_codes_absmax(codes, a->n_out);
-    return rc;
+    return a->n_out ? gz_run_dequantize_absmax(run, a->dtype, codes, narrow, a->n_out, eb,
+                                               a->out, d->reduces ? amax : NULL)
+                    : GZ_OK;
   }
   if (!a->n_out)
     return GZ_OK;
@@ -97,7 +103,7 @@ static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t 
                          const char *why) {
   const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI)
                                     : gz_algorithm(d->coll, GZ_ALGO_MPI);
-  gz_job_t job = {a, NULL, 0.0, run, GZ_ALGO_MPI, ""};
+  gz_job_t job = {a, NULL, 0.0, run, GZ_ALGO_MPI, "", 0};
   gz_result_t rc = GZ_OK;
   double rb = 0, u = a->dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
   int P = ctx->size;
@@ -134,7 +140,7 @@ static double result_bound(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_
 static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
                              const gz_algorithm_t *alg, gz_agree_t *ag, gz_run_t *run,
                              gz_report_t *report) {
-  gz_job_t job = {a, NULL, 0.0, run, alg->id, ""};
+  gz_job_t job = {a, NULL, 0.0, run, alg->id, "", 0};
   double unit = gz_cast_unit((gz_cast_t)a->cast);
   char why[96];
   gz_result_t rc;
@@ -176,12 +182,12 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   gz_choice_t ch;
   gz_agree_t ag;
   gz_plan_t plan;
-  gz_job_t job = {a, NULL, 0.0, NULL, GZ_ALGO_AUTO, ""};
+  gz_job_t job = {a, NULL, 0.0, NULL, GZ_ALGO_AUTO, "", 0};
   const gz_algorithm_t *alg;
   gz_result_t rc = GZ_OK, local;
   const char *why = NULL; /* the reason for taking the MPI path */
   int64_t *codes = NULL, amax = 0;
-  int agreed = 0, ranged = 0, sum, on_dev;
+  int agreed = 0, fused, sum, on_dev, narrow = 0, terms;
   size_t scratch;
 
   if (!ctx)
@@ -205,14 +211,15 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   if (rc != GZ_OK)
     goto fn_exit; /* a forced algorithm that does not apply: same on every rank */
   sum = d->reduces && a->op == GZ_OP_SUM;
-  if (local == GZ_OK && sum && !a->ex) { /* the MPI path's bound needs it too */
-    range(a, &ag);
-    ranged = 1;
-  }
+  /* the range: an ABS call on the host reads it while quantizing (one pass
+   * over the input); REL needs it for the plan, device calls read it first */
+  fused = !a->ex && ctx->cfg.eb_mode != GZ_EB_REL;
   alg = a->ex ? gz_algorithm_device(d->coll, ch.algo) : gz_algorithm(d->coll, ch.algo);
   on_dev = a->ex && a->ex->be->on_device;
   scratch = a->ex ? a->ex->be->tmp_bytes(a->n_codes) : 0;
   if (local != GZ_OK || ch.algo == GZ_ALGO_MPI || !alg || !alg->ws) {
+    if (local == GZ_OK && sum && !a->ex) /* the MPI path's bound */
+      range(a, &ag);
     why = ch.reason;
     goto uncompressed;
   }
@@ -238,7 +245,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     }
   }
   /* the plan: REL agrees on the global range first */
-  if (local == GZ_OK && !ranged && a->quantizes &&
+  if (local == GZ_OK && !fused && a->quantizes &&
       (sum || !d->reduces || ctx->cfg.eb_mode == GZ_EB_REL))
     local = range(a, &ag);
   if (local != GZ_OK) {
@@ -251,13 +258,21 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   if (rc != GZ_OK)
     goto fn_exit;
   if (!plan.usable) {
+    if (fused && sum) /* the MPI path's bound */
+      range(a, &ag);
     why = GZ_WHY_DEGENERATE;
     goto uncompressed;
   }
 
-  /* quantize once, agree */
+  /* quantize once (a host allreduce into int32 codes while its range fits),
+   * agree; the agreed range decides the width on every rank alike */
+  terms = sum ? ctx->size : 1;
+  narrow = fused && d->coll == GZ_COLL_ALLREDUCE && !a->in_off && !a->out_off &&
+           !ctx->wide_codes;
   if (a->quantizes)
-    local = quantize(a, &run, &plan, codes + a->in_off);
+    local =
+        quantize(a, &run, &plan, codes + a->in_off,
+                 fused && (sum || !d->reduces || narrow) ? &ag : NULL, &narrow, terms);
   rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;
@@ -265,16 +280,26 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
+  if (fused && d->coll == GZ_COLL_ALLREDUCE && !a->in_off && !a->out_off &&
+      !ctx->wide_codes) {
+    int fit = gz_codes_fit32(ag.absmax, plan.eb, terms);
+    if (narrow && !fit) /* another rank's range is wider */
+      gz_codes_widen(codes, a->n_in);
+    else if (!narrow && fit) /* not reached (a rank fits when the agreed range does) */
+      gz_codes_narrow(codes, a->n_in);
+    narrow = fit;
+  }
 
   /* the algorithm on codes, agree on its outcome, dequantize once */
   job.codes = codes;
   job.eb = plan.eb;
   job.run = &run;
   job.chosen = ch.algo;
+  job.narrow = narrow;
   rc = gz_agree_final(ctx, alg->run(ctx, &job));
   if (rc != GZ_OK)
     goto fn_exit;
-  rc = dequantize(d, a, &run, codes + a->out_off, plan.eb / a->divisor, &amax);
+  rc = dequantize(d, a, &run, codes + a->out_off, narrow, plan.eb / a->divisor, &amax);
   if (rc == GZ_OK && d->own)
     rc = d->own(ctx, a);
   if (rc != GZ_OK)

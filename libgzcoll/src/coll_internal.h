@@ -144,6 +144,7 @@ struct gz_ctx {
   /* transfer shape */
   size_t chunk_elems; /* ring pipeline chunk */
   size_t part_bytes;  /* largest single message */
+  int wide_codes;     /* GZCOLL_WIDE_CODES: int64 codes even where int32 fit */
   /* workspace pool: one buffer, reserved per call, carved by gz_ws_take */
   unsigned char *ws;
   size_t ws_cap, ws_used, ws_reserved;
@@ -216,6 +217,28 @@ gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, siz
                             double eb, int64_t code_limit, int64_t *codes);
 gz_result_t gz_run_dequantize(gz_run_t *run, gz_dtype_t dtype, const int64_t *codes,
                               size_t n, double eb, void *out);
+/* The same from int64 or (narrow) int32 codes, with the largest |code|
+ * (amax; may be NULL) found in the same pass. */
+gz_result_t gz_run_dequantize_absmax(gz_run_t *run, gz_dtype_t dtype, const void *codes,
+                                     int narrow, size_t n, double eb, void *out,
+                                     int64_t *amax);
+/* Codes are int64, or int32 ("narrow") in a call whose agreed range keeps
+ * every code and every sum of terms codes below 2^31 (gz_codes_fit32: the
+ * same answer on every rank from the agreed absmax; monotone, so a rank whose
+ * own range fits whenever the agreed one does). The _w codec calls take
+ * either; widen/narrow convert a buffer in place. */
+int gz_codes_fit32(double absmax, double eb, int terms);
+void gz_codes_widen(void *codes, size_t n);
+void gz_codes_narrow(void *codes, size_t n);
+static inline void *gz_code_at(void *codes, int narrow, size_t i) {
+  return (char *)codes + i * (narrow ? sizeof(int32_t) : sizeof(int64_t));
+}
+gz_result_t gz_run_encode_w(gz_run_t *run, const void *codes, int narrow, size_t n,
+                            void *out, size_t cap, size_t *out_size);
+gz_result_t gz_run_decode_w(gz_run_t *run, const void *in, size_t size, void *codes,
+                            int narrow, size_t n);
+gz_result_t gz_run_decode_reduce_w(gz_run_t *run, gz_op_t op, const void *in, size_t size,
+                                   void *acc, int narrow, size_t n);
 gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *out,
                           size_t cap, size_t *out_size);
 gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *codes,
@@ -244,6 +267,13 @@ void gz_agree_init(gz_agree_t *a);
 gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a);
 /* Agree on the outcome of the data movement (same return convention). */
 gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local);
+/* gz_run_quantize that also sets range->lo, hi and absmax (gz_local_range's
+ * values; range may be NULL) in the same pass over the input; with a range
+ * and *narrow set, int32 codes while the range fits gz_codes_fit32(terms)
+ * (*narrow out: whether the codes are int32). */
+gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
+                                  size_t n, double eb, int64_t code_limit, void *codes,
+                                  gz_agree_t *range, int *narrow, int terms);
 
 /* ---- quantization plan -------------------------------------------------- */
 
@@ -427,6 +457,7 @@ typedef struct gz_job {
   gz_run_t *run;
   gz_algo_t chosen; /* what selection chose (a device row may stand in) */
   char reason[96];
+  int narrow; /* codes are int32 (host allreduce whose agreed range fits) */
 } gz_job_t;
 
 /* The cost model's inputs for one call (select.c, docs/performance-model.md):
@@ -493,11 +524,12 @@ size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count);
 size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count);
 /* acc: count codes split in P blocks (gz_block_off); out: block r of rank r
  * reduced over all ranks (other blocks clobbered). */
-gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
-                                   gz_run_t *run);
+gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
+                                   gz_op_t op, gz_run_t *run);
 /* acc: count codes in P blocks, block r valid on rank r; out: every block on
  * every rank. Each block is encoded once by its owner. */
-gz_result_t gz_allgather_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_run_t *run);
+gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
+                              gz_run_t *run);
 
 /* ---- device-centric paths (device/, *_device.c) ------------------------- */
 

@@ -288,6 +288,10 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
   if (gz_env_double("GZCOLL_PART_BYTES", &v) == GZ_ENV_BAD)
     return GZ_ERR_ARG;
   ctx->part_bytes = v < 1 ? 1 : v > (double)GZ_DEFAULT_PART ? GZ_DEFAULT_PART : (size_t)v;
+  /* int64 codes always (tests, comparisons): per rank, results unchanged */
+  ctx->wide_codes = 0;
+  if (gz_env_bool("GZCOLL_WIDE_CODES", &ctx->wide_codes) == GZ_ENV_BAD)
+    return GZ_ERR_ARG;
   return GZ_OK;
 }
 

@@ -4,7 +4,11 @@
  * strict and per-message policies, REL bounds, the escape path for values
  * that cannot be quantized, and failure agreement. Checks every element
  * against the reported bound, the bound against the user's e, identical
- * bytes on every rank, and identical bytes from ReDoub and ring. */
+ * bytes on every rank, and identical bytes from ReDoub and ring. The code
+ * width: int32 codes (where the agreed range fits), int64 codes forced
+ * (GZCOLL_WIDE_CODES) and chosen by the range (one rank's large value, a sum
+ * of codes beyond 2^31) give the same bytes and bounds. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "coll_util.h"
 
 #include <math.h>
@@ -244,6 +248,68 @@ static void test_escape(void) {
   }
 }
 
+/* The same call with int32 codes allowed and with int64 codes forced gives
+ * the same bytes and bounds, within the bound of MPI's result in double:
+ * kind 0 fits int32; kind 1 has one large value late on the last rank (that
+ * rank widens what it quantized; the agreed range makes every rank wide);
+ * kind 2 puts on every rank a code that fits int32 at the same index, whose
+ * sum over the ranks does not (SUM must be wide). */
+static void test_code_width(void) {
+  const size_t n = 20011, at = n - 7;
+  for (int t = 0; t < 2; t++)
+    for (int op = GZ_OP_SUM; op <= GZ_OP_MIN; op++)
+      for (int kind = 0; kind < 3; kind++) {
+        gz_dtype_t dt = t ? GZ_FLOAT64 : GZ_FLOAT32;
+        size_t esz = gz_dtype_size(dt);
+        void *in = cu_alloc(dt, n), *out = cu_alloc(dt, n), *wide = cu_alloc(dt, n);
+        double *ref = malloc(n * sizeof *ref), *slop = malloc(n * sizeof *slop);
+        double eb = op == GZ_OP_SUM ? E / world_size : E;
+        cu_fill(dt, in, n, seed_of(MPI_COMM_WORLD, n, dt, (gz_op_t)op) + 5, 5.0);
+        if (kind == 1 && world_rank == world_size - 1)
+          cu_set(dt, in, at, 1e7);
+        if (kind == 2) /* |code| = 1.5 * 2^31 / P on every rank: the sum does not fit */
+          cu_set(dt, in, at, ldexp(1.5, 31) / world_size * 2 * eb);
+        cu_reference(MPI_COMM_WORLD, dt, (gz_op_t)op, in, n, ref, slop);
+        for (int a = 2; a < 4; a++) {
+          gz_report_t rep, rep_wide;
+          gz_ctx_t ctx, ctx_wide;
+          gz_result_t rc, rc_wide;
+          char what[128];
+          snprintf(what, sizeof what, "code width %s %s %s kind %d P=%d",
+                   gz_algo_name(cu_allreduce_algos[a]), cu_dtype_name(dt),
+                   cu_op_name((gz_op_t)op), kind, world_size);
+          ctx = cu_ctx(MPI_COMM_WORLD, cu_allreduce_algos[a], E, GZ_EB_ABS,
+                       GZ_BOUND_STRICT);
+          setenv("GZCOLL_WIDE_CODES", "1", 1);
+          ctx_wide = cu_ctx(MPI_COMM_WORLD, cu_allreduce_algos[a], E, GZ_EB_ABS,
+                            GZ_BOUND_STRICT);
+          unsetenv("GZCOLL_WIDE_CODES");
+          rc = gz_allreduce(ctx, in, out, n, dt, (gz_op_t)op, &rep);
+          rc_wide = gz_allreduce(ctx_wide, in, wide, n, dt, (gz_op_t)op, &rep_wide);
+          GZ_CHECK(rc == GZ_OK && rc_wide == GZ_OK, "%s: %s / %s", what, gz_strerror(rc),
+                   gz_strerror(rc_wide));
+          if (rc == GZ_OK && rc_wide == GZ_OK) {
+            GZ_CHECK(rep.compressed && rep_wide.compressed, "%s: compressed", what);
+            GZ_CHECK(memcmp(out, wide, n * esz) == 0, "%s: int32 and int64 codes differ",
+                     what);
+            GZ_CHECK(rep.result_bound == rep_wide.result_bound, "%s: bounds %g / %g",
+                     what, rep.result_bound, rep_wide.result_bound);
+            GZ_CHECK(cu_count_wrong(dt, out, ref, slop, n, rep.result_bound, what) == 0,
+                     "%s: elements outside the bound %g", what, rep.result_bound);
+            GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, out, n * esz),
+                     "%s: bytes differ between ranks", what);
+          }
+          gz_ctx_destroy(ctx);
+          gz_ctx_destroy(ctx_wide);
+        }
+        free(in);
+        free(out);
+        free(wide);
+        free(ref);
+        free(slop);
+      }
+}
+
 /* A failure on one rank is returned by every rank; nothing hangs. */
 static void test_failures(void) {
   const size_t n = 5000;
@@ -300,6 +366,7 @@ int main(int argc, char **argv) {
   test_mean();
   test_policies();
   test_escape();
+  test_code_width();
   test_failures();
   {
     int rc = gz_test_finish_mpi(MPI_COMM_WORLD);

@@ -43,7 +43,8 @@ size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count) {
 
 typedef struct ring_ag {
   gz_ctx_t ctx;
-  int64_t *acc;
+  void *acc;
+  int narrow; /* int32 codes */
   size_t count, chunk, nch, cap;
   int P, r, left, right;
   unsigned char *slot; /* slot (b, k) at (b * nch + k) * cap */
@@ -106,15 +107,17 @@ static gz_result_t process(ring_ag_t *g, int t, int done) {
     g->pending--;
     if (t + 1 <= g->P - 2 && (rc = send_chunk(g, t + 1, b, k, (size_t)bytes)) != GZ_OK)
       return rc;
-    rc = gz_run_decode(g->run, slot(g, b, k), (size_t)bytes, g->acc + off,
-                       chunk_len(g, b, k));
+    rc = gz_run_decode_w(g->run, slot(g, b, k), (size_t)bytes,
+                         gz_code_at(g->acc, g->narrow, off), g->narrow,
+                         chunk_len(g, b, k));
     if (rc != GZ_OK && g->local == GZ_OK)
       g->local = rc;
   }
   return GZ_OK;
 }
 
-gz_result_t gz_allgather_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_run_t *run) {
+gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
+                              gz_run_t *run) {
   ring_ag_t g;
   gz_result_t rc = GZ_OK;
   size_t slots;
@@ -124,6 +127,7 @@ gz_result_t gz_allgather_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_run_t
     return GZ_OK;
   g.ctx = ctx;
   g.acc = acc;
+  g.narrow = narrow;
   g.count = count;
   g.P = ctx->size;
   g.r = ctx->rank;
@@ -151,8 +155,8 @@ gz_result_t gz_allgather_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_run_t
     goto fn_exit;
   for (size_t k = 0; k < nchunks(&g, g.r); k++) {
     size_t off = gz_block_off(count, g.P, g.r) + k * g.chunk, size = 0;
-    rc = gz_run_encode(run, acc + off, chunk_len(&g, g.r, k), slot(&g, g.r, k), g.cap,
-                       &size);
+    rc = gz_run_encode_w(run, gz_code_at(acc, narrow, off), narrow, chunk_len(&g, g.r, k),
+                         slot(&g, g.r, k), g.cap, &size);
     if (rc != GZ_OK && g.local == GZ_OK)
       g.local = rc;
     if ((rc = send_chunk(&g, 0, g.r, k, size)) != GZ_OK)
@@ -193,7 +197,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return gz_allgather_ring(ctx, j->codes, j->a->total, j->run);
+  return gz_allgather_ring(ctx, j->codes, 0, j->a->total, j->run);
 }
 
 static double cost(const gz_cost_t *c) {

@@ -45,22 +45,23 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
 
 /* Encode acc, send it to dest and/or receive from src, reduce (or, with
  * replace, decode) what arrived into acc. Codec failures go to *local. */
-static gz_result_t exchange(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
+static gz_result_t exchange(gz_ctx_t ctx, void *acc, int narrow, size_t count, gz_op_t op,
                             int dest, int src, int replace, unsigned char *sbuf,
                             unsigned char *rbuf, size_t cap, gz_run_t *run,
                             gz_result_t *local) {
   size_t ssize = 0, rsize = 0;
   gz_result_t rc;
   if (dest != MPI_PROC_NULL) {
-    rc = gz_run_encode(run, acc, count, sbuf, cap, &ssize);
+    rc = gz_run_encode_w(run, acc, narrow, count, sbuf, cap, &ssize);
     if (rc != GZ_OK && *local == GZ_OK)
       *local = rc;
     run->bytes_raw += count * run->esz;
   }
   rc = gz_xfer(ctx, GZ_TAG_REDOUB, sbuf, ssize, dest, rbuf, cap, src, &rsize, run);
   if (rc == GZ_OK && src != MPI_PROC_NULL) {
-    gz_result_t codec = replace ? gz_run_decode(run, rbuf, rsize, acc, count)
-                                : gz_run_decode_reduce(run, op, rbuf, rsize, acc, count);
+    gz_result_t codec =
+        replace ? gz_run_decode_w(run, rbuf, rsize, acc, narrow, count)
+                : gz_run_decode_reduce_w(run, op, rbuf, rsize, acc, narrow, count);
     if (codec != GZ_OK && *local == GZ_OK)
       *local = codec;
   }
@@ -68,7 +69,8 @@ static gz_result_t exchange(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  int64_t *acc = j->codes;
+  void *acc = j->codes;
+  int narrow = j->narrow;
   size_t count = j->a->count;
   gz_op_t op = j->a->op;
   gz_run_t *run = j->run;
@@ -86,12 +88,12 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   /* fold the first 2r ranks into r */
   if (rank < 2 * rem) {
     if (rank % 2 == 0) {
-      rc = exchange(ctx, acc, count, op, rank + 1, MPI_PROC_NULL, 0, sbuf, rbuf, cap, run,
-                    &local);
+      rc = exchange(ctx, acc, narrow, count, op, rank + 1, MPI_PROC_NULL, 0, sbuf, rbuf,
+                    cap, run, &local);
       newrank = -1;
     } else {
-      rc = exchange(ctx, acc, count, op, MPI_PROC_NULL, rank - 1, 0, sbuf, rbuf, cap, run,
-                    &local);
+      rc = exchange(ctx, acc, narrow, count, op, MPI_PROC_NULL, rank - 1, 0, sbuf, rbuf,
+                    cap, run, &local);
       newrank = rank / 2;
     }
     if (rc != GZ_OK)
@@ -105,8 +107,8 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
     for (int mask = 1; mask < pof2; mask <<= 1) {
       int np = newrank ^ mask;
       int partner = np < rem ? np * 2 + 1 : np + rem;
-      rc = exchange(ctx, acc, count, op, partner, partner, 0, sbuf, rbuf, cap, run,
-                    &local);
+      rc = exchange(ctx, acc, narrow, count, op, partner, partner, 0, sbuf, rbuf, cap,
+                    run, &local);
       if (rc != GZ_OK)
         goto fn_exit;
     }
@@ -115,11 +117,11 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   /* hand the total back to the ranks that sat out */
   if (rank < 2 * rem) {
     if (rank % 2)
-      rc = exchange(ctx, acc, count, op, rank - 1, MPI_PROC_NULL, 1, sbuf, rbuf, cap, run,
-                    &local);
+      rc = exchange(ctx, acc, narrow, count, op, rank - 1, MPI_PROC_NULL, 1, sbuf, rbuf,
+                    cap, run, &local);
     else
-      rc = exchange(ctx, acc, count, op, MPI_PROC_NULL, rank + 1, 1, sbuf, rbuf, cap, run,
-                    &local);
+      rc = exchange(ctx, acc, narrow, count, op, MPI_PROC_NULL, rank + 1, 1, sbuf, rbuf,
+                    cap, run, &local);
     if (rc != GZ_OK)
       goto fn_exit;
   }

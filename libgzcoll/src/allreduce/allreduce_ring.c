@@ -39,11 +39,11 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   size_t mark = gz_ws_mark(ctx);
   gz_result_t rs, ag;
-  rs = gz_reduce_scatter_ring(ctx, j->codes, j->a->count, j->a->op, j->run);
+  rs = gz_reduce_scatter_ring(ctx, j->codes, j->narrow, j->a->count, j->a->op, j->run);
   if (rs == GZ_ERR_MPI || rs == GZ_ERR_NOMEM)
     return rs;
   gz_ws_release(ctx, mark);
-  ag = gz_allgather_ring(ctx, j->codes, j->a->count, j->run);
+  ag = gz_allgather_ring(ctx, j->codes, j->narrow, j->a->count, j->run);
   return rs != GZ_OK ? rs : ag;
 }
 

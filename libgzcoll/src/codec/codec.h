@@ -55,4 +55,29 @@ gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, siz
 gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
                            size_t size, void *out, size_t n);
 
+/* The integer-code kernels' instruction set: want < 0 asks (choosing the
+ * best the CPU has on first use), 0 forces the portable loops, 1 AVX2 when
+ * the CPU has it. Returns the level in effect. Both give identical results;
+ * the choice is for tests and benchmarks. */
+int gz_codes_simd(int want);
+
+/* gz_dequantize that also returns the largest |code| (NULL: not needed) in
+ * the same pass. */
+gz_result_t gz_dequantize_absmax(gz_dtype_t dtype, const int64_t *codes, size_t n,
+                                 double eb, void *out, int64_t *amax);
+
+/* int32 codes, for calls whose agreed range keeps every code and every sum
+ * below 2^31 (code_limit <= INT32_MAX): the same quantization, values and
+ * encoded bytes as the int64 functions. A decoded value that does not fit is
+ * GZ_ERR_CORRUPT, a sum that does not fit GZ_ERR_OVERFLOW. */
+gz_result_t gz_quantize32(gz_dtype_t dtype, const void *in, size_t n, double eb,
+                          int64_t code_limit, int32_t *codes);
+gz_result_t gz_dequantize32_absmax(gz_dtype_t dtype, const int32_t *codes, size_t n,
+                                   double eb, void *out, int64_t *amax);
+gz_result_t gz_codes32_encode(const int32_t *codes, size_t n, void *out, size_t cap,
+                              size_t *out_size);
+gz_result_t gz_codes32_decode(const void *in, size_t size, int32_t *codes, size_t n);
+gz_result_t gz_codes32_decode_reduce(gz_op_t op, const void *in, size_t size,
+                                     int32_t *acc, size_t n);
+
 #endif

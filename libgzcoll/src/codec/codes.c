@@ -3,78 +3,97 @@
  * losslessly, combine codes exactly, dequantize once. Encoded codes are
  * PACKED blocks (kernels/gz_block.h) back to back, with no header: the
  * collectives know the count.
+ *
+ * The element loops (quantize, dequantize, encode, decode, decode+reduce)
+ * are written once and compiled twice: for the baseline ISA and, on x86-64,
+ * for AVX2 (chosen at run time, gz_codes_simd). Both compile the same IEEE
+ * operations (no FMA is enabled, so nothing is contracted), so they give the
+ * same codes, values and bytes; tests/codec/test_codec_simd.c compares them.
  */
 #include "codec/codec.h"
 
 #include <math.h>
 
-gz_result_t gz_quantize(gz_dtype_t dtype, const void *in, size_t n, double eb,
-                        int64_t code_limit, int64_t *codes) {
-  gz_quant_t qp;
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GZ_HAVE_AVX2 1
+#define GZ_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
+#if defined(__GNUC__)
+#define GZ_INLINE static inline __attribute__((always_inline))
+#else
+#define GZ_INLINE static inline
+#endif
+
+/* ---- the loop bodies ----------------------------------------------------- */
+
+GZ_INLINE int quant_f32_body(const float *x, size_t n, const gz_quant_t *qp, int64_t *q) {
   int ok = 1;
-  if ((!in || !codes) && n)
-    return GZ_ERR_ARG;
-  if (!(eb > 0) || !isfinite(eb) || code_limit <= 0 || !gz_dtype_size(dtype))
-    return GZ_ERR_ARG;
-  qp = gz_quant_make(eb, (double)code_limit);
-  if (dtype == GZ_FLOAT32) {
-    const float *x = in;
-    for (size_t i = 0; i < n; i++)
-      ok &= gz_quantize_one_f32(x[i], &qp, 0, &codes[i]);
-  } else {
-    const double *x = in;
-    for (size_t i = 0; i < n; i++)
-      ok &= gz_quantize_one_f64(x[i], &qp, 0, &codes[i]);
+  for (size_t i = 0; i < n; i++)
+    ok &= gz_quantize_one_f32(x[i], qp, 0, &q[i]);
+  return ok;
+}
+
+GZ_INLINE int quant_f64_body(const double *x, size_t n, const gz_quant_t *qp,
+                             int64_t *q) {
+  int ok = 1;
+  for (size_t i = 0; i < n; i++)
+    ok &= gz_quantize_one_f64(x[i], qp, 0, &q[i]);
+  return ok;
+}
+
+/* out[i] = (T)(step * q[i]) for one tile, T = float (f32) or double.
+ * (double)q is computed exactly for |q| <= 2^51 without a conversion per
+ * element (AVX2 has no int64 -> double): the bits of 1.5 * 2^52 plus q are
+ * the double 1.5 * 2^52 + q. A tile holding a larger code is converted again
+ * by the plain cast. Returns the largest |q| of the tile. */
+#define GZ_DQ_TILE 1024
+GZ_INLINE uint64_t dequant_body(const int64_t *restrict q, size_t n, double step,
+                                void *restrict out, int f32) {
+  int64_t mx = 0, mn = 0;
+  uint64_t big = 0, amax;
+  for (size_t i = 0; i < n; i++) {
+    int64_t v = q[i], b = v + INT64_C(0x4338000000000000);
+    double d;
+    memcpy(&d, &b, sizeof d);
+    d -= GZ_RINT_SHIFT;
+    big |= ((uint64_t)v + (UINT64_C(1) << 51)) >> 52;
+    mx = v > mx ? v : mx;
+    mn = v < mn ? v : mn;
+    if (f32)
+      ((float *)out)[i] = (float)GZ_MUL(d, step);
+    else
+      ((double *)out)[i] = GZ_MUL(d, step);
   }
-  return ok ? GZ_OK : GZ_ERR_RANGE;
+  amax = (uint64_t)mx > 0 - (uint64_t)mn ? (uint64_t)mx : 0 - (uint64_t)mn;
+  if (big) /* a code beyond 2^51 */
+    for (size_t i = 0; i < n; i++) {
+      if (f32)
+        ((float *)out)[i] = (float)GZ_MUL((double)q[i], step);
+      else
+        ((double *)out)[i] = GZ_MUL((double)q[i], step);
+    }
+  return amax;
 }
 
-gz_result_t gz_dequantize(gz_dtype_t dtype, const int64_t *codes, size_t n, double eb,
-                          void *out) {
-  gz_quant_t qp;
-  if ((!codes || !out) && n)
-    return GZ_ERR_ARG;
-  if (!(eb > 0) || !isfinite(eb) || !gz_dtype_size(dtype))
-    return GZ_ERR_ARG;
-  qp = gz_quant_make(eb, 0);
-  if (dtype == GZ_FLOAT32) {
-    float *x = out;
-    for (size_t i = 0; i < n; i++)
-      x[i] = gz_dequant_f32(codes[i], &qp);
-  } else {
-    double *x = out;
-    for (size_t i = 0; i < n; i++)
-      x[i] = gz_dequant_f64(codes[i], &qp);
-  }
-  return GZ_OK;
+GZ_INLINE uint64_t dequant_f32_body(const int64_t *q, size_t n, double step, float *out) {
+  return dequant_body(q, n, step, out, 1);
 }
 
-size_t gz_codes_bound(size_t n) {
-  size_t blocks = (n + GZ_BLOCK - 1) / GZ_BLOCK;
-  if (n > SIZE_MAX / 16)
-    return 0;
-  return blocks * 3 + 8 * n;
+GZ_INLINE uint64_t dequant_f64_body(const int64_t *q, size_t n, double step,
+                                    double *out) {
+  return dequant_body(q, n, step, out, 0);
 }
 
-gz_result_t gz_codes_encode(const int64_t *codes, size_t n, void *out, size_t cap,
-                            size_t *out_size) {
-  uint8_t *p = out;
-  if ((!codes || !out) && n)
-    return GZ_ERR_ARG;
-  if (!out_size)
-    return GZ_ERR_ARG;
-  if (cap < gz_codes_bound(n))
-    return GZ_ERR_CAPACITY;
+GZ_INLINE uint8_t *encode_body(const int64_t *codes, size_t n, uint8_t *p) {
   for (size_t i = 0; i < n; i += GZ_BLOCK) {
     int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
     p += gz_block_encode_codes(codes + i, len, p);
   }
-  *out_size = (size_t)(p - (uint8_t *)out);
-  return GZ_OK;
+  return p;
 }
 
 /* acc[i] = op(acc[i], in[i]) for one block; returns 1 on SUM overflow. */
-static int reduce_block(gz_op_t op, int64_t *acc, const int64_t *in, int n) {
+GZ_INLINE int reduce_block(gz_op_t op, int64_t *acc, const int64_t *in, int n) {
   uint64_t overflow = 0;
   switch (op) {
   case GZ_OP_SUM:
@@ -96,28 +115,116 @@ static int reduce_block(gz_op_t op, int64_t *acc, const int64_t *in, int n) {
   return (int)(overflow >> 63);
 }
 
-gz_result_t gz_codes_decode(const void *in, size_t size, int64_t *codes, size_t n) {
-  const uint8_t *p = in;
+/* Decode n codes from size bytes into out, or (reduce) combine them into
+ * out with op. Returns GZ_OK, GZ_ERR_CORRUPT or GZ_ERR_OVERFLOW. */
+GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, int64_t *out, size_t n,
+                                  int reduce, gz_op_t op) {
   size_t pos = 0;
-  if ((!in && size) || (!codes && n))
-    return GZ_ERR_ARG;
+  int overflow = 0;
   for (size_t i = 0; i < n; i += GZ_BLOCK) {
+    int64_t block[GZ_BLOCK];
     int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
-    size_t used = gz_block_decode_codes(p + pos, size - pos, len, codes + i);
+    size_t used =
+        gz_block_decode_codes(p + pos, size - pos, len, reduce ? block : out + i);
     if (!used)
       return GZ_ERR_CORRUPT;
     pos += used;
+    if (reduce)
+      overflow |= reduce_block(op, out + i, block, len);
   }
-  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
+  if (pos != size)
+    return GZ_ERR_CORRUPT;
+  return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
 }
 
-gz_result_t gz_codes_decode_reduce(gz_op_t op, const void *in, size_t size, int64_t *acc,
-                                   size_t n) {
-  const uint8_t *p = in;
+/* ---- int32 codes (the agreed range lets the sums fit) --------------------- */
+/* The same quantizer, conversion and PACKED bytes as int64 codes: a code is
+ * widened to int64 in registers before its block is encoded, and a decoded
+ * block is narrowed with a check (a value or a sum beyond int32 is reported,
+ * never wrapped). */
+
+/* Quantize through a tile of int64 codes in L1, then narrow it. */
+#define GZ_Q32_TILE 512
+GZ_INLINE int quant32_body(const void *x, int f32, size_t n, const gz_quant_t *qp,
+                           int32_t *restrict q) {
+  int ok = 1;
+  for (size_t i = 0; i < n; i += GZ_Q32_TILE) {
+    int64_t tile[GZ_Q32_TILE];
+    size_t len = n - i < GZ_Q32_TILE ? n - i : GZ_Q32_TILE;
+    uint64_t bad = 0;
+    ok &= f32 ? quant_f32_body((const float *)x + i, len, qp, tile)
+              : quant_f64_body((const double *)x + i, len, qp, tile);
+    for (size_t k = 0; k < len; k++) {
+      bad |= ((uint64_t)tile[k] + (UINT64_C(1) << 31)) >> 32;
+      q[i + k] = (int32_t)tile[k];
+    }
+    ok &= !bad;
+  }
+  return ok;
+}
+
+GZ_INLINE uint64_t dequant32_body(const int32_t *restrict q, size_t n, double step,
+                                  void *restrict out, int f32) {
+  int32_t mx = 0, mn = 0;
+  for (size_t i = 0; i < n; i++) {
+    int32_t v = q[i];
+    double d = (double)v;
+    mx = v > mx ? v : mx;
+    mn = v < mn ? v : mn;
+    if (f32)
+      ((float *)out)[i] = (float)GZ_MUL(d, step);
+    else
+      ((double *)out)[i] = GZ_MUL(d, step);
+  }
+  return (uint64_t)mx > (uint64_t)(-(int64_t)mn) ? (uint64_t)mx
+                                                 : (uint64_t)(-(int64_t)mn);
+}
+
+GZ_INLINE uint8_t *encode32_body(const int32_t *codes, size_t n, uint8_t *p) {
+  for (size_t i = 0; i < n; i += GZ_BLOCK) {
+    int64_t block[GZ_BLOCK];
+    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
+    for (int k = 0; k < len; k++)
+      block[k] = codes[i + k];
+    p += gz_block_encode_codes(block, len, p);
+  }
+  return p;
+}
+
+/* Store a decoded block into int32 codes, or combine it into them; returns
+ * nonzero when a value or a SUM does not fit in int32. */
+GZ_INLINE uint64_t narrow_block(int reduce, gz_op_t op, int32_t *acc, const int64_t *in,
+                                int n) {
+  uint64_t bad = 0;
+  if (!reduce || op != GZ_OP_SUM)
+    for (int i = 0; i < n; i++)
+      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 31)) >> 32;
+  if (bad)
+    return bad;
+  if (!reduce) {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i];
+  } else if (op == GZ_OP_SUM) {
+    for (int i = 0; i < n; i++) {
+      int64_t sum = (int64_t)acc[i] + in[i]; /* |in| < 2^62: checked below */
+      bad |= ((uint64_t)sum + (UINT64_C(1) << 31)) >> 32;
+      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 62)) >> 63;
+      acc[i] = (int32_t)sum;
+    }
+  } else if (op == GZ_OP_MAX) {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i] > acc[i] ? (int32_t)in[i] : acc[i];
+  } else {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i] < acc[i] ? (int32_t)in[i] : acc[i];
+  }
+  return bad;
+}
+
+GZ_INLINE gz_result_t decode32_body(const uint8_t *p, size_t size, int32_t *out, size_t n,
+                                    int reduce, gz_op_t op) {
   size_t pos = 0;
-  int overflow = 0;
-  if ((!in && size) || (!acc && n) || op < GZ_OP_SUM || op > GZ_OP_MIN)
-    return GZ_ERR_ARG;
+  uint64_t bad = 0;
   for (size_t i = 0; i < n; i += GZ_BLOCK) {
     int64_t block[GZ_BLOCK];
     int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
@@ -125,11 +232,180 @@ gz_result_t gz_codes_decode_reduce(gz_op_t op, const void *in, size_t size, int6
     if (!used)
       return GZ_ERR_CORRUPT;
     pos += used;
-    overflow |= reduce_block(op, acc + i, block, len);
+    bad |= narrow_block(reduce, op, out + i, block, len);
   }
   if (pos != size)
     return GZ_ERR_CORRUPT;
-  return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
+  return bad ? (reduce ? GZ_ERR_OVERFLOW : GZ_ERR_CORRUPT) : GZ_OK;
+}
+
+/* ---- the two compilations and the choice -------------------------------- */
+
+typedef struct kernels {
+  int (*quant_f32)(const float *, size_t, const gz_quant_t *, int64_t *);
+  int (*quant_f64)(const double *, size_t, const gz_quant_t *, int64_t *);
+  uint64_t (*dequant_f32)(const int64_t *, size_t, double, float *);
+  uint64_t (*dequant_f64)(const int64_t *, size_t, double, double *);
+  uint8_t *(*encode)(const int64_t *, size_t, uint8_t *);
+  gz_result_t (*decode)(const uint8_t *, size_t, int64_t *, size_t, int, gz_op_t);
+  int (*quant32)(const void *, int, size_t, const gz_quant_t *, int32_t *);
+  uint64_t (*dequant32)(const int32_t *, size_t, double, void *, int);
+  uint8_t *(*encode32)(const int32_t *, size_t, uint8_t *);
+  gz_result_t (*decode32)(const uint8_t *, size_t, int32_t *, size_t, int, gz_op_t);
+} kernels_t;
+
+#define GZ_KERNELS(sfx, ATTR)                                                            \
+  ATTR static int quant_f32_##sfx(const float *x, size_t n, const gz_quant_t *qp,        \
+                                  int64_t *q) {                                          \
+    return quant_f32_body(x, n, qp, q);                                                  \
+  }                                                                                      \
+  ATTR static int quant_f64_##sfx(const double *x, size_t n, const gz_quant_t *qp,       \
+                                  int64_t *q) {                                          \
+    return quant_f64_body(x, n, qp, q);                                                  \
+  }                                                                                      \
+  ATTR static uint64_t dequant_f32_##sfx(const int64_t *q, size_t n, double step,        \
+                                         float *out) {                                   \
+    return dequant_f32_body(q, n, step, out);                                            \
+  }                                                                                      \
+  ATTR static uint64_t dequant_f64_##sfx(const int64_t *q, size_t n, double step,        \
+                                         double *out) {                                  \
+    return dequant_f64_body(q, n, step, out);                                            \
+  }                                                                                      \
+  ATTR static uint8_t *encode_##sfx(const int64_t *codes, size_t n, uint8_t *p) {        \
+    return encode_body(codes, n, p);                                                     \
+  }                                                                                      \
+  ATTR static gz_result_t decode_##sfx(const uint8_t *p, size_t size, int64_t *out,      \
+                                       size_t n, int reduce, gz_op_t op) {               \
+    return decode_body(p, size, out, n, reduce, op);                                     \
+  }                                                                                      \
+  ATTR static int quant32_##sfx(const void *x, int f32, size_t n, const gz_quant_t *qp,  \
+                                int32_t *q) {                                            \
+    return f32 ? quant32_body(x, 1, n, qp, q) : quant32_body(x, 0, n, qp, q);            \
+  }                                                                                      \
+  ATTR static uint64_t dequant32_##sfx(const int32_t *q, size_t n, double step,          \
+                                       void *out, int f32) {                             \
+    return f32 ? dequant32_body(q, n, step, out, 1)                                      \
+               : dequant32_body(q, n, step, out, 0);                                     \
+  }                                                                                      \
+  ATTR static uint8_t *encode32_##sfx(const int32_t *codes, size_t n, uint8_t *p) {      \
+    return encode32_body(codes, n, p);                                                   \
+  }                                                                                      \
+  ATTR static gz_result_t decode32_##sfx(const uint8_t *p, size_t size, int32_t *out,    \
+                                         size_t n, int reduce, gz_op_t op) {             \
+    return decode32_body(p, size, out, n, reduce, op);                                   \
+  }                                                                                      \
+  static const kernels_t kernels_##sfx = {                                               \
+      quant_f32_##sfx, quant_f64_##sfx, dequant_f32_##sfx, dequant_f64_##sfx,            \
+      encode_##sfx,    decode_##sfx,    quant32_##sfx,     dequant32_##sfx,              \
+      encode32_##sfx,  decode32_##sfx};
+
+GZ_KERNELS(portable, )
+#ifdef GZ_HAVE_AVX2
+GZ_KERNELS(avx2, GZ_TARGET_AVX2)
+#endif
+
+static int simd_level = -1; /* -1: not chosen yet */
+
+int gz_codes_simd(int want) {
+  int have = 0;
+#ifdef GZ_HAVE_AVX2
+  __builtin_cpu_init();
+  have = __builtin_cpu_supports("avx2") ? 1 : 0;
+#endif
+  if (want >= 0 || simd_level < 0)
+    simd_level = want >= 0 && want < have ? want : have;
+  return simd_level;
+}
+
+static const kernels_t *kernels(void) {
+  int level = simd_level >= 0 ? simd_level : gz_codes_simd(-1);
+#ifdef GZ_HAVE_AVX2
+  if (level == 1)
+    return &kernels_avx2;
+#endif
+  (void)level;
+  return &kernels_portable;
+}
+
+/* ---- the API ------------------------------------------------------------- */
+
+gz_result_t gz_quantize(gz_dtype_t dtype, const void *in, size_t n, double eb,
+                        int64_t code_limit, int64_t *codes) {
+  gz_quant_t qp;
+  int ok;
+  if ((!in || !codes) && n)
+    return GZ_ERR_ARG;
+  if (!(eb > 0) || !isfinite(eb) || code_limit <= 0 || !gz_dtype_size(dtype))
+    return GZ_ERR_ARG;
+  qp = gz_quant_make(eb, (double)code_limit);
+  ok = dtype == GZ_FLOAT32 ? kernels()->quant_f32(in, n, &qp, codes)
+                           : kernels()->quant_f64(in, n, &qp, codes);
+  return ok ? GZ_OK : GZ_ERR_RANGE;
+}
+
+gz_result_t gz_dequantize_absmax(gz_dtype_t dtype, const int64_t *codes, size_t n,
+                                 double eb, void *out, int64_t *amax) {
+  gz_quant_t qp;
+  uint64_t m = 0;
+  if ((!codes || !out) && n)
+    return GZ_ERR_ARG;
+  if (!(eb > 0) || !isfinite(eb) || !gz_dtype_size(dtype))
+    return GZ_ERR_ARG;
+  qp = gz_quant_make(eb, 0);
+  for (size_t i = 0; i < n; i += GZ_DQ_TILE) {
+    size_t len = n - i < GZ_DQ_TILE ? n - i : GZ_DQ_TILE;
+    uint64_t a = dtype == GZ_FLOAT32
+                     ? kernels()->dequant_f32(codes + i, len, qp.step, (float *)out + i)
+                     : kernels()->dequant_f64(codes + i, len, qp.step, (double *)out + i);
+    m = a > m ? a : m;
+  }
+  if (amax)
+    *amax = m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+  return GZ_OK;
+}
+
+gz_result_t gz_dequantize(gz_dtype_t dtype, const int64_t *codes, size_t n, double eb,
+                          void *out) {
+  return gz_dequantize_absmax(dtype, codes, n, eb, out, NULL);
+}
+
+size_t gz_codes_bound(size_t n) {
+  size_t blocks = (n + GZ_BLOCK - 1) / GZ_BLOCK;
+  if (n > SIZE_MAX / 16)
+    return 0;
+  return blocks * 3 + 8 * n;
+}
+
+gz_result_t gz_codes_encode(const int64_t *codes, size_t n, void *out, size_t cap,
+                            size_t *out_size) {
+  uint8_t *p = out;
+  if ((!codes || !out) && n)
+    return GZ_ERR_ARG;
+  if (!out_size)
+    return GZ_ERR_ARG;
+  if (cap < gz_codes_bound(n))
+    return GZ_ERR_CAPACITY;
+  if (n)
+    p = kernels()->encode(codes, n, p);
+  *out_size = (size_t)(p - (uint8_t *)out);
+  return GZ_OK;
+}
+
+gz_result_t gz_codes_decode(const void *in, size_t size, int64_t *codes, size_t n) {
+  if ((!in && size) || (!codes && n))
+    return GZ_ERR_ARG;
+  if (!n)
+    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
+  return kernels()->decode(in, size, codes, n, 0, GZ_OP_SUM);
+}
+
+gz_result_t gz_codes_decode_reduce(gz_op_t op, const void *in, size_t size, int64_t *acc,
+                                   size_t n) {
+  if ((!in && size) || (!acc && n) || op < GZ_OP_SUM || op > GZ_OP_MIN)
+    return GZ_ERR_ARG;
+  if (!n)
+    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
+  return kernels()->decode(in, size, acc, n, 1, op);
 }
 
 gz_result_t gz_codes_reduce(gz_op_t op, int64_t *acc, const int64_t *in, size_t n) {
@@ -143,4 +419,72 @@ gz_result_t gz_codes_reduce(gz_op_t op, int64_t *acc, const int64_t *in, size_t 
     overflow |= reduce_block(op, acc + i, in + i, len);
   }
   return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
+}
+
+/* ---- int32 codes ---------------------------------------------------------- */
+
+gz_result_t gz_quantize32(gz_dtype_t dtype, const void *in, size_t n, double eb,
+                          int64_t code_limit, int32_t *codes) {
+  gz_quant_t qp;
+  if ((!in || !codes) && n)
+    return GZ_ERR_ARG;
+  if (!(eb > 0) || !isfinite(eb) || code_limit <= 0 || code_limit > INT32_MAX ||
+      !gz_dtype_size(dtype))
+    return GZ_ERR_ARG;
+  qp = gz_quant_make(eb, (double)code_limit);
+  return kernels()->quant32(in, dtype == GZ_FLOAT32, n, &qp, codes) ? GZ_OK
+                                                                    : GZ_ERR_RANGE;
+}
+
+gz_result_t gz_dequantize32_absmax(gz_dtype_t dtype, const int32_t *codes, size_t n,
+                                   double eb, void *out, int64_t *amax) {
+  gz_quant_t qp;
+  uint64_t m = 0;
+  size_t esz = gz_dtype_size(dtype);
+  if ((!codes || !out) && n)
+    return GZ_ERR_ARG;
+  if (!(eb > 0) || !isfinite(eb) || !esz)
+    return GZ_ERR_ARG;
+  qp = gz_quant_make(eb, 0);
+  for (size_t i = 0; i < n; i += GZ_DQ_TILE) {
+    size_t len = n - i < GZ_DQ_TILE ? n - i : GZ_DQ_TILE;
+    uint64_t a = kernels()->dequant32(codes + i, len, qp.step, (char *)out + i * esz,
+                                      dtype == GZ_FLOAT32);
+    m = a > m ? a : m;
+  }
+  if (amax)
+    *amax = (int64_t)m;
+  return GZ_OK;
+}
+
+gz_result_t gz_codes32_encode(const int32_t *codes, size_t n, void *out, size_t cap,
+                              size_t *out_size) {
+  uint8_t *p = out;
+  if ((!codes || !out) && n)
+    return GZ_ERR_ARG;
+  if (!out_size)
+    return GZ_ERR_ARG;
+  if (cap < gz_codes_bound(n))
+    return GZ_ERR_CAPACITY;
+  if (n)
+    p = kernels()->encode32(codes, n, p);
+  *out_size = (size_t)(p - (uint8_t *)out);
+  return GZ_OK;
+}
+
+gz_result_t gz_codes32_decode(const void *in, size_t size, int32_t *codes, size_t n) {
+  if ((!in && size) || (!codes && n))
+    return GZ_ERR_ARG;
+  if (!n)
+    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
+  return kernels()->decode32(in, size, codes, n, 0, GZ_OP_SUM);
+}
+
+gz_result_t gz_codes32_decode_reduce(gz_op_t op, const void *in, size_t size,
+                                     int32_t *acc, size_t n) {
+  if ((!in && size) || (!acc && n) || op < GZ_OP_SUM || op > GZ_OP_MIN)
+    return GZ_ERR_ARG;
+  if (!n)
+    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
+  return kernels()->decode32(in, size, acc, n, 1, op);
 }

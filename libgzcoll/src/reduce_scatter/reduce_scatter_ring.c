@@ -49,7 +49,8 @@ size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count) {
 
 typedef struct ring_rs {
   gz_ctx_t ctx;
-  int64_t *acc;
+  void *acc;
+  int narrow; /* int32 codes */
   size_t count, chunk, nch, cap;
   gz_op_t op;
   int P, r, left, right;
@@ -74,8 +75,8 @@ static size_t chunk_len(const ring_rs_t *g, int b, size_t k) {
   return len < g->chunk ? len : g->chunk;
 }
 
-static int64_t *chunk_codes(const ring_rs_t *g, int b, size_t k) {
-  return g->acc + gz_block_off(g->count, g->P, b) + k * g->chunk;
+static void *chunk_codes(const ring_rs_t *g, int b, size_t k) {
+  return gz_code_at(g->acc, g->narrow, gz_block_off(g->count, g->P, b) + k * g->chunk);
 }
 
 static int tag(const ring_rs_t *g, int s, size_t k) {
@@ -86,7 +87,8 @@ static int tag(const ring_rs_t *g, int s, size_t k) {
 static gz_result_t send_chunk(ring_rs_t *g, int s, int b, size_t k) {
   unsigned char *slot = g->sslot[s & 1] + k * g->cap;
   size_t len = chunk_len(g, b, k), size = 0;
-  gz_result_t rc = gz_run_encode(g->run, chunk_codes(g, b, k), len, slot, g->cap, &size);
+  gz_result_t rc =
+      gz_run_encode_w(g->run, chunk_codes(g, b, k), g->narrow, len, slot, g->cap, &size);
   if (rc != GZ_OK && g->local == GZ_OK)
     g->local = rc;
   g->run->bytes_raw += len * g->run->esz;
@@ -116,8 +118,8 @@ static gz_result_t process(ring_rs_t *g, int s, int done) {
     int bytes = 0;
     gz_result_t rc;
     MPI_Get_count(&g->st[i], MPI_BYTE, &bytes);
-    rc = gz_run_decode_reduce(g->run, g->op, g->rslot + k * g->cap, (size_t)bytes,
-                              chunk_codes(g, b, k), chunk_len(g, b, k));
+    rc = gz_run_decode_reduce_w(g->run, g->op, g->rslot + k * g->cap, (size_t)bytes,
+                                chunk_codes(g, b, k), g->narrow, chunk_len(g, b, k));
     if (rc != GZ_OK && g->local == GZ_OK)
       g->local = rc;
     g->pending--;
@@ -127,8 +129,8 @@ static gz_result_t process(ring_rs_t *g, int s, int done) {
   return GZ_OK;
 }
 
-gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_op_t op,
-                                   gz_run_t *run) {
+gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
+                                   gz_op_t op, gz_run_t *run) {
   ring_rs_t g;
   gz_result_t rc = GZ_OK;
   int done = 0;
@@ -137,6 +139,7 @@ gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, int64_t *acc, size_t count, gz_
     return GZ_OK;
   g.ctx = ctx;
   g.acc = acc;
+  g.narrow = narrow;
   g.count = count;
   g.op = op;
   g.P = ctx->size;
@@ -214,7 +217,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return gz_reduce_scatter_ring(ctx, j->codes, j->a->total, j->a->op, j->run);
+  return gz_reduce_scatter_ring(ctx, j->codes, 0, j->a->total, j->a->op, j->run);
 }
 
 static double cost(const gz_cost_t *c) {

@@ -1,0 +1,209 @@
+/* test_codec_simd.c - the integer-code kernels compiled for AVX2 give the
+ * same codes, values, largest |code|, bytes and errors as the portable
+ * loops (libgzcoll/src/codec/codes.c, chosen with gz_codes_simd): smooth
+ * and noisy data, ties, values beyond the code limit, NaN and infinities,
+ * codes beyond 2^51 (the dequantizer's other path), every block width; and
+ * the int32 code kernels, whose encoded bytes must equal those of the same
+ * codes as int64. On a CPU without AVX2 the test says so and skips. */
+#include "gz_test.h"
+
+#include "codec/codec.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 10007 /* not a multiple of a block, a tile or a vector */
+
+typedef struct out {
+  gz_result_t rc_q32, rc_q64, rc_enc, rc_dec, rc_red;
+  int64_t q32[N], q64[N], dec[N], red[N], amax32, amax64;
+  float y32[N];
+  double y64[N];
+  uint8_t enc[N * 9];
+  size_t enc_size;
+  /* int32 codes */
+  gz_result_t rc32_q32, rc32_q64, rc32_enc, rc32_dec, rc32_red;
+  int32_t n32_q32[N], n32_q64[N], n32_dec[N], n32_red[N];
+  int64_t amax32_32;
+  float y32_32[N];
+  uint8_t enc32[N * 9];
+  size_t enc32_size;
+} out_t;
+
+static int32_t codes32[N]; /* int32 codes (the int64 ones narrowed) */
+
+static void run(int level, const float *xf, const double *xd, const int64_t *codes,
+                double eb, int64_t limit, out_t *o) {
+  GZ_CHECK(gz_codes_simd(level) == level, "level %d taken", level);
+  o->rc_q32 = gz_quantize(GZ_FLOAT32, xf, N, eb, limit, o->q32);
+  o->rc_q64 = gz_quantize(GZ_FLOAT64, xd, N, eb, limit, o->q64);
+  gz_dequantize_absmax(GZ_FLOAT32, codes, N, eb, o->y32, &o->amax32);
+  gz_dequantize_absmax(GZ_FLOAT64, codes, N, eb, o->y64, &o->amax64);
+  o->rc_enc = gz_codes_encode(codes, N, o->enc, sizeof o->enc, &o->enc_size);
+  o->rc_dec = gz_codes_decode(o->enc, o->enc_size, o->dec, N);
+  memcpy(o->red, codes, sizeof o->red);
+  o->rc_red = gz_codes_decode_reduce(GZ_OP_SUM, o->enc, o->enc_size, o->red, N);
+  limit = limit < INT32_MAX ? limit : INT32_MAX;
+  o->rc32_q32 = gz_quantize32(GZ_FLOAT32, xf, N, eb, limit, o->n32_q32);
+  o->rc32_q64 = gz_quantize32(GZ_FLOAT64, xd, N, eb, limit, o->n32_q64);
+  gz_dequantize32_absmax(GZ_FLOAT32, codes32, N, eb, o->y32_32, &o->amax32_32);
+  o->rc32_enc = gz_codes32_encode(codes32, N, o->enc32, sizeof o->enc32, &o->enc32_size);
+  o->rc32_dec = gz_codes32_decode(o->enc32, o->enc32_size, o->n32_dec, N);
+  memcpy(o->n32_red, codes32, sizeof o->n32_red);
+  o->rc32_red =
+      gz_codes32_decode_reduce(GZ_OP_SUM, o->enc32, o->enc32_size, o->n32_red, N);
+}
+
+static void compare(const char *what, const out_t *a, const out_t *b,
+                    const int64_t *codes) {
+  GZ_CHECK(a->rc_q32 == b->rc_q32 && a->rc_q64 == b->rc_q64, "%s: quantize results",
+           what);
+  GZ_CHECK(!memcmp(a->q32, b->q32, sizeof a->q32), "%s: float32 codes", what);
+  GZ_CHECK(!memcmp(a->q64, b->q64, sizeof a->q64), "%s: float64 codes", what);
+  GZ_CHECK(!memcmp(a->y32, b->y32, sizeof a->y32) &&
+               !memcmp(a->y64, b->y64, sizeof a->y64),
+           "%s: dequantized values", what);
+  GZ_CHECK(a->amax32 == b->amax32 && a->amax64 == b->amax64, "%s: largest |code|", what);
+  GZ_CHECK(a->rc_enc == GZ_OK && b->rc_enc == GZ_OK && a->enc_size == b->enc_size &&
+               !memcmp(a->enc, b->enc, a->enc_size),
+           "%s: encoded bytes", what);
+  GZ_CHECK(a->rc_dec == GZ_OK && b->rc_dec == GZ_OK &&
+               !memcmp(a->dec, codes, sizeof a->dec) &&
+               !memcmp(b->dec, codes, sizeof b->dec),
+           "%s: decoded codes", what);
+  GZ_CHECK(a->rc_red == b->rc_red && !memcmp(a->red, b->red, sizeof a->red),
+           "%s: decode+reduce", what);
+  GZ_CHECK(a->rc32_q32 == b->rc32_q32 && a->rc32_q64 == b->rc32_q64 &&
+               !memcmp(a->n32_q32, b->n32_q32, sizeof a->n32_q32) &&
+               !memcmp(a->n32_q64, b->n32_q64, sizeof a->n32_q64),
+           "%s: int32 quantize", what);
+  GZ_CHECK(!memcmp(a->y32_32, b->y32_32, sizeof a->y32_32) &&
+               a->amax32_32 == b->amax32_32,
+           "%s: int32 dequantize", what);
+  GZ_CHECK(a->rc32_enc == GZ_OK && b->rc32_enc == GZ_OK &&
+               a->enc32_size == b->enc32_size &&
+               !memcmp(a->enc32, b->enc32, a->enc32_size),
+           "%s: int32 encoded bytes", what);
+  GZ_CHECK(a->rc32_dec == GZ_OK && b->rc32_dec == GZ_OK &&
+               !memcmp(a->n32_dec, codes32, sizeof a->n32_dec) &&
+               !memcmp(b->n32_dec, codes32, sizeof b->n32_dec),
+           "%s: int32 decoded codes", what);
+  GZ_CHECK(a->rc32_red == b->rc32_red &&
+               !memcmp(a->n32_red, b->n32_red, sizeof a->n32_red),
+           "%s: int32 decode+reduce", what);
+}
+
+/* int32 codes against int64: the same codes, bytes and values. */
+static void check_narrow(const char *what, const out_t *o, const int64_t *codes,
+                         double eb) {
+  size_t bad = 0, twice = 0;
+  int64_t m = 0;
+  for (size_t i = 0; i < N; i++) {
+    int64_t c = codes32[i], a = c < 0 ? -c : c;
+    m = a > m ? a : m;
+    bad += o->y32_32[i] != (float)((double)c * (2.0 * eb));
+    twice += o->n32_red[i] != 2 * c;
+  }
+  GZ_CHECK(bad == 0 && o->amax32_32 == m, "%s: int32 dequantize vs reference", what);
+  GZ_CHECK(o->rc32_red == GZ_OK && twice == 0, "%s: int32 decode+reduce sums", what);
+  if (o->rc_q32 == GZ_OK) {
+    size_t diff = 0;
+    for (size_t i = 0; i < N; i++)
+      diff += o->n32_q32[i] != o->q32[i] || o->n32_q64[i] != o->q64[i];
+    GZ_CHECK(o->rc32_q32 == GZ_OK && o->rc32_q64 == GZ_OK && diff == 0,
+             "%s: int32 and int64 quantization differ", what);
+  }
+  (void)codes;
+}
+
+/* The reference for the dequantizer and the largest |code|. */
+static void check_dequant(const char *what, const out_t *o, const int64_t *codes,
+                          double eb) {
+  size_t bad = 0;
+  uint64_t m = 0;
+  for (size_t i = 0; i < N; i++) {
+    uint64_t a = codes[i] < 0 ? 0 - (uint64_t)codes[i] : (uint64_t)codes[i];
+    double r = (double)codes[i] * (2.0 * eb);
+    m = a > m ? a : m;
+    bad += o->y64[i] != r || o->y32[i] != (float)r;
+  }
+  GZ_CHECK(bad == 0, "%s: %zu values differ from (T)(2eb * (double)q)", what, bad);
+  GZ_CHECK((uint64_t)o->amax64 == m && (uint64_t)o->amax32 == m, "%s: largest |code|",
+           what);
+}
+
+int main(void) {
+  static out_t a, b;
+  static float xf[N];
+  static double xd[N];
+  static int64_t codes[N];
+  const double eb = 1e-3;
+  gz_rng_t rng;
+  if (gz_codes_simd(1) != 1) {
+    printf("no AVX2 on this CPU: the portable loops only (tested elsewhere)\n");
+    return GZ_TEST_SKIP;
+  }
+  gz_rng_seed(&rng, 17);
+  for (int kind = 0; kind < 6; kind++) {
+    static const char *const names[] = {"smooth", "noise",      "ties",
+                                        "limit",  "non-finite", "2^51 codes"};
+    int64_t limit = INT64_C(1) << 40;
+    for (size_t i = 0; i < N; i++) {
+      double v = sin(0.01 * (double)i) + 0.001 * gz_rng_normal(&rng);
+      if (kind == 1)
+        v = 1e3 * gz_rng_normal(&rng);
+      if (kind == 2) /* x / 2eb = k + 1/2 in binary: every value a tie */
+        v = ((double)(i % 200) - 100.0 + 0.5) * 0.0078125;
+      xd[i] = v;
+      xf[i] = (float)v;
+      /* codes of every width up to 40 bits, with runs of equal codes */
+      codes[i] =
+          (int64_t)(gz_rng_next(&rng) >> (24 + i % 40)) - (INT64_C(1) << (39 - i % 40));
+      if (i % 97 < 20)
+        codes[i] = i ? codes[i - 1] : 0;
+    }
+    if (kind == 2)
+      limit = 1000;
+    if (kind == 3) {
+      limit = 1000; /* some values beyond it */
+      xd[5] = xf[5] = 3.0f;
+    }
+    if (kind == 4) {
+      xd[7] = NAN;
+      xf[7] = NAN;
+      xd[N - 1] = INFINITY;
+      xf[N - 1] = -INFINITY;
+    }
+    if (kind == 5)
+      for (size_t i = 0; i < N; i += 101)
+        codes[i] = (i & 1 ? -1 : 1) * ((INT64_C(1) << 52) - (int64_t)i);
+    for (size_t i = 0; i < N; i++) /* below 2^30: twice fits */
+      codes32[i] = (int32_t)(codes[i] % (INT64_C(1) << 30));
+    {
+      size_t size = 0;
+      static uint8_t enc64[N * 9];
+      static int64_t wide[N];
+      for (size_t i = 0; i < N; i++)
+        wide[i] = codes32[i];
+      gz_codes_encode(wide, N, enc64, sizeof enc64, &size);
+      run(1, xf, xd, codes, eb, limit, &b);
+      GZ_CHECK(b.enc32_size == size && !memcmp(b.enc32, enc64, size),
+               "%s: int32 codes encode to the bytes of the same int64 codes",
+               names[kind]);
+    }
+    run(0, xf, xd, codes, kind == 2 ? 0.00390625 : eb, limit, &a);
+    run(1, xf, xd, codes, kind == 2 ? 0.00390625 : eb, limit, &b);
+    compare(names[kind], &a, &b, codes);
+    check_dequant(names[kind], &a, codes, kind == 2 ? 0.00390625 : eb);
+    check_narrow(names[kind], &a, codes, kind == 2 ? 0.00390625 : eb);
+    if (kind == 0)
+      GZ_CHECK(a.rc_q32 == GZ_OK && a.rc_q64 == GZ_OK, "smooth data quantizes");
+    if (kind == 3 || kind == 4)
+      GZ_CHECK(a.rc_q32 == GZ_ERR_RANGE && a.rc_q64 == GZ_ERR_RANGE, "%s refused",
+               names[kind]);
+  }
+  return gz_test_finish();
+}
