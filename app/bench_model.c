@@ -39,6 +39,8 @@
 #include <mpi.h>
 
 /* "1gbit", "10gbit", "25GBps", "125MB/s", "1.25e9" (bytes/s) -> bytes/s. */
+#define GZ_BENCH_MAX_ALGOS 16 /* algorithms of one collective, at most */
+
 static int parse_rate(const char *s, double *bps) {
   static const struct {
     const char *unit;
@@ -122,7 +124,7 @@ static int probe_model(MPI_Comm comm, double eb, int calls, double bytes, gz_mod
       x[i] = (float)gz_bench_smooth(rank, i);
     for (int k = 0; !nomem && k < calls && rc == GZ_OK; k++)
       rc = gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL);
-    cfg.algo = GZ_ALGO_MPI;
+    snprintf(cfg.algo, sizeof cfg.algo, "mpi");
     if (!nomem && rc == GZ_OK)
       rc = gz_ctx_create(comm, &cfg, &mctx);
     for (int k = 0; !nomem && k < calls && rc == GZ_OK; k++)
@@ -168,6 +170,8 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   char list[256], *tok, *save = NULL;
   double size_list[16], link_bps = 1.25e8;
   int rank_list[16], nr = 0, ns = 0, code = 0, nerr, rank = 0, probed = -1;
+  const char *cols[GZ_BENCH_MAX_ALGOS];
+  size_t ncols = 0;
   double eb = 1e-4, learn_bytes = 16.0 * 1024 * 1024;
   int learn_calls, learnt, bad_lsize;
   MPI_Comm_rank(comm, &rank);
@@ -272,31 +276,38 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
          : probed == 0 && learnt ? "learnt"
          : probed == 0           ? "measured at e / P"
                                  : "measured");
-  printf("%8s %12s", "ranks", "bytes/rank");
-  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
-    printf(" %12s", gz_algo_name((gz_algo_t)a));
-  printf(" %10s\n", "auto");
+  /* one column per algorithm of the collective, in the order of the first
+   * prediction; auto: the cheapest */
   for (int i = 0; i < nr; i++)
     for (int k = 0; k < ns; k++) {
-      double s[GZ_ALGO_COUNT];
-      int best = -1;
+      gz_prediction_t p[GZ_BENCH_MAX_ALGOS];
+      size_t np = 0;
       m.ranks = rank_list[i];
-      if (gz_model_predict(&m, cname, (size_t)(size_list[k] / 4), GZ_FLOAT32, s) !=
-          GZ_OK) {
+      if (gz_model_predict(&m, cname, (size_t)(size_list[k] / 4), GZ_FLOAT32, p,
+                           GZ_BENCH_MAX_ALGOS, &np) != GZ_OK) {
         fprintf(stderr, "gzbench model: unknown collective '%s' or bad inputs\n", cname);
         code = 2;
         goto out;
       }
+      if (ncols == 0) {
+        printf("%8s %12s", "ranks", "bytes/rank");
+        for (ncols = 0; ncols < np; ncols++) {
+          cols[ncols] = p[ncols].algo;
+          printf(" %12s", cols[ncols]);
+        }
+        printf(" %10s\n", "auto");
+      }
       printf("%8d %12.0f", m.ranks, size_list[k]);
-      for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
-        if (s[a] < 0)
+      for (size_t c = 0; c < ncols; c++) {
+        size_t j = 0;
+        while (j < np && strcmp(p[j].algo, cols[c]) != 0)
+          j++;
+        if (j == np || p[j].seconds < 0)
           printf(" %12s", "-");
         else
-          printf(" %10.4g ms", s[a] * 1e3);
-        if (s[a] >= 0 && (best < 0 || s[a] < s[best]))
-          best = a;
+          printf(" %10.4g ms", p[j].seconds * 1e3);
       }
-      printf(" %10s\n", m.ranks == 1 ? "mpi" : gz_algo_name((gz_algo_t)best));
+      printf(" %10s\n", m.ranks == 1 || np == 0 ? "mpi" : p[0].algo);
     }
 out:
   arg_freetable(table, sizeof table / sizeof *table);

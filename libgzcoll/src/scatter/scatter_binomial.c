@@ -123,4 +123,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_scatter_binomial = {
-    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, 0, ws, run, cost};
+    .name = "binomial", .coll = GZ_COLL_SCATTER, .ws = ws, .run = run, .cost = cost};

@@ -190,4 +190,4 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
 }
 
 const gz_algorithm_t gz_algo_scatter_binomial_device = {
-    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, 1, ws, run, NULL};
+    .name = "binomial", .coll = GZ_COLL_SCATTER, .device = 1, .ws = ws, .run = run};
