@@ -33,13 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest |sum of codes| of a collective: its reconstruction 2eb*Q is exact
- * in double. A plan gives each of S summed terms GZ_COLL_CODE_LIMIT / S; the
- * quantizer also caps every single code at GZ_CODE_LIMIT (2^50,
- * kernels/gz_block.h), the one per-code limit of the project. */
-#define GZ_COLL_CODE_LIMIT ((int64_t)1 << 52)
-_Static_assert((int64_t)GZ_CODE_LIMIT <= GZ_COLL_CODE_LIMIT,
-               "one code never exceeds what a sum of codes may reach");
+/* Largest |sum of codes| of a collective, four single codes (2^52): its
+ * reconstruction 2eb*Q is exact in double. A plan gives each of S summed
+ * terms GZ_COLL_CODE_LIMIT / S; the quantizer also caps every single code at
+ * GZ_CODE_LIMIT (2^50, kernels/gz_block.h), the one per-code limit of the
+ * project. */
+#define GZ_COLL_CODE_LIMIT ((int64_t)(4 * GZ_CODE_LIMIT))
 
 /* Auto never compresses messages below this many raw bytes per rank. */
 #define GZ_AUTO_MIN_BYTES 8192u
