@@ -69,25 +69,28 @@ static void test_names(void) {
     gz_ctx_destroy(ctx);
     ctx = NULL;
   }
-  { /* what ran, by name */
+  { /* what ran, by name: a forced ring, auto below its size threshold */
+    static const struct {
+      const char *given;
+      size_t n;
+      const char *ran;
+    } calls[] = {{"RING", 4096, "ring"}, {"auto", 16, "mpi"}};
     float x[4096], y[4096];
     gz_report_t rep;
     for (int i = 0; i < 4096; i++)
       x[i] = (float)(i % 97);
-    snprintf(cfg.algo, sizeof cfg.algo, "RING");
-    GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "RING");
-    GZ_CHECK(ctx && gz_allreduce(ctx, x, y, 4096, GZ_FLOAT32, GZ_OP_SUM, &rep) == GZ_OK &&
-                 !strcmp(rep.algo, "ring"),
-             "report of a forced ring: %s", ctx ? rep.algo : "-");
-    gz_ctx_destroy(ctx);
-    ctx = NULL;
-    snprintf(cfg.algo, sizeof cfg.algo, "auto");
-    GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "auto");
-    GZ_CHECK(ctx && gz_allreduce(ctx, x, y, 16, GZ_FLOAT32, GZ_OP_SUM, &rep) == GZ_OK &&
-                 !strcmp(rep.algo, "mpi"),
-             "report of auto on 64 bytes: %s", ctx ? rep.algo : "-");
-    gz_ctx_destroy(ctx);
-    ctx = NULL;
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+      snprintf(cfg.algo, sizeof cfg.algo, "%s", calls[i].given);
+      GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "%s", calls[i].given);
+      GZ_CHECK(ctx &&
+                   gz_allreduce(ctx, x, y, calls[i].n, GZ_FLOAT32, GZ_OP_SUM, &rep) ==
+                       GZ_OK &&
+                   !strcmp(rep.algo, calls[i].ran),
+               "report of %s on %zu values: %s", calls[i].given, calls[i].n,
+               ctx ? rep.algo : "-");
+      gz_ctx_destroy(ctx);
+      ctx = NULL;
+    }
   }
   cfg.algo[0] = '\0'; /* empty: auto */
   GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "empty name");
