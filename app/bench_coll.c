@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef enum {
   C_ALLREDUCE,
@@ -66,17 +67,12 @@ typedef enum {
 static const char *const coll_names[] = {"allreduce", "reduce_scatter", "allgather",
                                          "bcast",     "scatter",        "alltoall"};
 
-/* Compressed algorithms per collective, in display order. */
-static const char *const coll_algos[][3] = {
-    {"redoub", "ring", NULL}, {"ring", NULL, NULL},     {"ring", NULL, NULL},
-    {"binomial", NULL, NULL}, {"binomial", NULL, NULL}, {"pairwise", NULL, NULL}};
-
 #define MAX_ALGOS 8
 
 typedef struct algo_entry {
   char name[16];
-  int direct; /* 1: call MPI directly */
-  gz_algo_t algo;
+  int direct;                  /* 1: call MPI directly */
+  char algo[GZ_ALGO_NAME_MAX]; /* libgzcoll's name ("mpi" for gz-mpi) */
   gz_ctx_t ctx;
 } algo_entry_t;
 
@@ -483,7 +479,7 @@ static int run_size(bench_t *b, size_t bytes) {
     gz_ctx_t ctx = NULL;
     char line[512];
     for (int k = 0; k < b->nalgos; k++) /* auto's context if there is one */
-      if (b->algos[k].ctx && (!ctx || b->algos[k].algo == GZ_ALGO_AUTO))
+      if (b->algos[k].ctx && (!ctx || !strcmp(b->algos[k].algo, "auto")))
         ctx = b->algos[k].ctx;
     if (ctx && gz_explain(ctx, coll_names[b->coll], s.count, b->dtype, line,
                           sizeof line) == GZ_OK)
@@ -578,7 +574,7 @@ static int run_size(bench_t *b, size_t bytes) {
     row.t_min = median(tmin, nt);
     row.t_avg = median(tavg, nt);
     row.codec = median(tcodec, nt);
-    row.ran = a->direct ? "mpi" : gz_algo_name(rep.algo);
+    row.ran = a->direct ? "mpi" : rep.algo;
     for (int q = 0; q < 4; q++)
       row.prof[q] = a->direct ? -1 : prof[q];
     print_row(b, bytes, &s, a->name, &row);
@@ -617,29 +613,44 @@ int gz_bench_parse_bytes(const char *s, double *bytes) {
   return 0;
 }
 
+/* mpi (the MPI library, called directly), gz-mpi (libgzcoll's mpi path),
+ * auto, or one of the collective's algorithms by libgzcoll's name. */
 static int add_algo(bench_t *b, const char *name) {
   algo_entry_t *a;
-  gz_algo_t algo = GZ_ALGO_MPI;
+  const char *names[MAX_ALGOS], *algo = NULL;
+  size_t n = 0;
   int direct = !strcmp(name, "mpi");
   if (b->nalgos >= MAX_ALGOS)
     return 0;
-  if (!direct && strcmp(name, "gz-mpi") && gz_algo_parse(name, &algo) != GZ_OK)
+  if (!strcmp(name, "gz-mpi") || direct)
+    algo = "mpi";
+  else if (!strcasecmp(name, "auto"))
+    algo = "auto";
+  else if (gz_algorithms(coll_names[b->coll], names, MAX_ALGOS, &n) == GZ_OK)
+    for (size_t i = 0; i < n && !algo; i++)
+      if (!strcasecmp(name, names[i]))
+        algo = names[i];
+  if (!algo)
     return 0;
   a = &b->algos[b->nalgos++];
   memset(a, 0, sizeof *a);
   snprintf(a->name, sizeof a->name, "%s", name);
   a->direct = direct;
-  a->algo = algo;
+  snprintf(a->algo, sizeof a->algo, "%s", algo);
   return 1;
 }
 
 /* 0 (and the offending name in name_out) when a name is unknown. */
 static int parse_algos(bench_t *b, const char *list, char *name_out, size_t out_size) {
   char name[32];
-  if (!strcmp(list, "all")) {
+  if (!strcmp(list, "all")) { /* the MPI library, then libgzcoll's compressed ones */
+    const char *names[MAX_ALGOS];
+    size_t n = 0;
     add_algo(b, "mpi");
-    for (int i = 0; i < 3 && coll_algos[b->coll][i]; i++)
-      add_algo(b, coll_algos[b->coll][i]);
+    if (gz_algorithms(coll_names[b->coll], names, MAX_ALGOS, &n) == GZ_OK)
+      for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], "mpi"))
+          add_algo(b, names[i]);
     return add_algo(b, "auto");
   }
   while (*list) {
@@ -667,9 +678,19 @@ static void usage(void *table[]) {
   arg_print_glossary(stdout, table, "  %-26s %s\n");
   printf(
       "\nAlgorithms: mpi (MPI directly: the baseline), gz-mpi (libgzcoll's MPI path),\n"
-      "auto (cost model), redoub and ring (allreduce), ring (reduce_scatter,\n"
-      "allgather), binomial (bcast, scatter), pairwise (alltoall); all = mpi, the\n"
-      "collective's compressed algorithms and auto.\n\n"
+      "auto (cost model), and libgzcoll's compressed ones by name:\n");
+  for (size_t c = 0; c < sizeof coll_names / sizeof coll_names[0]; c++) {
+    const char *names[MAX_ALGOS];
+    size_t n = 0;
+    printf("  %-15s", coll_names[c]);
+    if (gz_algorithms(coll_names[c], names, MAX_ALGOS, &n) == GZ_OK)
+      for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], "mpi"))
+          printf(" %s", names[i]);
+    printf("\n");
+  }
+  printf(
+      "all = mpi, the collective's compressed algorithms and auto.\n\n"
       "Examples:\n"
       "  mpirun -np 4 gzbench coll --coll allreduce --max-bytes 16M\n"
       "  mpirun -np 8 gzbench coll --coll bcast --algos mpi,binomial -e 1e-3 --type f64\n"
@@ -813,7 +834,7 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
     gz_config_t cfg = b.cfg;
     if (b.algos[k].direct)
       continue;
-    cfg.algo = b.algos[k].algo;
+    memcpy(cfg.algo, b.algos[k].algo, sizeof cfg.algo);
     rc = gz_ctx_create(comm, &cfg, &b.algos[k].ctx);
   }
   if (rc != GZ_OK) {

@@ -297,7 +297,7 @@ static int bench_redoub(const gpu_args_t *a, MPI_Comm comm) {
   }
   /* the whole allreduce on device buffers (all ranks: the real pattern) */
   cfg.error_bound = a->eb;
-  cfg.algo = GZ_ALGO_REDOUB;
+  snprintf(cfg.algo, sizeof cfg.algo, "redoub");
   cfg.device_pool_bytes = 2 * n * 8 + 4 * b.bound + (64u << 20);
   if ((grc = gz_ctx_create(comm, &cfg, &ctx)) != GZ_OK) {
     if (rank == 0)

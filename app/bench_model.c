@@ -46,6 +46,8 @@
 #include <mpi.h>
 
 /* "1gbit", "10gbit", "25GBps", "125MB/s", "1.25e9" (bytes/s) -> bytes/s. */
+#define GZ_BENCH_MAX_ALGOS 16 /* algorithms of one collective, at most */
+
 static int parse_rate(const char *s, double *bps) {
   static const struct {
     const char *unit;
@@ -85,7 +87,8 @@ static int measure_codec(double mb, double eb, double *eps, double *ratio) {
   for (size_t i = 0; i < n; i++) /* gzbench coll's default data */
     x[i] = (float)gz_bench_smooth(0, i);
   t = MPI_Wtime();
-  qrc = gz_quantize(GZ_FLOAT32, x, n, eb, (int64_t)1 << 50, q);
+  /* no limit of ours: the quantizer's own per-code limit applies */
+  qrc = gz_quantize(GZ_FLOAT32, x, n, eb, INT64_MAX, q);
   /* GZ_ERR_RANGE: a value at an exact tie (the collectives re-examine those;
    * every code is written): fine for timing */
   if ((qrc != GZ_OK && qrc != GZ_ERR_RANGE) ||
@@ -129,7 +132,7 @@ static int probe_model(MPI_Comm comm, double eb, int calls, double bytes, gz_mod
       x[i] = (float)gz_bench_smooth(rank, i);
     for (int k = 0; !nomem && k < calls && rc == GZ_OK; k++)
       rc = gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL);
-    cfg.algo = GZ_ALGO_MPI;
+    snprintf(cfg.algo, sizeof cfg.algo, "mpi");
     if (!nomem && rc == GZ_OK)
       rc = gz_ctx_create(comm, &cfg, &mctx);
     for (int k = 0; !nomem && k < calls && rc == GZ_OK; k++)
@@ -154,14 +157,19 @@ static int cmp_seconds(const void *a, const void *b) {
 }
 
 /* --check: each algorithm of allreduce forced for `calls` timed calls of
- * `bytes` per rank after one warm-up; model[a] was computed before any of
- * them. Collective; rank 0 prints. Returns 0, or -1 on a failed call. */
+ * `bytes` per rank after one warm-up, beside the model m's time, computed
+ * before any of them. Collective (m the same on every rank); rank 0
+ * prints. Returns 0, or -1 on a failed call. */
 static int check_model(MPI_Comm comm, double eb, int calls, double bytes,
-                       const double model[GZ_ALGO_COUNT]) {
-  size_t n = (size_t)(bytes / 4);
+                       const gz_model_t *m) {
+  gz_prediction_t model[GZ_BENCH_MAX_ALGOS];
+  size_t n = (size_t)(bytes / 4), nmodel = 0;
   float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
   double *t = malloc((size_t)calls * sizeof *t);
-  int rank = 0, bad = !x || !y || !t || calls < 1 || n == 0, fail = 0;
+  int rank = 0, fail = 0,
+      bad = !x || !y || !t || calls < 1 || n == 0 ||
+            gz_model_predict(m, "allreduce", n, GZ_FLOAT32, model, GZ_BENCH_MAX_ALGOS,
+                             &nmodel) != GZ_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
   if (bad)
@@ -172,14 +180,14 @@ static int check_model(MPI_Comm comm, double eb, int calls, double bytes,
     printf("# check: allreduce of %.0f bytes per rank, %d calls per algorithm after one "
            "warm-up, median of the slowest rank\n%12s %12s %12s %8s\n",
            bytes, calls, "algorithm", "model ms", "measured ms", "diff");
-  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT && !fail; a++) {
+  for (size_t a = 0; a < nmodel && !fail; a++) { /* cheapest first */
     gz_config_t cfg = GZ_CONFIG_INIT;
     gz_ctx_t ctx = NULL;
     gz_result_t rc;
-    if (model[a] < 0)
-      continue; /* not an allreduce algorithm */
+    if (model[a].seconds < 0)
+      continue; /* does not apply here */
     cfg.error_bound = eb;
-    cfg.algo = (gz_algo_t)a;
+    snprintf(cfg.algo, sizeof cfg.algo, "%s", model[a].algo);
     rc = gz_ctx_create(comm, &cfg, &ctx);
     for (int k = -1; k < calls && rc == GZ_OK; k++) {
       double t0;
@@ -197,8 +205,8 @@ static int check_model(MPI_Comm comm, double eb, int calls, double bytes,
       double med;
       qsort(t, (size_t)calls, sizeof *t, cmp_seconds);
       med = calls % 2 ? t[calls / 2] : 0.5 * (t[calls / 2 - 1] + t[calls / 2]);
-      printf("%12s %12.4g %12.4g %+7.0f%%\n", gz_algo_name((gz_algo_t)a), model[a] * 1e3,
-             med * 1e3, 100.0 * (model[a] - med) / med);
+      printf("%12s %12.4g %12.4g %+7.0f%%\n", model[a].algo, model[a].seconds * 1e3,
+             med * 1e3, 100.0 * (model[a].seconds - med) / med);
     }
   }
 done:
@@ -238,9 +246,11 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
   char list[256], *tok, *save = NULL;
   double size_list[16], link_bps = 1.25e8;
   int rank_list[16], nr = 0, ns = 0, code = 0, nerr, rank = 0, probed = -1;
+  const char *cols[GZ_BENCH_MAX_ALGOS];
+  size_t ncols = 0;
   double eb = 1e-4, learn_bytes = 16.0 * 1024 * 1024;
   int learn_calls, learnt, bad_lsize, check_go = 0;
-  double check_model_s[GZ_ALGO_COUNT], check_bytes = 0;
+  double check_bytes = 0;
   MPI_Comm_rank(comm, &rank);
   nerr = arg_parse(argc, argv, table);
   learn_calls = lcalls->count ? lcalls->ival[0] : 6;
@@ -343,50 +353,54 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm) {
          : probed == 0 && learnt ? "learnt"
          : probed == 0           ? "measured at e / P"
                                  : "measured");
-  printf("%8s %12s", "ranks", "bytes/rank");
-  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
-    printf(" %12s", gz_algo_name((gz_algo_t)a));
-  printf(" %10s\n", "auto");
+  /* one column per algorithm of the collective, in the order of the first
+   * prediction; auto: the cheapest */
   for (int i = 0; i < nr; i++)
     for (int k = 0; k < ns; k++) {
-      double s[GZ_ALGO_COUNT];
-      int best = -1;
+      gz_prediction_t p[GZ_BENCH_MAX_ALGOS];
+      size_t np = 0;
       m.ranks = rank_list[i];
-      if (gz_model_predict(&m, cname, (size_t)(size_list[k] / 4), GZ_FLOAT32, s) !=
-          GZ_OK) {
+      if (gz_model_predict(&m, cname, (size_t)(size_list[k] / 4), GZ_FLOAT32, p,
+                           GZ_BENCH_MAX_ALGOS, &np) != GZ_OK) {
         fprintf(stderr, "gzbench model: unknown collective '%s' or bad inputs\n", cname);
         code = 2;
         goto share;
       }
+      if (ncols == 0) {
+        printf("%8s %12s", "ranks", "bytes/rank");
+        for (ncols = 0; ncols < np; ncols++) {
+          cols[ncols] = p[ncols].algo;
+          printf(" %12s", cols[ncols]);
+        }
+        printf(" %10s\n", "auto");
+      }
       printf("%8d %12.0f", m.ranks, size_list[k]);
-      for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
-        if (s[a] < 0)
+      for (size_t c = 0; c < ncols; c++) {
+        size_t j = 0;
+        while (j < np && strcmp(p[j].algo, cols[c]) != 0)
+          j++;
+        if (j == np || p[j].seconds < 0)
           printf(" %12s", "-");
         else
-          printf(" %10.4g ms", s[a] * 1e3);
-        if (s[a] >= 0 && (best < 0 || s[a] < s[best]))
-          best = a;
+          printf(" %10.4g ms", p[j].seconds * 1e3);
       }
-      printf(" %10s\n", m.ranks == 1 ? "mpi" : gz_algo_name((gz_algo_t)best));
+      printf(" %10s\n", m.ranks == 1 || np == 0 ? "mpi" : p[0].algo);
     }
   if (check->count && probed == 0) {
     MPI_Comm_size(comm, &m.ranks);
     check_bytes = size_list[0];
-    check_go = strcmp(cname, "allreduce") == 0 &&
-               gz_model_predict(&m, cname, (size_t)(check_bytes / 4), GZ_FLOAT32,
-                                check_model_s) == GZ_OK;
+    check_go = strcmp(cname, "allreduce") == 0;
     if (!check_go) {
       fprintf(stderr, "gzbench model: --check times allreduce only\n");
       code = 2;
     }
   }
-share: /* --check: every rank times the calls that rank 0's model predicted */
+share: /* --check: every rank times the calls of rank 0's model (its inputs) */
   if (check->count && probed == 0) {
     MPI_Bcast(&check_go, 1, MPI_INT, 0, comm);
     MPI_Bcast(&check_bytes, 1, MPI_DOUBLE, 0, comm);
-    MPI_Bcast(check_model_s, GZ_ALGO_COUNT, MPI_DOUBLE, 0, comm);
-    if (check_go &&
-        check_model(comm, eb, check->ival[0], check_bytes, check_model_s) != 0 &&
+    MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, comm);
+    if (check_go && check_model(comm, eb, check->ival[0], check_bytes, &m) != 0 &&
         rank == 0) {
       fprintf(stderr, "gzbench model: --check: a timed call failed (memory?)\n");
       code = 1;

@@ -48,7 +48,7 @@ typedef struct gzs_opts {
   gz_eb_mode_t eb_mode;
   gz_bound_policy_t bound;
   gzs_op_t op;
-  gz_algo_t algo;
+  int algo;       /* --algo: a choice of the option; gzs_algo_name() */
   int read_root;  /* --read root */
   int device_gpu; /* --device gpu */
   char *output, *png, *metrics, *stats_png, *config;
@@ -110,6 +110,9 @@ void gzs_opts_free(gzs_opts_t *o);
 int gzs_options_from_config_text(const char *text, const char *path, gzs_opts_t *o,
                                  char *err, size_t errlen);
 const char *gzs_op_name(gzs_op_t op);
+/* The name of the algorithm --algo chose ("auto", "ring", ...), as libgzcoll
+ * spells it. */
+const char *gzs_algo_name(const gzs_opts_t *o);
 /* The settings object (same keys as the INI file) into the JSON. */
 void gzs_opts_json(const gzs_opts_t *o, gz_json_t *j);
 

@@ -87,11 +87,9 @@ static const choice_t ops[] = {{"mean", GZS_OP_MEAN, 0}, {"sum", GZS_OP_SUM, 0},
                                {"var", GZS_OP_VAR, 0},   {"var1", GZS_OP_VAR1, 0},
                                {"std", GZS_OP_STD, 0},   {"std1", GZS_OP_STD1, 0},
                                {"rms", GZS_OP_RMS, 0},   {0}};
-static const choice_t algos[] = {{"auto", GZ_ALGO_AUTO, 0},
-                                 {"redoub", GZ_ALGO_REDOUB, 0},
-                                 {"ring", GZ_ALGO_RING, 0},
-                                 {"mpi", GZ_ALGO_MPI, 0},
-                                 {0}};
+/* libgzcoll's names of the allreduce algorithms (selected by name) */
+static const choice_t algos[] = {
+    {"auto", 0, 0}, {"redoub", 1, 0}, {"ring", 2, 0}, {"mpi", 3, 0}, {0}};
 static const choice_t reads[] = {{"parallel", 0, 0}, {"root", 1, 0}, {0}};
 static const choice_t devices[] = {{"cpu", 0, 0}, {"gpu", 1, 0}, {0}};
 static const choice_t dtypes[] = {{"f32", GZ_FLOAT32, 0},
@@ -305,8 +303,7 @@ static const void *cfield(const gzs_opts_t *o, const opt_row_t *row) {
 /* Choice values live in enum or int fields of the same size. */
 _Static_assert(sizeof(gz_eb_mode_t) == sizeof(int) &&
                    sizeof(gz_bound_policy_t) == sizeof(int) &&
-                   sizeof(gzs_op_t) == sizeof(int) && sizeof(gz_algo_t) == sizeof(int) &&
-                   sizeof(gz_dtype_t) == sizeof(int),
+                   sizeof(gzs_op_t) == sizeof(int) && sizeof(gz_dtype_t) == sizeof(int),
                "choice fields are int-sized");
 
 /* "abs or rel", "mean, sum, max or min" (aliases left out). */
@@ -337,6 +334,8 @@ static const char *choice_name(const choice_t *c, int value) {
 }
 
 const char *gzs_op_name(gzs_op_t op) { return choice_name(ops, (int)op); }
+
+const char *gzs_algo_name(const gzs_opts_t *o) { return choice_name(algos, o->algo); }
 
 /* The row of a config key (or alias, `-` read as `_`, any case), or -1. */
 static int key_index(const char *name) {

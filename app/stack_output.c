@@ -913,7 +913,7 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_number(&j, "allreduce_measured_s", r->ar.measured_seconds);
   if (r->have_scatter) {
     gz_json_object(&j, "scatter");
-    gz_json_string(&j, "algorithm", gz_algo_name(r->sc.algo));
+    gz_json_string(&j, "algorithm", r->sc.algo);
     gz_json_bool(&j, "compressed", r->sc.compressed);
     gz_json_string(&j, "reason", r->sc.reason);
     gz_json_end_object(&j);
@@ -1087,7 +1087,7 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
            r->c_min, r->c_max, r->masked_points, r->masked_points == 1 ? "" : "s",
            o->normalize_live ? "0" : "NaN");
   if (r->have_scatter)
-    printf("  scatter %s (%s), ", gz_algo_name(r->sc.algo),
+    printf("  scatter %s (%s), ", r->sc.algo,
            r->sc.compressed ? "compressed" : "uncompressed");
   else
     printf("  ");

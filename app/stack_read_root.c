@@ -83,7 +83,7 @@ static int scatter_is_mpi(gz_ctx_t ctx, size_t n, const gzs_opts_t *o,
                           const gzs_run_t *r) {
   char buf[512];
   const char *p;
-  if (o->algo == GZ_ALGO_MPI || !(r->e_scatter > 0))
+  if (!strcmp(gzs_algo_name(o), "mpi") || !(r->e_scatter > 0))
     return 1;
   if (gz_explain(ctx, "scatter", n, GZ_FLOAT64, buf, sizeof buf) != GZ_OK)
     return 0;
@@ -97,7 +97,7 @@ static int plain_scatter(const gzs_run_t *r, const double *send, double *recv,
                          float *conv, size_t n, MPI_Comm comm, gz_report_t *rep) {
   int P = r->size, rc;
   memset(rep, 0, sizeof *rep);
-  rep->algo = GZ_ALGO_MPI;
+  rep->algo = "mpi";
   snprintf(rep->reason, sizeof rep->reason,
            "uncompressed MPI_Scatter in the input's type");
   if (r->dtype == GZ_FLOAT32) {
@@ -183,7 +183,8 @@ int gzs_read_root(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
 
   cfg.error_bound = r->e_scatter > 0 ? r->e_scatter : 1.0;
   cfg.bound_policy = GZ_BOUND_STRICT; /* scatter: one quantization of e_scatter */
-  cfg.algo = o->algo == GZ_ALGO_MPI || !(r->e_scatter > 0) ? GZ_ALGO_MPI : GZ_ALGO_AUTO;
+  snprintf(cfg.algo, sizeof cfg.algo, "%s",
+           !strcmp(gzs_algo_name(o), "mpi") || !(r->e_scatter > 0) ? "mpi" : "auto");
   t_setup = MPI_Wtime();
   grc = gz_ctx_create(comm, &cfg, &ctx);
   r->t.setup += MPI_Wtime() - t_setup;

@@ -71,13 +71,13 @@ static void plan_allreduce(const gzs_opts_t *o, gzs_run_t *r, gz_config_t *cfg) 
     r->e_allreduce = split.e_allreduce;
   }
   cfg->bound_policy = o->bound;
-  cfg->algo = o->algo;
+  snprintf(cfg->algo, sizeof cfg->algo, "%s", gzs_algo_name(o));
   cfg->eb_mode = GZ_EB_ABS;
   cfg->error_bound = gzs_bound_allreduce(o->op, o->bound, r->e_allreduce,
                                          r->snap_w ? r->w_min : (double)r->c_min);
   if (cfg->error_bound == 0) {
     cfg->error_bound = 1.0; /* unused: the plain MPI allreduce is exact */
-    cfg->algo = GZ_ALGO_MPI;
+    snprintf(cfg->algo, sizeof cfg->algo, "mpi");
   }
 }
 
@@ -127,7 +127,7 @@ static void agree_reports(gzs_run_t *r, MPI_Comm comm) {
                            r->mask_bytes};
   r->t.compress += r->ar.seconds_codec;
   r->t.communicate += r->ar.seconds - r->ar.seconds_codec;
-  r->algo_name = gz_algo_name(r->ar.algo);
+  r->algo_name = r->ar.algo;
   snprintf(r->algo_reason, sizeof r->algo_reason, "%s", r->ar.reason);
   r->compressed = r->ar.compressed;
   r->quant_bound = r->ar.quant_bound;
@@ -176,7 +176,7 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
 
 static int same_config(const gz_config_t *a, const gz_config_t *b) {
   return a->error_bound == b->error_bound && a->eb_mode == b->eb_mode &&
-         a->bound_policy == b->bound_policy && a->algo == b->algo &&
+         a->bound_policy == b->bound_policy && !strcmp(a->algo, b->algo) &&
          a->device_pool_bytes == b->device_pool_bytes;
 }
 

@@ -34,11 +34,6 @@
 #include "gz_cuda_util.cuh"
 #include "gz_warp.cuh"
 
-#define GZ_STREAM_HEADER 44
-#define GZ_STREAM_CHUNK_MAX (1u << 24)
-#define GZ_STREAM_CHUNK_DEFAULT 65536u
-/* Largest |code| a stream quantizes: GZ_CODE_MAX_STREAM of codec.h (2^52). */
-#define GZ_DEV_CODE_MAX_STREAM 4503599627370496.0
 #define GZ_RANGE_BLOCKS 1024
 /* Thread blocks of the chunk checks of a decompression (a block per chunk). */
 #define GZ_DEC_CHUNK_GRID 512
@@ -185,7 +180,7 @@ __global__ void k_stream_setup(int eb_mode, double error_bound, const double *pa
   }
   if (eb > 0 && !(eb >= 1e-300))
     eb = 0;
-  *qp = gz_quant_make(eb, GZ_DEV_CODE_MAX_STREAM);
+  *qp = gz_quant_make(eb, GZ_CODE_LIMIT); /* as stream.c's gz_codec_quant */
 }
 
 /* Warps of a launch of blockDim.x (a multiple of 32) threads per block. */
@@ -271,10 +266,8 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
   if (threadIdx.x != 0)
     return;
   abs_eb = qp->eb;
-  o[0] = 'G';
-  o[1] = 'Z';
-  o[2] = 'C';
-  o[3] = 'S';
+  for (int k = 0; k < 4; k++)
+    o[k] = (uint8_t)GZ_STREAM_MAGIC[k];
   o[4] = 1;
   o[5] = (uint8_t)dtype;
   o[6] = (uint8_t)eb_mode;
@@ -330,7 +323,7 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   gz_quant_t *qp;
 
   if (!chunk_len)
-    chunk_len = GZ_STREAM_CHUNK_DEFAULT;
+    chunk_len = GZ_CHUNK_DEFAULT;
   if (!esz || !(error_bound >= 0) || !isfinite(error_bound) ||
       (eb_mode != 0 && eb_mode != 1) || chunk_len % GZ_BLOCK ||
       chunk_len > GZ_STREAM_CHUNK_MAX || !d_out || !d_size || (n && !d_in) ||
@@ -398,9 +391,10 @@ __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_
   unsigned bad = 0;
   crc_tables(&crc);
   if (threadIdx.x == 0) {
-    if (size < GZ_STREAM_HEADER || s[0] != 'G' || s[1] != 'Z' || s[2] != 'C' ||
-        s[3] != 'S' || gz_get_u32le(s + 40) != gz_crc32_tab(crc.table, s, 40) ||
-        s[4] != 1) {
+    if (size < GZ_STREAM_HEADER || s[0] != GZ_STREAM_MAGIC[0] ||
+        s[1] != GZ_STREAM_MAGIC[1] || s[2] != GZ_STREAM_MAGIC[2] ||
+        s[3] != GZ_STREAM_MAGIC[3] ||
+        gz_get_u32le(s + 40) != gz_crc32_tab(crc.table, s, 40) || s[4] != 1) {
       bad = GZ_DEV_FLAG_CORRUPT;
     } else {
       bits = gz_get_u64le(s + 8);
@@ -453,7 +447,7 @@ __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_
     }
     choff[c + 1] = choff[c] + csize;
   }
-  info->qp = gz_quant_make(abs_eb, GZ_DEV_CODE_MAX_STREAM);
+  info->qp = gz_quant_make(abs_eb, GZ_CODE_LIMIT);
   info->nchunks = nchunks;
   info->chunk_len = chunk_len;
 }

@@ -51,12 +51,22 @@
 #endif
 
 /* Largest |code| quantized: 2^50 keeps the codes, their deltas and sums of
- * up to 2^12 ranks exact in double and in int64. */
+ * up to 2^12 ranks exact in double and in int64. The one per-code limit of
+ * the project (the CPU and GPU codecs, the collectives' plans). */
 #define GZ_CODE_LIMIT 1125899906842624.0
 
-#ifndef GZ_BLOCK
-#define GZ_BLOCK 32
+/* GZ_BLOCK (values per block) and GZ_CHUNK_DEFAULT (values per chunk of a
+ * stream) are gzcoll.h's: the build passes them to every target that links
+ * gz_kernels (kernels/CMakeLists.txt), so the GPU's blocks are the CPU's. */
+#if !defined(GZ_BLOCK) || !defined(GZ_CHUNK_DEFAULT)
+#error "GZ_BLOCK / GZ_CHUNK_DEFAULT come from gzcoll.h: link gz_kernels"
 #endif
+
+/* The stream format (version 1), written and read by the CPU codec
+ * (libgzcoll/src/codec/stream.c) and the GPU codec (codec_cuda.cu). */
+#define GZ_STREAM_MAGIC "GZCS"
+#define GZ_STREAM_HEADER 44            /* bytes of a version-1 header */
+#define GZ_STREAM_CHUNK_MAX (1u << 24) /* values per chunk, at most */
 
 #if GZ_BLOCK > 32 || GZ_BLOCK < 8
 #error "GZ_BLOCK must be 8..32 (escape bitmaps are 32-bit)"

@@ -24,9 +24,9 @@ extern "C" {
 #endif
 
 #define GZCOLL_VERSION_MAJOR 0
-#define GZCOLL_VERSION_MINOR 2
+#define GZCOLL_VERSION_MINOR 3
 #define GZCOLL_VERSION_PATCH 0
-#define GZCOLL_VERSION_STRING "0.2.0"
+#define GZCOLL_VERSION_STRING "0.3.0"
 
 /* ------------------------------------------------------------------------
  * Results: one X-macro list gives both the enum and gz_strerror().
@@ -219,34 +219,33 @@ gz_result_t gz_codes_reduce(gz_op_t op, int64_t *acc, const int64_t *in, size_t 
  *   semantics); the report states the implied final bound (SUM: P e). */
 typedef enum { GZ_BOUND_STRICT = 0, GZ_BOUND_PER_MESSAGE = 1 } gz_bound_policy_t;
 
-/* Algorithms. Not every algorithm applies to every collective; forcing one
- * that does not apply returns GZ_ERR_ARG. GZ_ALGO_MPI = the MPI library's
- * own uncompressed collective. */
-#define GZ_ALGO_LIST(X)                                                                  \
-  X(GZ_ALGO_AUTO, "auto")                                                                \
-  X(GZ_ALGO_MPI, "mpi")                                                                  \
-  X(GZ_ALGO_REDOUB, "redoub")                                                            \
-  X(GZ_ALGO_RING, "ring")                                                                \
-  X(GZ_ALGO_BINOMIAL, "binomial")                                                        \
-  X(GZ_ALGO_PAIRWISE, "pairwise")
+/* Algorithms are selected by name, as GZCOLL_ALGO spells them: "auto"
+ * (the cost model chooses), "mpi" (the MPI library's own uncompressed
+ * collective), "ring", "redoub" (recursive doubling), "binomial",
+ * "pairwise"; gz_explain and docs/library.md list which serves which
+ * collective. Names are compared without regard to case; the aliases
+ * "recursive_doubling" / "rd", "tree" and "none" name redoub, binomial and
+ * mpi. A name no collective knows makes gz_ctx_create fail (GZ_ERR_ARG);
+ * forcing an algorithm that does not serve a collective makes that
+ * collective's calls fail with GZ_ERR_ARG. */
+#define GZ_ALGO_NAME_MAX 32 /* bytes of a name, its NUL included */
 
-typedef enum {
-#define GZ_ALGO_ENUM_(name, text) name,
-  GZ_ALGO_LIST(GZ_ALGO_ENUM_)
-#undef GZ_ALGO_ENUM_
-      GZ_ALGO_COUNT
-} gz_algo_t;
-
-const char *gz_algo_name(gz_algo_t algo); /* "redoub", ... */
-gz_result_t gz_algo_parse(const char *name, gz_algo_t *algo);
+/* The names of the algorithms of collective ("allreduce", "bcast", ... as
+ * gz_explain spells it): "mpi" first, then the compressed ones. *n receives
+ * how many; names (cap of them; may be NULL when cap is 0) the first
+ * min(cap, *n), static text. GZ_ERR_ARG for an unknown collective,
+ * GZ_ERR_CAPACITY when cap < *n. */
+gz_result_t gz_algorithms(const char *collective, const char **names, size_t cap,
+                          size_t *n);
 
 typedef struct gz_config {
   unsigned version;               /* GZ_CONFIG_VERSION */
   double error_bound;             /* > 0; meaning set by eb_mode and policy */
   gz_eb_mode_t eb_mode;           /* REL: relative to the global value range */
   gz_bound_policy_t bound_policy; /* default STRICT */
-  gz_algo_t algo;                 /* AUTO, or forced for every collective;
-                                     env GZCOLL_ALGO overrides when set */
+  char algo[GZ_ALGO_NAME_MAX];    /* "" or "auto", or the name of the
+                                     algorithm forced for every collective
+                                     it serves; env GZCOLL_ALGO overrides */
   size_t pool_bytes;              /* workspace kept by the context; 0 = grow
                                      on demand and keep */
   double link_bytes_per_s;        /* link bandwidth for the cost model;
@@ -258,14 +257,16 @@ typedef struct gz_config {
                                The same on every rank. */
 } gz_config_t;
 
-/* Version 1 callers (no device_pool_bytes) keep working. */
-#define GZ_CONFIG_VERSION 2u
+/* Version 3: algo became a name (versions 1 and 2 carried an enum and are
+ * refused with GZ_ERR_VERSION). */
+#define GZ_CONFIG_VERSION 3u
 #define GZ_CONFIG_INIT                                                                   \
-  { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, GZ_ALGO_AUTO, 0, 0.0, 0 }
+  { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, "auto", 0, 0.0, 0 }
 
 /* What one collective call did. */
 typedef struct gz_report {
-  gz_algo_t algo;       /* algorithm that ran */
+  const char *algo;     /* name of the algorithm that ran (static text;
+                           "mpi" for the uncompressed path) */
   int compressed;       /* 0 when the data moved uncompressed */
   double quant_bound;   /* bound of one quantization (0 if none) */
   double result_bound;  /* guaranteed max |error| of every result element
@@ -408,13 +409,21 @@ typedef struct gz_model {
  * mpi_bps and comp_bps are those of allreduce. Local, no communication. */
 gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model);
 
-/* The model's seconds of every algorithm for one call of collective
- * ("allreduce", "bcast", ... as gz_explain) of count elements per rank:
- * seconds[a] for gz_algo_t a, < 0 where the algorithm does not apply
- * (seconds[GZ_ALGO_AUTO] is the cheapest). Pure arithmetic. */
+/* One algorithm's modelled time. */
+typedef struct gz_prediction {
+  const char *algo; /* its name (static text) */
+  double seconds;
+} gz_prediction_t;
+
+/* The model's seconds of every algorithm of collective ("allreduce",
+ * "bcast", ... as gz_explain) for one call of count elements per rank, the
+ * cheapest first (what auto takes above its small-message rule). *nrows
+ * receives how many algorithms the collective has; rows (cap of them; may
+ * be NULL when cap is 0) the first min(cap, *nrows); GZ_ERR_CAPACITY when
+ * cap < *nrows. Pure arithmetic. */
 gz_result_t gz_model_predict(const gz_model_t *model, const char *collective,
-                             size_t count, gz_dtype_t dtype,
-                             double seconds[GZ_ALGO_COUNT]);
+                             size_t count, gz_dtype_t dtype, gz_prediction_t *rows,
+                             size_t cap, size_t *nrows);
 
 /* ------------------------------------------------------------------------
  * Error-propagation statistics (src/stats/).

@@ -219,9 +219,9 @@ gz_result_t gz_run_decode_reduce(gz_run_t *run, gz_op_t op, const void *in, size
   return gz_run_decode_reduce_w(run, op, in, size, acc, 0, n);
 }
 
-void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t algo,
-                   int compressed, double quant_bound, double result_bound,
-                   const char *reason) {
+void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report,
+                   const gz_algorithm_t *algo, int compressed, double quant_bound,
+                   double result_bound, const char *reason) {
   /* samples for the cost model: only from calls large enough to time */
   if (compressed && run->code_bytes > 0 && run->code_elems >= 4096)
     ctx->sample_ratio = 4.0 * (double)run->code_elems / (double)run->code_bytes;
@@ -230,7 +230,7 @@ void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t a
   gz_model_end_call(ctx, algo, compressed, report);
   if (!report)
     return;
-  report->algo = algo;
+  report->algo = algo->name;
   report->compressed = compressed;
   report->quant_bound = quant_bound;
   report->result_bound = result_bound;

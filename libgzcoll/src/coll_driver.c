@@ -101,9 +101,9 @@ static gz_result_t dequantize(const gz_coll_desc_t *d, const gz_args_t *a, gz_ru
 static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t *a,
                          gz_agree_t *ag, int agreed, gz_run_t *run, gz_report_t *report,
                          const char *why) {
-  const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI)
-                                    : gz_algorithm(d->coll, GZ_ALGO_MPI);
-  gz_job_t job = {a, NULL, 0.0, run, GZ_ALGO_MPI, "", 0};
+  const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI_NAME)
+                                    : gz_algorithm(d->coll, GZ_ALGO_MPI_NAME);
+  gz_job_t job = {a, NULL, 0.0, run, mpi, "", 0};
   gz_result_t rc = GZ_OK;
   double rb = 0, u = a->dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
   int P = ctx->size;
@@ -116,7 +116,7 @@ static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t 
   if (d->reduces && a->op == GZ_OP_SUM)
     rb = gz_mpi_sum_bound(a->dtype, P, ag->absmax) / a->divisor +
          (a->divisor != 1.0 ? u * P * ag->absmax / a->divisor : 0.0);
-  gz_run_report(ctx, run, report, GZ_ALGO_MPI, 0, 0.0, rb, why);
+  gz_run_report(ctx, run, report, mpi, 0, 0.0, rb, why);
 fn_exit:
   return rc;
 }
@@ -140,7 +140,7 @@ static double result_bound(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_
 static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
                              const gz_algorithm_t *alg, gz_agree_t *ag, gz_run_t *run,
                              gz_report_t *report) {
-  gz_job_t job = {a, NULL, 0.0, run, alg->id, "", 0};
+  gz_job_t job = {a, NULL, 0.0, run, alg, "", 0};
   double unit = gz_cast_unit((gz_cast_t)a->cast);
   char why[96];
   gz_result_t rc;
@@ -157,7 +157,7 @@ static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a
     return rc;
   snprintf(why, sizeof why, "pointwise relative bound: sent as %s, |error| <= %g |x|",
            gz_cast_name((gz_cast_t)a->cast), unit);
-  gz_run_report(ctx, run, report, alg->id, 1, unit * ag->absmax, unit * ag->absmax, why);
+  gz_run_report(ctx, run, report, alg, 1, unit * ag->absmax, unit * ag->absmax, why);
   return GZ_OK;
 }
 
@@ -182,7 +182,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   gz_choice_t ch;
   gz_agree_t ag;
   gz_plan_t plan;
-  gz_job_t job = {a, NULL, 0.0, NULL, GZ_ALGO_AUTO, "", 0};
+  gz_job_t job = {a, NULL, 0.0, NULL, NULL, "", 0};
   const gz_algorithm_t *alg;
   gz_result_t rc = GZ_OK, local;
   const char *why = NULL; /* the reason for taking the MPI path */
@@ -214,10 +214,10 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   /* the range: an ABS call on the host reads it while quantizing (one pass
    * over the input); REL needs it for the plan, device calls read it first */
   fused = !a->ex && ctx->cfg.eb_mode != GZ_EB_REL;
-  alg = a->ex ? gz_algorithm_device(d->coll, ch.algo) : gz_algorithm(d->coll, ch.algo);
+  alg = a->ex ? gz_algorithm_device(d->coll, ch.algo->name) : ch.algo;
   on_dev = a->ex && a->ex->be->on_device;
   scratch = a->ex ? a->ex->be->tmp_bytes(a->n_codes) : 0;
-  if (local != GZ_OK || ch.algo == GZ_ALGO_MPI || !alg || !alg->ws) {
+  if (local != GZ_OK || gz_row_is_mpi(ch.algo) || !alg || !alg->ws) {
     if (local == GZ_OK && sum && !a->ex) /* the MPI path's bound */
       range(a, &ag);
     why = ch.reason;
@@ -304,7 +304,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     rc = d->own(ctx, a);
   if (rc != GZ_OK)
     goto fn_exit;
-  gz_run_report(ctx, &run, report, alg->id, 1, plan.eb,
+  gz_run_report(ctx, &run, report, alg, 1, plan.eb,
                 result_bound(ctx, d, a, amax, &plan, &ag),
                 job.reason[0] ? job.reason : ch.reason);
   goto fn_exit;

@@ -33,13 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest |sum of codes| of a collective: its reconstruction 2eb*Q is exact
- * in double. A plan gives each of S summed terms GZ_COLL_CODE_LIMIT / S; the
- * quantizer also caps every single code at GZ_CODE_LIMIT (2^50,
- * kernels/gz_block.h), the one per-code limit of the project. */
-#define GZ_COLL_CODE_LIMIT ((int64_t)1 << 52)
-_Static_assert((int64_t)GZ_CODE_LIMIT <= GZ_COLL_CODE_LIMIT,
-               "one code never exceeds what a sum of codes may reach");
+/* Largest |sum of codes| of a collective, four single codes (2^52): its
+ * reconstruction 2eb*Q is exact in double. A plan gives each of S summed
+ * terms GZ_COLL_CODE_LIMIT / S; the quantizer also caps every single code at
+ * GZ_CODE_LIMIT (2^50, kernels/gz_block.h), the one per-code limit of the
+ * project. */
+#define GZ_COLL_CODE_LIMIT ((int64_t)(4 * GZ_CODE_LIMIT))
 
 /* Auto never compresses messages below this many raw bytes per rank. */
 #define GZ_AUTO_MIN_BYTES 8192u
@@ -57,6 +56,18 @@ _Static_assert((int64_t)GZ_CODE_LIMIT <= GZ_COLL_CODE_LIMIT,
 #define GZ_TAG_SCATTER 3
 #define GZ_TAG_ALLTOALL 4
 #define GZ_TAG_RING 16 /* ring tags: GZ_TAG_RING + [0, 4 * chunks) */
+
+/* The registry's rows (registry.def), numbered in its order: GZ_ROW_<row>
+ * is the index of the row whose file defines gz_algo_<row>. */
+enum gz_row {
+#define GZ_ALGORITHM(row) GZ_ROW_##row,
+#include "registry.def"
+#undef GZ_ALGORITHM
+  GZ_ROWS
+};
+
+/* One algorithm of one collective: a row of the registry (defined below). */
+typedef struct gz_algorithm gz_algorithm_t;
 
 typedef enum gz_coll {
   GZ_COLL_ALLREDUCE = 0,
@@ -106,9 +117,9 @@ typedef struct gz_seen {
 typedef struct gz_call {
   int timed; /* this call feeds the model (P > 1, collective) */
   gz_coll_t coll;
-  gz_algo_t algo; /* the choice of gz_select */
-  int explore;    /* 1: auto runs the path not chosen, to measure it */
-  double count;   /* elements per rank as the model counts them */
+  const gz_algorithm_t *algo; /* the choice of gz_select (a host row) */
+  int explore;                /* 1: auto runs the path not chosen, to measure it */
+  double count;               /* elements per rank as the model counts them */
   size_t esz;
   double predicted;       /* the model's time of the choice */
   double t0, t_in, t_out; /* entry, first agreement entered / left */
@@ -120,8 +131,7 @@ typedef struct gz_call {
  * next call's first agreement). */
 typedef struct gz_pending {
   int valid;
-  gz_coll_t coll;
-  gz_algo_t algo;
+  const gz_algorithm_t *algo; /* a host row */
   double count;
   size_t esz;
   double pre, post; /* this rank's seconds before / after the first agreement */
@@ -137,8 +147,8 @@ struct gz_ctx {
   int rank, size;
   int tag_ub;
   gz_config_t cfg;
-  /* algorithm forced per collective (AUTO = choose), and why */
-  gz_algo_t forced[GZ_COLL_COUNT];
+  /* algorithm forced per collective (its host row; NULL = choose), and why */
+  const gz_algorithm_t *forced[GZ_COLL_COUNT];
   gz_force_src_t force_src[GZ_COLL_COUNT];
   int force_bad[GZ_COLL_COUNT]; /* config forces an algorithm that does not apply */
   /* transfer shape */
@@ -165,8 +175,8 @@ struct gz_ctx {
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint64_t next_explore[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint32_t explore_gap[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
-  gz_seen_t seen[GZ_COLL_COUNT][GZ_MODEL_CLASSES][GZ_ALGO_COUNT];
-  uint64_t explored; /* calls that ran the path not chosen */
+  gz_seen_t seen[GZ_MODEL_CLASSES][GZ_ROWS]; /* [class][host row] */
+  uint64_t explored;                         /* calls that ran the path not chosen */
   gz_call_t cur;
   gz_pending_t pend;
   double test_scale[2]; /* testing (tests/model): factor on the measured time
@@ -246,9 +256,9 @@ gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *c
 gz_result_t gz_run_decode_reduce(gz_run_t *run, gz_op_t op, const void *in, size_t size,
                                  int64_t *acc, size_t n);
 /* Fill report (may be NULL) and fold this call's samples into the context. */
-void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report, gz_algo_t algo,
-                   int compressed, double quant_bound, double result_bound,
-                   const char *reason);
+void gz_run_report(gz_ctx_t ctx, gz_run_t *run, gz_report_t *report,
+                   const gz_algorithm_t *algo, int compressed, double quant_bound,
+                   double result_bound, const char *reason);
 
 /* ---- status agreement --------------------------------------------------- */
 
@@ -314,14 +324,13 @@ int64_t gz_codes_absmax(const int64_t *codes, size_t n);
 /* ---- selection (select.c) ----------------------------------------------- */
 
 typedef struct gz_choice {
-  gz_algo_t algo;
+  const gz_algorithm_t *algo; /* the host row chosen */
   int forced;                 /* 1 when forced by config or environment */
   int by_model;               /* 1 when the cost model chose */
-  double cost[GZ_ALGO_COUNT]; /* seconds; < 0 when not applicable */
+  double cost[GZ_ROWS];       /* seconds, by row; < 0 when not applicable */
   char reason[96];
 } gz_choice_t;
 
-int gz_algo_applies(gz_coll_t coll, gz_algo_t algo);
 const char *gz_coll_name(gz_coll_t coll);
 /* The collective named by s[0..len) (any case; aliases reduce_scatter_block,
  * send, recv): 1 and *coll, or 0. */
@@ -333,13 +342,13 @@ gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dty
 
 /* The model's seconds of one algorithm with explicit inputs (bw: bytes/s of
  * the path's transfers); < 0 when it does not apply. */
-double gz_model_time(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
+double gz_model_time(const gz_model_t *m, const gz_algorithm_t *algo, double count,
                      size_t esz, double bw);
 /* The context's model inputs and the bandwidth of one path. */
 void gz_model_of_ctx(gz_ctx_t ctx, gz_model_t *m);
-double gz_path_bw(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo);
+double gz_path_bw(gz_ctx_t ctx, const gz_algorithm_t *algo);
 /* The context's model time of one algorithm; < 0 when it does not apply. */
-double gz_ctx_model_time(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, size_t count,
+double gz_ctx_model_time(gz_ctx_t ctx, const gz_algorithm_t *algo, size_t count,
                          size_t esz);
 int gz_size_class(double bytes);
 
@@ -354,8 +363,8 @@ double gz_calibrate(size_t n, int reps);
  * every rank. Collective; the result is the same on every rank. */
 gz_result_t gz_model_probe(gz_ctx_t ctx);
 /* Learn from one agreed measured call (identical arguments on every rank). */
-void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
-                    size_t esz, double seconds, double predicted);
+void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
+                    double seconds, double predicted);
 /* Doubles the agreements carry for the model (MAX over ranks). */
 #define GZ_MODEL_AG_N 10
 /* Pack this rank's pending sample (first agreement of a call) / unpack the
@@ -364,7 +373,8 @@ void gz_model_pack(gz_ctx_t ctx, double *v);
 void gz_model_unpack(gz_ctx_t ctx, const double *v);
 /* At the end of a call on this rank (gz_run_report): the report's predicted
  * and measured time; an MPI-path call becomes the pending sample. */
-void gz_model_end_call(gz_ctx_t ctx, gz_algo_t algo, int compressed, gz_report_t *report);
+void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *algo, int compressed,
+                       gz_report_t *report);
 /* The final agreement's two doubles (this call's time before / after the
  * first agreement, MAX over ranks); unpack learns when ok (no rank failed). */
 void gz_model_final_pack(gz_ctx_t ctx, double *v);
@@ -455,7 +465,8 @@ typedef struct gz_job {
   int64_t *codes;
   double eb;
   gz_run_t *run;
-  gz_algo_t chosen; /* what selection chose (a device row may stand in) */
+  const gz_algorithm_t *chosen; /* what selection chose (a host row; a
+                                   device row of another name may stand in) */
   char reason[96];
   int narrow; /* codes are int32 (host allreduce whose agreed range fits) */
 } gz_job_t;
@@ -468,10 +479,12 @@ typedef struct gz_cost {
   double P, n, D, alpha, beta, C, t, L, g;
 } gz_cost_t;
 
-/* One row of the registry (registry.def): an algorithm of one collective. */
-typedef struct gz_algorithm {
-  const char *name; /* as GZCOLL_ALGO, gz_explain and reports spell it */
-  gz_algo_t id;     /* its public identity (gzcoll.h) */
+/* One row of the registry (registry.def): an algorithm of one collective.
+ * Its name is its identity: what GZCOLL_ALGO, cfg.algo, gz_explain and
+ * reports say. Rows of several collectives may share a name ("ring"); the
+ * name "mpi" is each collective's uncompressed MPI path, with no ws. */
+struct gz_algorithm {
+  const char *name; /* lower case, < GZ_ALGO_NAME_MAX bytes */
   gz_coll_t coll;
   int device; /* runs on a->ex's backend (calls on device buffers) */
   /* bytes of workspace beyond the call's codes (compressed algorithms) */
@@ -480,7 +493,7 @@ typedef struct gz_algorithm {
   gz_result_t (*run)(gz_ctx_t ctx, gz_job_t *j);
   /* modelled seconds */
   double (*cost)(const gz_cost_t *c);
-} gz_algorithm_t;
+};
 
 /* The MPI library's own collectives whose cost is (P-1) messages of D
  * bytes (reduce_scatter, allgather, alltoall): g + (P-1)(alpha + D beta). */
@@ -488,11 +501,24 @@ double gz_cost_mpi_steps(const gz_cost_t *c);
 /* An uncompressed transfer of blocks * count elements by this rank. */
 void gz_run_plain(gz_run_t *run, double blocks, size_t count);
 
-/* The host row of (coll, algo); NULL when the algorithm does not serve coll. */
-const gz_algorithm_t *gz_algorithm(gz_coll_t coll, gz_algo_t algo);
-/* The device row of (coll, algo), else coll's compressed device row standing
- * in for a compressed algo without a device variant; NULL when none. */
-const gz_algorithm_t *gz_algorithm_device(gz_coll_t coll, gz_algo_t algo);
+/* The name of the uncompressed MPI path of every collective. */
+#define GZ_ALGO_MPI_NAME "mpi"
+/* Row i of the registry (0 <= i < GZ_ROWS) and the index of a row. */
+const gz_algorithm_t *gz_row(int i);
+int gz_row_index(const gz_algorithm_t *row);
+/* 1 for an MPI path row ("mpi"). */
+int gz_row_is_mpi(const gz_algorithm_t *row);
+/* The canonical spelling of an algorithm name (any case, blanks around,
+ * aliases resolved): "auto" for auto, the name of some row, or NULL when no
+ * collective knows the name (or name is NULL or empty). */
+const char *gz_algo_canon(const char *name);
+/* The host row of coll named name (canonical; p2p: any name but mpi is its
+ * one compressed row); NULL when no algorithm of coll has that name. */
+const gz_algorithm_t *gz_algorithm(gz_coll_t coll, const char *name);
+/* The device row of coll named name, else coll's compressed device row
+ * standing in for a compressed algorithm without a device variant; NULL
+ * when none. */
+const gz_algorithm_t *gz_algorithm_device(gz_coll_t coll, const char *name);
 
 /* A collective, described once. */
 typedef struct gz_coll_desc {

@@ -63,6 +63,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,15 +204,17 @@ gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local) {
 
 /* One GZCOLL_ALGO item (gz_env_algo): coll -1 forces algo on every
  * collective it applies to; a named collective must accept it. */
-static int apply_env_algo(void *arg, int coll, gz_algo_t algo) {
+static int apply_env_algo(void *arg, int coll, const char *algo) {
   gz_ctx_t ctx = arg;
+  int is_auto = strcmp(algo, "auto") == 0;
   for (int c = 0; c < GZ_COLL_COUNT; c++) {
-    if (coll >= 0 ? c != coll : !gz_algo_applies((gz_coll_t)c, algo))
+    const gz_algorithm_t *row = gz_algorithm((gz_coll_t)c, algo);
+    if (coll >= 0 ? c != coll : !row && !is_auto)
       continue;
-    if (!gz_algo_applies((gz_coll_t)c, algo))
+    if (!row && !is_auto)
       return 0;
-    ctx->forced[c] = algo;
-    ctx->force_src[c] = algo == GZ_ALGO_AUTO ? GZ_FORCE_NONE : GZ_FORCE_ENV;
+    ctx->forced[c] = row;
+    ctx->force_src[c] = row ? GZ_FORCE_ENV : GZ_FORCE_NONE;
     ctx->force_bad[c] = 0;
   }
   return 1;
@@ -219,34 +222,36 @@ static int apply_env_algo(void *arg, int coll, gz_algo_t algo) {
 
 static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
   static const char *const learn_settings[] = {"0", "1", NULL};
+  const char *algo;
   double v;
   int st, learn = 1;
   if (cfg) {
-    if (cfg->version < 1 || cfg->version > GZ_CONFIG_VERSION)
+    /* versions 1 and 2 carried the algorithm as an enum: another layout */
+    if (cfg->version != GZ_CONFIG_VERSION)
       return GZ_ERR_VERSION;
-    ctx->cfg = (gz_config_t)GZ_CONFIG_INIT;
-    if (cfg->version == 1) /* a version-1 struct ends before device_pool_bytes */
-      memcpy(&ctx->cfg, cfg, offsetof(gz_config_t, device_pool_bytes));
-    else
-      ctx->cfg = *cfg;
+    ctx->cfg = *cfg;
   } else {
     ctx->cfg = (gz_config_t)GZ_CONFIG_INIT;
   }
-  ctx->cfg.version = GZ_CONFIG_VERSION;
+  /* the name, terminated inside its array, known to some collective */
+  algo = memchr(ctx->cfg.algo, '\0', sizeof ctx->cfg.algo) == NULL ? NULL
+         : ctx->cfg.algo[0] ? gz_algo_canon(ctx->cfg.algo)
+                            : "auto";
+  if (!algo)
+    return GZ_ERR_ARG;
+  snprintf(ctx->cfg.algo, sizeof ctx->cfg.algo, "%s", algo);
   if (!(ctx->cfg.error_bound > 0) || !isfinite(ctx->cfg.error_bound) ||
       (ctx->cfg.eb_mode != GZ_EB_ABS && ctx->cfg.eb_mode != GZ_EB_REL &&
        ctx->cfg.eb_mode != GZ_EB_PWREL) ||
       (ctx->cfg.bound_policy != GZ_BOUND_STRICT &&
        ctx->cfg.bound_policy != GZ_BOUND_PER_MESSAGE) ||
-      (int)ctx->cfg.algo < 0 || ctx->cfg.algo >= GZ_ALGO_COUNT ||
       !(ctx->cfg.link_bytes_per_s >= 0) || !isfinite(ctx->cfg.link_bytes_per_s))
     return GZ_ERR_ARG;
   for (int c = 0; c < GZ_COLL_COUNT; c++) {
-    int applies = gz_algo_applies((gz_coll_t)c, ctx->cfg.algo);
-    ctx->forced[c] = applies ? ctx->cfg.algo : GZ_ALGO_AUTO;
-    ctx->force_src[c] =
-        applies && ctx->cfg.algo != GZ_ALGO_AUTO ? GZ_FORCE_CONFIG : GZ_FORCE_NONE;
-    ctx->force_bad[c] = !applies;
+    const gz_algorithm_t *row = gz_algorithm((gz_coll_t)c, algo);
+    ctx->forced[c] = row;
+    ctx->force_src[c] = row ? GZ_FORCE_CONFIG : GZ_FORCE_NONE;
+    ctx->force_bad[c] = !row && strcmp(algo, "auto") != 0;
   }
   if (gz_env_algo("GZCOLL_ALGO", apply_env_algo, ctx) == GZ_ENV_BAD)
     return GZ_ERR_ARG;
@@ -312,9 +317,9 @@ static uint64_t config_hash(gz_ctx_t ctx) {
   const unsigned char *p;
   i[0] = (int)ctx->cfg.eb_mode;
   i[1] = (int)ctx->cfg.bound_policy;
-  i[2] = (int)ctx->cfg.algo;
+  i[2] = 0; /* the name: hashed below with the forced rows */
   for (int c = 0; c < GZ_COLL_COUNT; c++) {
-    i[3 + 3 * c] = (int)ctx->forced[c];
+    i[3 + 3 * c] = gz_row_index(ctx->forced[c]);
     i[4 + 3 * c] = (int)ctx->force_src[c];
     i[5 + 3 * c] = ctx->force_bad[c];
   }
@@ -323,6 +328,9 @@ static uint64_t config_hash(gz_ctx_t ctx) {
     h = (h ^ p[k]) * 1099511628211ull;
   p = (const unsigned char *)i;
   for (size_t k = 0; k < sizeof i; k++)
+    h = (h ^ p[k]) * 1099511628211ull;
+  p = (const unsigned char *)ctx->cfg.algo;
+  for (size_t k = 0; k < strlen(ctx->cfg.algo); k++)
     h = (h ^ p[k]) * 1099511628211ull;
   return h;
 }

@@ -86,11 +86,11 @@ int gz_env_enum(const char *name, const char *const *names, int *index) {
 int gz_env_algo(const char *name, gz_env_algo_fn apply, void *arg) {
   const char *p = gz_env_get(name);
   char item[64];
-  gz_algo_t algo;
+  const char *algo;
   if (!p)
     return GZ_ENV_UNSET;
   if (!strchr(p, '=')) {
-    if (gz_algo_parse(p, &algo) != GZ_OK || (apply && !apply(arg, -1, algo)))
+    if (!(algo = gz_algo_canon(p)) || (apply && !apply(arg, -1, algo)))
       return GZ_ENV_BAD;
     return GZ_ENV_SET;
   }
@@ -104,7 +104,7 @@ int gz_env_algo(const char *name, gz_env_algo_fn apply, void *arg) {
     item[len] = '\0';
     eq = strchr(item, '=');
     if (!eq || !gz_coll_lookup(item, (size_t)(eq - item), &coll) ||
-        gz_algo_parse(eq + 1, &algo) != GZ_OK || (apply && !apply(arg, (int)coll, algo)))
+        !(algo = gz_algo_canon(eq + 1)) || (apply && !apply(arg, (int)coll, algo)))
       return GZ_ENV_BAD;
     p += len;
     if (*p == ',')

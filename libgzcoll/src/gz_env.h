@@ -35,8 +35,9 @@ int gz_env_enum(const char *name, const char *const *names, int *index);
  * or "coll=name[,coll=name...]" with the collectives allreduce,
  * reduce_scatter (alias reduce_scatter_block), allgather, bcast, scatter,
  * alltoall, p2p (alias send). apply (may be NULL: check the grammar only)
- * is called for each item in order and returns 0 to refuse it. */
-typedef int (*gz_env_algo_fn)(void *arg, int coll, gz_algo_t algo);
+ * is called for each item in order, with the name's canonical spelling
+ * ("auto" or a row's name, gz_algo_canon), and returns 0 to refuse it. */
+typedef int (*gz_env_algo_fn)(void *arg, int coll, const char *algo);
 int gz_env_algo(const char *name, gz_env_algo_fn apply, void *arg);
 
 #endif

@@ -67,17 +67,17 @@
 static _Atomic double process_codec_eps;
 #define GZ_BW_MAX 1e13
 
-/* The bandwidth at which the model of (coll, algo) takes T seconds. */
-static double invert_bw(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
+/* The bandwidth at which the model of algo takes T seconds. */
+static double invert_bw(const gz_model_t *m, const gz_algorithm_t *algo, double count,
                         size_t esz, double T) {
   double lo = log(GZ_BW_MIN), hi = log(GZ_BW_MAX);
-  if (gz_model_time(m, coll, algo, count, esz, GZ_BW_MAX) >= T)
+  if (gz_model_time(m, algo, count, esz, GZ_BW_MAX) >= T)
     return GZ_BW_MAX; /* faster than the other terms allow: not the wire */
-  if (gz_model_time(m, coll, algo, count, esz, GZ_BW_MIN) <= T)
+  if (gz_model_time(m, algo, count, esz, GZ_BW_MIN) <= T)
     return GZ_BW_MIN;
   for (int i = 0; i < 60; i++) {
     double mid = 0.5 * (lo + hi);
-    if (gz_model_time(m, coll, algo, count, esz, exp(mid)) > T)
+    if (gz_model_time(m, algo, count, esz, exp(mid)) > T)
       lo = mid;
     else
       hi = mid;
@@ -108,7 +108,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
   gz_result_t rc = GZ_OK;
   int chooses = 0; /* does auto choose anything on this context? */
   for (int c = 0; c < GZ_COLL_COUNT; c++)
-    chooses |= ctx->forced[c] == GZ_ALGO_AUTO && !ctx->force_bad[c];
+    chooses |= !ctx->forced[c] && !ctx->force_bad[c];
   if (ctx->size < 2 || !chooses ||
       ((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA)))
     return GZ_OK;
@@ -209,7 +209,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
                                       (double)(ar_bytes - ar_bytes / 4) / (v[3] - v[5]);
     else
       ctx->bw[GZ_COLL_ALLREDUCE][0] =
-          invert_bw(&m, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI, (double)(ar_bytes / 4), 4, v[3]);
+          invert_bw(&m, gz_algorithm(GZ_COLL_ALLREDUCE, GZ_ALGO_MPI_NAME),
+                    (double)(ar_bytes / 4), 4, v[3]);
     /* Floors: a slope is the difference of two noisy times, and one
      * descheduled rank on a busy host can make it 10x too small, after which
      * auto would not try a compressed path for many calls. The link carried
@@ -227,25 +228,25 @@ done:
   return rc;
 }
 
-void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
-                    size_t esz, double seconds, double predicted) {
-  int c = gz_size_class(count * (double)esz);
+void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
+                    double seconds, double predicted) {
+  int c = gz_size_class(count * (double)esz), x = gz_row_index(algo);
   gz_seen_t *sn;
   gz_model_t m;
   double sample, cur;
-  if ((int)coll < 0 || coll >= GZ_COLL_P2P || (int)algo <= GZ_ALGO_AUTO ||
-      algo >= GZ_ALGO_COUNT || !(seconds > 0) || !isfinite(seconds))
+  if (x < 0 || algo->device || algo->coll >= GZ_COLL_P2P || !algo->cost ||
+      !(seconds > 0) || !isfinite(seconds))
     return;
-  sn = &ctx->seen[coll][c][algo];
+  sn = &ctx->seen[c][x];
   sn->n++;
-  sn->last = ctx->class_calls[coll][c];
+  sn->last = ctx->class_calls[algo->coll][c];
   sn->seconds = seconds;
   sn->predicted = predicted;
   if (ctx->pinned & GZ_PIN_NOLEARN)
     return;
   gz_model_of_ctx(ctx, &m);
-  sample = invert_bw(&m, coll, algo, count, esz, seconds);
-  cur = gz_path_bw(ctx, coll, algo);
+  sample = invert_bw(&m, algo, count, esz, seconds);
+  cur = gz_path_bw(ctx, algo);
   /* one sample moves the path by at most 100^w (16x): a time that the codec
    * terms alone exceed (codec speed underestimated) sends the inversion to
    * its upper end, which is no news about the wire */
@@ -253,15 +254,14 @@ void gz_model_learn(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, double count,
   /* and never beyond 10 x the link: a path learnt far above it would need
    * many calls to come back when the wire does slow it down */
   sample = fmin(sample, 10 * ctx->link_bps);
-  ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1] =
+  ctx->bw[algo->coll][gz_row_is_mpi(algo) ? 0 : 1] =
       exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
 }
 
 /* v: valid, -valid, key, -key, bytes, -bytes, pre, post, predicted, unused */
 void gz_model_pack(gz_ctx_t ctx, double *v) {
   const gz_pending_t *p = &ctx->pend;
-  double key =
-      p->valid ? ((double)p->coll * 16 + (double)p->algo) * 16 + (double)p->esz : 0;
+  double key = p->valid ? (double)gz_row_index(p->algo) * 16 + (double)p->esz : 0;
   double bytes = p->valid ? p->count * (double)p->esz : 0;
   v[0] = p->valid;
   v[1] = -(double)p->valid;
@@ -280,27 +280,27 @@ void gz_model_unpack(gz_ctx_t ctx, const double *v) {
   /* learn only when every rank had the same sample */
   if (v[0] > 0 && v[1] < 0 && v[2] == -v[3] && v[4] == -v[5]) {
     int key = (int)v[2], esz = key % 16;
-    gz_coll_t coll = (gz_coll_t)(key / 256);
-    gz_algo_t algo = (gz_algo_t)(key / 16 % 16);
-    if (esz > 0)
-      gz_model_learn(ctx, coll, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8]);
+    const gz_algorithm_t *algo = gz_row(key / 16);
+    if (esz > 0 && algo)
+      gz_model_learn(ctx, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8]);
   }
 }
 
-void gz_model_end_call(gz_ctx_t ctx, gz_algo_t algo, int compressed,
+void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *ran, int compressed,
                        gz_report_t *report) {
   gz_call_t *cur = &ctx->cur;
   double predicted = 0, measured = 0, now = MPI_Wtime();
   if (cur->timed) {
-    predicted = algo == cur->algo ? cur->predicted
-                                  : gz_ctx_model_time(ctx, cur->coll, algo,
-                                                      (size_t)cur->count, cur->esz);
+    /* the host row of what ran (a device row stands for its host twin) */
+    const gz_algorithm_t *algo = gz_algorithm(cur->coll, ran->name);
+    predicted = algo == cur->algo
+                    ? cur->predicted
+                    : gz_ctx_model_time(ctx, algo, (size_t)cur->count, cur->esz);
     if (compressed && cur->final_seen) {
       measured = cur->measured;
     } else if (!compressed && cur->t_out > 0) {
       gz_pending_t *p = &ctx->pend;
-      p->valid = 1;
-      p->coll = cur->coll;
+      p->valid = algo != NULL;
       p->algo = algo;
       p->count = cur->count;
       p->esz = cur->esz;
@@ -331,8 +331,7 @@ void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok) {
     return;
   cur->final_seen = 1;
   cur->measured = v[0] + v[1];
-  gz_model_learn(ctx, cur->coll, cur->algo, cur->count, cur->esz, cur->measured,
-                 cur->predicted);
+  gz_model_learn(ctx, cur->algo, cur->count, cur->esz, cur->measured, cur->predicted);
 }
 
 gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model) {

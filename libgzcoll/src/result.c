@@ -27,14 +27,3 @@ size_t gz_dtype_size(gz_dtype_t dtype) {
   }
   return 0;
 }
-
-const char *gz_algo_name(gz_algo_t algo) {
-  static const char *const names[] = {
-#define GZ_ALGO_TEXT_(name, str) str,
-      GZ_ALGO_LIST(GZ_ALGO_TEXT_)
-#undef GZ_ALGO_TEXT_
-  };
-  if ((int)algo < 0 || algo >= GZ_ALGO_COUNT)
-    return "unknown";
-  return names[algo];
-}

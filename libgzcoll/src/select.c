@@ -1,8 +1,8 @@
 /*
  * select.c - which algorithm runs, and why: which algorithm serves which
  * collective (the registry, registry.def), the cost model behind `auto`,
- * the overrides (config and GZCOLL_ALGO, resolved in ctx.c), gz_explain and
- * gz_algo_parse.
+ * the overrides (config and GZCOLL_ALGO, resolved in ctx.c) and gz_explain.
+ * Every algorithm is a row of the registry; what is chosen is a row.
  *
  * Cost model (seconds; each formula is the cost function of its algorithm's
  * row, in the algorithm's file). P ranks, L = ceil(log2 P), n elements of s bytes,
@@ -39,99 +39,67 @@
  */
 #include "coll_internal.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-/* Which algorithm serves which collective: a row of the registry
- * (registry.def). auto applies everywhere; for p2p any algorithm name means
- * "compressed" (one compressed variant). */
-int gz_algo_applies(gz_coll_t coll, gz_algo_t algo) {
-  if ((int)algo < 0 || algo >= GZ_ALGO_COUNT)
-    return 0;
-  if (algo == GZ_ALGO_AUTO || coll == GZ_COLL_P2P)
-    return 1;
-  return gz_algorithm(coll, algo) != NULL;
-}
-
-const char *gz_coll_name(gz_coll_t coll) {
-  static const char *const names[GZ_COLL_COUNT] = {
-      "allreduce", "reduce_scatter", "allgather", "bcast", "scatter", "alltoall", "p2p"};
-  return (int)coll >= 0 && coll < GZ_COLL_COUNT ? names[coll] : "unknown";
-}
-
-gz_result_t gz_algo_parse(const char *name, gz_algo_t *algo) {
-  static const struct {
-    const char *name;
-    gz_algo_t algo;
-  } aliases[] = {{"recursive_doubling", GZ_ALGO_REDOUB},
-                 {"rd", GZ_ALGO_REDOUB},
-                 {"tree", GZ_ALGO_BINOMIAL},
-                 {"none", GZ_ALGO_MPI}};
-  char low[32];
-  size_t len;
-  if (!name || !algo)
-    return GZ_ERR_ARG;
-  while (isspace((unsigned char)*name))
-    name++;
-  len = strlen(name);
-  while (len && isspace((unsigned char)name[len - 1]))
-    len--;
-  if (len == 0 || len >= sizeof low)
-    return GZ_ERR_ARG;
-  for (size_t i = 0; i < len; i++)
-    low[i] = (char)tolower((unsigned char)name[i]);
-  low[len] = '\0';
-  for (int a = 0; a < GZ_ALGO_COUNT; a++) {
-    if (strcmp(low, gz_algo_name((gz_algo_t)a)) == 0) {
-      *algo = (gz_algo_t)a;
-      return GZ_OK;
-    }
-  }
-  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
-    if (strcmp(low, aliases[i].name) == 0) {
-      *algo = aliases[i].algo;
-      return GZ_OK;
-    }
-  }
-  return GZ_ERR_ARG;
-}
-
-/* Collective names (gz_explain, gz_model_predict, GZCOLL_ALGO in env.c). */
+/* Collective names (gz_explain, gz_model_predict, gz_algorithms, GZCOLL_ALGO
+ * in env.c, reports): the first name of each collective is its own, the
+ * others are aliases. */
 static const struct {
   const char *name;
   gz_coll_t coll;
-} names[] = {{"allreduce", GZ_COLL_ALLREDUCE},
+} colls[] = {{"allreduce", GZ_COLL_ALLREDUCE},
              {"reduce_scatter", GZ_COLL_REDUCE_SCATTER},
              {"reduce_scatter_block", GZ_COLL_REDUCE_SCATTER},
              {"allgather", GZ_COLL_ALLGATHER},
              {"bcast", GZ_COLL_BCAST},
              {"scatter", GZ_COLL_SCATTER},
              {"alltoall", GZ_COLL_ALLTOALL},
+             {"p2p", GZ_COLL_P2P},
              {"send", GZ_COLL_P2P},
-             {"recv", GZ_COLL_P2P},
-             {"p2p", GZ_COLL_P2P}};
+             {"recv", GZ_COLL_P2P}};
+
+const char *gz_coll_name(gz_coll_t coll) {
+  for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
+    if (colls[i].coll == coll)
+      return colls[i].name;
+  return "unknown";
+}
 
 int gz_coll_lookup(const char *s, size_t len, gz_coll_t *coll) {
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    if (strlen(names[i].name) == len && strncasecmp(names[i].name, s, len) == 0) {
-      *coll = names[i].coll;
+  for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
+    if (strlen(colls[i].name) == len && strncasecmp(colls[i].name, s, len) == 0) {
+      *coll = colls[i].coll;
       return 1;
     }
   }
   return 0;
 }
 
-double gz_model_time(const gz_model_t *m, gz_coll_t coll, gz_algo_t algo, double count,
+gz_result_t gz_algorithms(const char *collective, const char **names, size_t cap,
+                          size_t *n) {
+  gz_coll_t coll;
+  size_t k = 0;
+  if (!collective || !n || (!names && cap) ||
+      !gz_coll_lookup(collective, strlen(collective), &coll))
+    return GZ_ERR_ARG;
+  for (int i = 0; i < GZ_ROWS; i++) {
+    const gz_algorithm_t *row = gz_row(i);
+    if (row->coll != coll || row->device)
+      continue;
+    if (k < cap)
+      names[k] = row->name;
+    k++;
+  }
+  *n = k;
+  return k > cap ? GZ_ERR_CAPACITY : GZ_OK;
+}
+
+double gz_model_time(const gz_model_t *m, const gz_algorithm_t *row, double count,
                      size_t esz, double bw) {
-  const gz_algorithm_t *row;
   gz_cost_t c;
-  if (algo == GZ_ALGO_AUTO || !gz_algo_applies(coll, algo))
-    return -1;
-  row = gz_algorithm(coll, coll == GZ_COLL_P2P && algo != GZ_ALGO_MPI ? GZ_ALGO_PAIRWISE
-                                                                      : algo);
   if (!row || !row->cost)
     return -1;
   c.P = m->ranks;
@@ -151,26 +119,28 @@ void gz_model_of_ctx(gz_ctx_t ctx, gz_model_t *m) {
   m->ranks = ctx->size;
   m->alpha = ctx->alpha;
   m->link_bps = ctx->link_bps;
-  m->mpi_bps = gz_path_bw(ctx, GZ_COLL_ALLREDUCE, GZ_ALGO_MPI);
-  m->comp_bps = gz_path_bw(ctx, GZ_COLL_ALLREDUCE, GZ_ALGO_RING);
+  m->mpi_bps =
+      ctx->bw[GZ_COLL_ALLREDUCE][0] > 0 ? ctx->bw[GZ_COLL_ALLREDUCE][0] : ctx->link_bps;
+  m->comp_bps =
+      ctx->bw[GZ_COLL_ALLREDUCE][1] > 0 ? ctx->bw[GZ_COLL_ALLREDUCE][1] : ctx->link_bps;
   m->codec_eps = ctx->codec_eps;
   m->ratio = ctx->ratio;
 }
 
-double gz_path_bw(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo) {
-  double bw = ctx->bw[coll][algo == GZ_ALGO_MPI ? 0 : 1];
+double gz_path_bw(gz_ctx_t ctx, const gz_algorithm_t *algo) {
+  double bw = ctx->bw[algo->coll][gz_row_is_mpi(algo) ? 0 : 1];
   return bw > 0 ? bw : ctx->link_bps;
 }
 
 /* Modelled seconds of one algorithm on the context; < 0 when it does not
  * apply. */
-double gz_ctx_model_time(gz_ctx_t ctx, gz_coll_t coll, gz_algo_t algo, size_t count,
+double gz_ctx_model_time(gz_ctx_t ctx, const gz_algorithm_t *algo, size_t count,
                          size_t esz) {
   gz_model_t m;
-  if (algo == GZ_ALGO_AUTO || !gz_algo_applies(coll, algo))
+  if (!algo || !algo->cost)
     return -1;
   gz_model_of_ctx(ctx, &m);
-  return gz_model_time(&m, coll, algo, (double)count, esz, gz_path_bw(ctx, coll, algo));
+  return gz_model_time(&m, algo, (double)count, esz, gz_path_bw(ctx, algo));
 }
 
 int gz_size_class(double bytes) {
@@ -178,112 +148,110 @@ int gz_size_class(double bytes) {
   return c < 0 ? 0 : c >= GZ_MODEL_CLASSES ? GZ_MODEL_CLASSES - 1 : c;
 }
 
+/* The host rows of coll with a cost function: its candidates. */
+static int candidate(gz_coll_t coll, int i) {
+  const gz_algorithm_t *row = gz_row(i);
+  return row->coll == coll && !row->device && row->cost;
+}
+
 gz_result_t gz_model_predict(const gz_model_t *model_in, const char *collective,
-                             size_t count, gz_dtype_t dtype,
-                             double seconds[GZ_ALGO_COUNT]) {
+                             size_t count, gz_dtype_t dtype, gz_prediction_t *rows,
+                             size_t cap, size_t *nrows) {
   gz_coll_t coll = GZ_COLL_COUNT;
   gz_model_t m;
-  size_t esz = gz_dtype_size(dtype);
-  if (!model_in || !collective || !seconds || !esz || model_in->version < 1 ||
-      model_in->ranks < 1 || !(model_in->alpha >= 0) || !(model_in->link_bps > 0) ||
-      !(model_in->codec_eps > 0) || !(model_in->ratio > 0) || !(model_in->mpi_bps >= 0) ||
-      !(model_in->comp_bps >= 0))
+  size_t esz = gz_dtype_size(dtype), n = 0;
+  if (!model_in || !collective || !nrows || (!rows && cap) || !esz ||
+      model_in->version < 1 || model_in->ranks < 1 || !(model_in->alpha >= 0) ||
+      !(model_in->link_bps > 0) || !(model_in->codec_eps > 0) || !(model_in->ratio > 0) ||
+      !(model_in->mpi_bps >= 0) || !(model_in->comp_bps >= 0))
     return GZ_ERR_ARG;
   m = *model_in;
   if (!gz_coll_lookup(collective, strlen(collective), &coll))
     return GZ_ERR_ARG;
-  seconds[GZ_ALGO_AUTO] = -1;
-  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) {
-    double bw = a == GZ_ALGO_MPI ? m.mpi_bps : m.comp_bps;
-    seconds[a] =
-        !gz_algo_applies(coll, (gz_algo_t)a) ||
-                (coll == GZ_COLL_P2P && a != GZ_ALGO_MPI && a != GZ_ALGO_PAIRWISE)
-            ? -1
-            : gz_model_time(&m, coll, (gz_algo_t)a, (double)count, esz,
-                            bw > 0 ? bw : m.link_bps);
-    if (seconds[a] >= 0 &&
-        (seconds[GZ_ALGO_AUTO] < 0 || seconds[a] < seconds[GZ_ALGO_AUTO]))
-      seconds[GZ_ALGO_AUTO] = seconds[a];
+  for (int i = 0; i < GZ_ROWS; i++) {
+    const gz_algorithm_t *row = gz_row(i);
+    double bw, t;
+    size_t k;
+    if (!candidate(coll, i))
+      continue;
+    bw = gz_row_is_mpi(row) ? m.mpi_bps : m.comp_bps;
+    t = gz_model_time(&m, row, (double)count, esz, bw > 0 ? bw : m.link_bps);
+    /* insert in increasing time (equal times keep the registry's order) */
+    for (k = n < cap ? n : cap; k > 0 && rows[k - 1].seconds > t; k--)
+      if (k < cap)
+        rows[k] = rows[k - 1];
+    if (k < cap) {
+      rows[k].algo = row->name;
+      rows[k].seconds = t;
+    }
+    n++;
   }
-  return GZ_OK;
-}
-
-/* The name explain and the reasons give an algorithm of coll: its row's
- * (p2p's one compressed variant is "compressed"). */
-static const char *label(gz_coll_t coll, gz_algo_t a) {
-  const gz_algorithm_t *row =
-      gz_algorithm(coll, coll == GZ_COLL_P2P && a != GZ_ALGO_MPI ? GZ_ALGO_PAIRWISE : a);
-  return row ? row->name : gz_algo_name(a);
+  *nrows = n;
+  return n > cap ? GZ_ERR_CAPACITY : GZ_OK;
 }
 
 /* "ring 41.2 ms, redoub 63 ms, mpi 130 ms" in increasing cost. */
-static void format_costs(const gz_choice_t *ch, gz_coll_t coll, char *buf, size_t len) {
-  int used[GZ_ALGO_COUNT] = {0};
+static void format_costs(const gz_choice_t *ch, char *buf, size_t len) {
+  int used[GZ_ROWS] = {0};
   size_t pos = 0;
   buf[0] = '\0';
   for (;;) {
     int best = -1;
-    for (int a = 0; a < GZ_ALGO_COUNT; a++)
+    for (int a = 0; a < GZ_ROWS; a++)
       if (!used[a] && ch->cost[a] >= 0 && (best < 0 || ch->cost[a] < ch->cost[best]))
         best = a;
     if (best < 0 || pos >= len)
       break;
     used[best] = 1;
     pos += (size_t)snprintf(buf + pos, len - pos, "%s%s %.3g ms", pos ? ", " : "",
-                            label(coll, (gz_algo_t)best), ch->cost[best] * 1e3);
+                            gz_row(best)->name, ch->cost[best] * 1e3);
   }
 }
 
 static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
                           gz_choice_t *ch) {
   size_t esz = gz_dtype_size(dtype) ? gz_dtype_size(dtype) : 4;
-  gz_algo_t best = GZ_ALGO_MPI, second = GZ_ALGO_AUTO;
+  int best = -1, second = -1;
   double bytes = (double)count * (double)esz;
   memset(ch, 0, sizeof *ch);
-  for (int a = 0; a < GZ_ALGO_COUNT; a++)
-    ch->cost[a] = gz_ctx_model_time(ctx, coll, (gz_algo_t)a, count, esz);
-  if (coll == GZ_COLL_P2P) { /* one compressed variant: price it once */
-    for (int a = GZ_ALGO_REDOUB; a < GZ_ALGO_COUNT; a++)
-      ch->cost[a] = -1;
-    ch->cost[GZ_ALGO_PAIRWISE] =
-        gz_ctx_model_time(ctx, coll, GZ_ALGO_PAIRWISE, count, esz);
-  }
+  for (int a = 0; a < GZ_ROWS; a++)
+    ch->cost[a] = candidate(coll, a) ? gz_ctx_model_time(ctx, gz_row(a), count, esz) : -1;
   if (ctx->force_bad[coll]) {
-    ch->algo = ctx->cfg.algo;
+    ch->algo = NULL;
     ch->forced = 1;
-    snprintf(ch->reason, sizeof ch->reason, "%s does not apply to %s",
-             gz_algo_name(ctx->cfg.algo), gz_coll_name(coll));
+    snprintf(ch->reason, sizeof ch->reason, "%s does not apply to %s", ctx->cfg.algo,
+             gz_coll_name(coll));
     return GZ_ERR_ARG;
   }
-  if (ctx->forced[coll] != GZ_ALGO_AUTO) {
+  if (ctx->forced[coll]) {
     ch->algo = ctx->forced[coll];
     ch->forced = 1;
     snprintf(ch->reason, sizeof ch->reason, "forced by %s",
              ctx->force_src[coll] == GZ_FORCE_ENV ? "GZCOLL_ALGO" : "config");
     return GZ_OK;
   }
+  ch->algo = gz_algorithm(coll, GZ_ALGO_MPI_NAME);
   if (ctx->size == 1) {
-    ch->algo = GZ_ALGO_MPI;
     snprintf(ch->reason, sizeof ch->reason, "single rank: local copy");
     return GZ_OK;
   }
   if (bytes < GZ_AUTO_MIN_BYTES) {
-    ch->algo = GZ_ALGO_MPI;
     snprintf(ch->reason, sizeof ch->reason,
              "below %u B per rank: compression does not pay", GZ_AUTO_MIN_BYTES);
     return GZ_OK;
   }
-  for (int a = 0; a < GZ_ALGO_COUNT; a++)
-    if (ch->cost[a] >= 0 && ch->cost[a] < ch->cost[best])
-      best = (gz_algo_t)a;
-  for (int a = 0; a < GZ_ALGO_COUNT; a++)
-    if (a != (int)best && ch->cost[a] >= 0 &&
-        (second == GZ_ALGO_AUTO || ch->cost[a] < ch->cost[second]))
-      second = (gz_algo_t)a;
-  ch->algo = best;
+  for (int a = 0; a < GZ_ROWS; a++)
+    if (ch->cost[a] >= 0 && (best < 0 || ch->cost[a] < ch->cost[best]))
+      best = a;
+  for (int a = 0; a < GZ_ROWS; a++)
+    if (a != best && ch->cost[a] >= 0 && (second < 0 || ch->cost[a] < ch->cost[second]))
+      second = a;
+  if (best < 0 || second < 0) /* every collective has mpi and one compressed row */
+    return GZ_OK;
+  ch->algo = gz_row(best);
   ch->by_model = 1;
   snprintf(ch->reason, sizeof ch->reason, "auto: cost model %s %.3g ms < %s %.3g ms",
-           label(coll, best), ch->cost[best] * 1e3, label(coll, second),
+           gz_row(best)->name, ch->cost[best] * 1e3, gz_row(second)->name,
            ch->cost[second] * 1e3);
   return GZ_OK;
 }
@@ -304,27 +272,27 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
 static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
                     gz_choice_t *ch) {
   int c = gz_size_class((double)count * (double)esz);
-  gz_algo_t y = GZ_ALGO_AUTO;
-  for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++) /* the best of the other path */
-    if ((a == GZ_ALGO_MPI) != (ch->algo == GZ_ALGO_MPI) && ch->cost[a] >= 0 &&
-        (y == GZ_ALGO_AUTO || ch->cost[a] < ch->cost[y]))
-      y = (gz_algo_t)a;
-  const gz_seen_t *sx = &ctx->seen[coll][c][ch->algo];
+  int x = gz_row_index(ch->algo), y = -1;
+  int mpi = gz_row_is_mpi(ch->algo);
+  for (int a = 0; a < GZ_ROWS; a++) /* the best of the other path */
+    if (gz_row_is_mpi(gz_row(a)) != mpi && ch->cost[a] >= 0 &&
+        (y < 0 || ch->cost[a] < ch->cost[y]))
+      y = a;
   uint64_t now = ++ctx->class_calls[coll][c];
   int never = 1; /* the other path was never measured for this collective */
+  if (x < 0 || y < 0)
+    return;
   for (int k = 0; k < GZ_MODEL_CLASSES; k++)
-    for (int a = GZ_ALGO_MPI; a < GZ_ALGO_COUNT; a++)
-      if ((a == GZ_ALGO_MPI) == (y == GZ_ALGO_MPI) && ctx->seen[coll][k][a].n > 0)
+    for (int a = 0; a < GZ_ROWS; a++)
+      if (gz_row(a)->coll == coll && gz_row_is_mpi(gz_row(a)) != mpi &&
+          ctx->seen[k][a].n > 0)
         never = 0;
-  if (!ch->by_model || y == GZ_ALGO_AUTO || (ctx->pinned & GZ_PIN_NOLEARN) ||
-      coll == GZ_COLL_P2P || sx->n == 0 || now < ctx->next_explore[coll][c] ||
-      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[ch->algo]) ||
-      ch->cost[y] - ch->cost[ch->algo] >
-          GZ_EXPLORE_SHARE * (double)now * ch->cost[ch->algo])
+  if (!ch->by_model || (ctx->pinned & GZ_PIN_NOLEARN) || coll == GZ_COLL_P2P ||
+      ctx->seen[c][x].n == 0 || now < ctx->next_explore[coll][c] ||
+      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[x]) ||
+      ch->cost[y] - ch->cost[x] > GZ_EXPLORE_SHARE * (double)now * ch->cost[x])
     return;
-  if (ctx->seen[coll][c][y].n > 0 && now - ctx->seen[coll][c][y].last < GZ_EXPLORE_FIRST)
-    return;
-  if (coll == GZ_COLL_P2P)
+  if (ctx->seen[c][y].n > 0 && now - ctx->seen[c][y].last < GZ_EXPLORE_FIRST)
     return;
   if (ctx->explore_gap[coll][c] == 0)
     ctx->explore_gap[coll][c] = GZ_EXPLORE_FIRST;
@@ -334,9 +302,9 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
   ctx->explored++;
   ctx->cur.explore = 1;
   snprintf(ch->reason, sizeof ch->reason,
-           "auto: measuring %s (model %.3g ms; %s %.3g ms)", gz_algo_name(y),
-           ch->cost[y] * 1e3, gz_algo_name(ch->algo), ch->cost[ch->algo] * 1e3);
-  ch->algo = y;
+           "auto: measuring %s (model %.3g ms; %s %.3g ms)", gz_row(y)->name,
+           ch->cost[y] * 1e3, ch->algo->name, ch->cost[x] * 1e3);
+  ch->algo = gz_row(y);
 }
 
 gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
@@ -344,6 +312,7 @@ gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dty
   size_t esz = gz_dtype_size(dtype) ? gz_dtype_size(dtype) : 4;
   gz_result_t rc = choose(ctx, coll, count, dtype, ch);
   gz_call_t *cur = &ctx->cur;
+  int x;
   memset(cur, 0, sizeof *cur);
   cur->t0 = MPI_Wtime();
   if (rc != GZ_OK)
@@ -354,19 +323,20 @@ gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dty
   cur->timed = ctx->size > 1 && coll != GZ_COLL_P2P && !(ctx->pinned & GZ_PIN_NOLEARN);
   if (cur->timed)
     explore(ctx, coll, count, esz, ch);
+  x = gz_row_index(ch->algo);
   cur->algo = ch->algo;
-  cur->predicted = ch->cost[ch->algo] > 0 ? ch->cost[ch->algo] : 0;
+  cur->predicted = x >= 0 && ch->cost[x] > 0 ? ch->cost[x] : 0;
   return GZ_OK;
 }
 
 /* The compressed algorithm whose bandwidth explain shows: the cheapest. */
-static gz_algo_t compressed_algo(const gz_choice_t *ch, gz_coll_t coll) {
-  gz_algo_t best = GZ_ALGO_PAIRWISE;
-  for (int a = GZ_ALGO_REDOUB; a < GZ_ALGO_COUNT; a++)
-    if (gz_algo_applies(coll, (gz_algo_t)a) && ch->cost[a] >= 0 &&
-        (ch->cost[best] < 0 || ch->cost[a] < ch->cost[best]))
-      best = (gz_algo_t)a;
-  return best;
+static const gz_algorithm_t *compressed_algo(const gz_choice_t *ch, gz_coll_t coll) {
+  int best = -1;
+  for (int a = 0; a < GZ_ROWS; a++)
+    if (candidate(coll, a) && !gz_row_is_mpi(gz_row(a)) &&
+        (best < 0 || (ch->cost[a] >= 0 && ch->cost[a] < ch->cost[best])))
+      best = a;
+  return gz_row(best); /* every collective has a compressed row */
 }
 
 static const char *link_source(gz_ctx_t ctx) {
@@ -392,13 +362,15 @@ gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
   if (!gz_coll_lookup(collective, strlen(collective), &coll))
     return GZ_ERR_ARG;
   rc = choose(ctx, coll, count, dtype, &ch); /* no bookkeeping, no exploration */
-  format_costs(&ch, coll, costs, sizeof costs);
-  chosen = label(coll, ch.algo);
+  format_costs(&ch, costs, sizeof costs);
+  chosen = ch.algo ? ch.algo->name : ctx->cfg.algo;
   { /* the latest measured call of this collective, size class and choice */
+    int x = gz_row_index(ch.algo);
     const gz_seen_t *sn =
-        &ctx->seen[coll][gz_size_class((double)count * (double)gz_dtype_size(dtype))]
-                  [ch.algo];
-    if (sn->n > 0)
+        x < 0
+            ? NULL
+            : &ctx->seen[gz_size_class((double)count * (double)gz_dtype_size(dtype))][x];
+    if (sn && sn->n > 0)
       snprintf(measured, sizeof measured, "; measured %.3g ms (model %.3g ms, %u calls)",
                sn->seconds * 1e3, sn->predicted * 1e3, (unsigned)sn->n);
     else
@@ -415,8 +387,8 @@ gz_result_t gz_explain(gz_ctx_t ctx, const char *collective, size_t count,
              gz_coll_name(coll), count, dtype == GZ_FLOAT32 ? "float32" : "float64",
              ctx->size, chosen, ch.by_model ? "" : ch.reason, ch.by_model ? "" : "; ",
              costs, ctx->link_bps, link_source(ctx), ctx->alpha * 1e6,
-             gz_path_bw(ctx, coll, GZ_ALGO_MPI),
-             gz_path_bw(ctx, coll, compressed_algo(&ch, coll)),
+             gz_path_bw(ctx, gz_algorithm(coll, GZ_ALGO_MPI_NAME)),
+             gz_path_bw(ctx, compressed_algo(&ch, coll)),
              ctx->codec_eps * (double)gz_dtype_size(dtype), ctx->ratio, measured);
   return rc;
 }

@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   cfg.error_bound = 1e-3;
-  cfg.algo = GZ_ALGO_RING;
+  snprintf(cfg.algo, sizeof cfg.algo, "ring");
   x = malloc(n * sizeof *x);
   if (!x || gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) != GZ_OK) {
     fprintf(stderr, "kill_in_collective: set-up failed\n");

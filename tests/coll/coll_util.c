@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const gz_algo_t cu_allreduce_algos[4] = {GZ_ALGO_AUTO, GZ_ALGO_MPI, GZ_ALGO_REDOUB,
-                                         GZ_ALGO_RING};
+const char *const cu_allreduce_algos[4] = {"auto", "mpi", "redoub", "ring"};
 
 void *cu_alloc(gz_dtype_t dtype, size_t n) { return calloc(n + 1, gz_dtype_size(dtype)); }
 
@@ -54,17 +53,17 @@ int cu_same_on_all(MPI_Comm comm, const void *p, size_t bytes) {
   return lo == hi;
 }
 
-gz_ctx_t cu_ctx(MPI_Comm comm, gz_algo_t algo, double e, gz_eb_mode_t mode,
+gz_ctx_t cu_ctx(MPI_Comm comm, const char *algo, double e, gz_eb_mode_t mode,
                 gz_bound_policy_t policy) {
   gz_config_t cfg = GZ_CONFIG_INIT;
   gz_ctx_t ctx = NULL;
   gz_result_t rc;
-  cfg.algo = algo;
+  snprintf(cfg.algo, sizeof cfg.algo, "%s", algo);
   cfg.error_bound = e;
   cfg.eb_mode = mode;
   cfg.bound_policy = policy;
   rc = gz_ctx_create(comm, &cfg, &ctx);
-  GZ_CHECK(rc == GZ_OK, "gz_ctx_create(%s): %s", gz_algo_name(algo), gz_strerror(rc));
+  GZ_CHECK(rc == GZ_OK, "gz_ctx_create(%s): %s", algo, gz_strerror(rc));
   return ctx;
 }
 

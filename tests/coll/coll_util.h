@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* Every algorithm worth forcing for a collective, auto and mpi first. */
-extern const gz_algo_t cu_allreduce_algos[4];
+extern const char *const cu_allreduce_algos[4];
 
 /* Buffers of n elements (+1 so n = 0 still gives a valid pointer). */
 void *cu_alloc(gz_dtype_t dtype, size_t n);
@@ -27,7 +27,7 @@ int cu_same_on_all(MPI_Comm comm, const void *p, size_t bytes);
 
 /* Context with this algorithm, bound, mode and policy; NULL on failure
  * (counted as a failed check). */
-gz_ctx_t cu_ctx(MPI_Comm comm, gz_algo_t algo, double e, gz_eb_mode_t mode,
+gz_ctx_t cu_ctx(MPI_Comm comm, const char *algo, double e, gz_eb_mode_t mode,
                 gz_bound_policy_t policy);
 
 /* Reference of a reduction in double: ref[i] = op over ranks of in[i], and

@@ -1,6 +1,6 @@
 /* test_coll_api.c - the collectives' API around the algorithms: contexts
  * and their agreement on the configuration, GZCOLL_ALGO overrides, forced
- * algorithms that do not apply, gz_algo_parse, gz_explain and the cost
+ * algorithms that do not apply, algorithm names, gz_explain and the cost
  * model's learning, and the testing knobs GZCOLL_CHUNK / GZCOLL_PART_BYTES
  * that push small calls through the multi-chunk and multi-part paths. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -13,20 +13,98 @@
 
 static int rank, size;
 
-static void test_parse(void) {
-  gz_algo_t a;
-  for (int i = 0; i < GZ_ALGO_COUNT; i++) {
-    GZ_CHECK(gz_algo_parse(gz_algo_name((gz_algo_t)i), &a) == GZ_OK && a == (gz_algo_t)i,
-             "parse %s", gz_algo_name((gz_algo_t)i));
+/* Algorithms by name: gz_algorithms lists each collective's, cfg.algo takes
+ * a name in any case or an alias, an unknown or unterminated name fails
+ * gz_ctx_create, the report says the name of what ran. */
+static void test_names(void) {
+  static const struct {
+    const char *coll, *names;
+  } want[] = {{"allreduce", "mpi redoub ring"},
+              {"reduce_scatter", "mpi ring"},
+              {"reduce_scatter_block", "mpi ring"},
+              {"allgather", "mpi ring"},
+              {"bcast", "mpi binomial"},
+              {"scatter", "mpi binomial"},
+              {"alltoall", "mpi pairwise"},
+              {"p2p", "mpi compressed"}};
+  static const struct {
+    const char *given, *coll, *ran;
+  } forced[] = {
+      {" RING ", "allreduce", "ring"},    {"Recursive_Doubling", "allreduce", "redoub"},
+      {"rd", "allreduce", "redoub"},      {"tree", "bcast", "binomial"},
+      {"none", "allreduce", "mpi"},       {"pairwise", "alltoall", "pairwise"},
+      {"binomial", "scatter", "binomial"}};
+  const char *names[8];
+  char joined[128], buf[512], want_text[64];
+  size_t n = 0;
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gz_ctx_t ctx = NULL;
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    size_t pos = 0;
+    GZ_CHECK(gz_algorithms(want[i].coll, names, 8, &n) == GZ_OK, "algorithms of %s",
+             want[i].coll);
+    joined[0] = '\0';
+    for (size_t k = 0; k < n && k < 8; k++)
+      pos += (size_t)snprintf(joined + pos, sizeof joined - pos, "%s%s", k ? " " : "",
+                              names[k]);
+    GZ_CHECK(!strcmp(joined, want[i].names), "algorithms of %s: '%s'", want[i].coll,
+             joined);
   }
-  GZ_CHECK(gz_algo_parse(" RING ", &a) == GZ_OK && a == GZ_ALGO_RING, "parse RING");
-  GZ_CHECK(gz_algo_parse("recursive_doubling", &a) == GZ_OK && a == GZ_ALGO_REDOUB,
-           "parse alias");
-  GZ_CHECK(gz_algo_parse("bogus", &a) == GZ_ERR_ARG, "parse bogus");
-  GZ_CHECK(gz_algo_parse("", &a) == GZ_ERR_ARG, "parse empty");
-  GZ_CHECK(gz_algo_parse(NULL, &a) == GZ_ERR_ARG, "parse NULL");
-  GZ_CHECK(gz_algo_parse("ring", NULL) == GZ_ERR_ARG, "parse NULL out");
-  GZ_CHECK(strcmp(gz_algo_name((gz_algo_t)99), "unknown") == 0, "name of unknown");
+  GZ_CHECK(gz_algorithms("gather", names, 8, &n) == GZ_ERR_ARG, "algorithms of gather");
+  GZ_CHECK(gz_algorithms("bcast", NULL, 0, &n) == GZ_ERR_CAPACITY && n == 2,
+           "algorithms: count only");
+  GZ_CHECK(gz_algorithms("bcast", NULL, 2, &n) == GZ_ERR_ARG, "algorithms: NULL rows");
+  for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
+    snprintf(cfg.algo, sizeof cfg.algo, "%s", forced[i].given);
+    GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "name '%s'",
+             forced[i].given);
+    if (!ctx)
+      continue;
+    GZ_CHECK(gz_explain(ctx, forced[i].coll, 1 << 20, GZ_FLOAT32, buf, sizeof buf) ==
+                 GZ_OK,
+             "explain '%s'", forced[i].given);
+    snprintf(want_text, sizeof want_text, ": %s (forced by config", forced[i].ran);
+    GZ_CHECK(strstr(buf, want_text) != NULL, "name '%s' forces %s: %s", forced[i].given,
+             forced[i].ran, buf);
+    gz_ctx_destroy(ctx);
+    ctx = NULL;
+  }
+  { /* what ran, by name: a forced ring, auto below its size threshold */
+    static const struct {
+      const char *given;
+      size_t n;
+      const char *ran;
+    } calls[] = {{"RING", 4096, "ring"}, {"auto", 16, "mpi"}};
+    float x[4096], y[4096];
+    gz_report_t rep;
+    for (int i = 0; i < 4096; i++)
+      x[i] = (float)(i % 97);
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+      snprintf(cfg.algo, sizeof cfg.algo, "%s", calls[i].given);
+      GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "%s", calls[i].given);
+      GZ_CHECK(ctx &&
+                   gz_allreduce(ctx, x, y, calls[i].n, GZ_FLOAT32, GZ_OP_SUM, &rep) ==
+                       GZ_OK &&
+                   !strcmp(rep.algo, calls[i].ran),
+               "report of %s on %zu values: %s", calls[i].given, calls[i].n,
+               ctx ? rep.algo : "-");
+      gz_ctx_destroy(ctx);
+      ctx = NULL;
+    }
+  }
+  cfg.algo[0] = '\0'; /* empty: auto */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "empty name");
+  gz_ctx_destroy(ctx);
+  ctx = NULL;
+  snprintf(cfg.algo, sizeof cfg.algo, "bogus");
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_ARG && !ctx, "name bogus");
+  memset(cfg.algo, 'r', sizeof cfg.algo); /* no terminating NUL */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_ARG && !ctx,
+           "unterminated name");
+  cfg = (gz_config_t)GZ_CONFIG_INIT;
+  cfg.version = 2; /* the enum's layout: refused, never misread */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_VERSION && !ctx,
+           "config version 2");
   for (int r = 0; r < GZ_RESULT_COUNT; r++)
     GZ_CHECK(gz_strerror((gz_result_t)r) && *gz_strerror((gz_result_t)r), "strerror %d",
              r);
@@ -110,7 +188,7 @@ static void test_overrides(void) {
   unsetenv("GZCOLL_ALGO");
 
   /* a config forcing an algorithm where it does not apply: GZ_ERR_ARG on all */
-  cfg.algo = GZ_ALGO_RING;
+  snprintf(cfg.algo, sizeof cfg.algo, "ring");
   GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "config ring");
   rc = gz_bcast(ctx, x, 8, GZ_FLOAT32, 0, NULL);
   GZ_CHECK(rc == GZ_ERR_ARG, "ring for bcast: %s", gz_strerror(rc));
@@ -159,7 +237,7 @@ static void test_explain(void) {
   /* the ratio is learnt from compressed calls, identically on every rank */
   explain(ctx, "allreduce", n, before, sizeof before);
   gz_ctx_destroy(ctx);
-  cfg.algo = GZ_ALGO_RING;
+  snprintf(cfg.algo, sizeof cfg.algo, "ring");
   GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "learning context");
   cu_fill(GZ_FLOAT32, x, n, 3 + (uint64_t)rank, 1.0);
   GZ_CHECK(gz_allreduce(ctx, x, y, n, GZ_FLOAT32, GZ_OP_SUM, NULL) == GZ_OK, "learn 1");
@@ -179,8 +257,7 @@ static void test_explain(void) {
  * bcast, scatter and alltoall split messages into parts. */
 static void test_knobs(void) {
   const size_t n = 20011;
-  const gz_algo_t algos[6] = {GZ_ALGO_REDOUB,   GZ_ALGO_RING, GZ_ALGO_BINOMIAL,
-                              GZ_ALGO_PAIRWISE, GZ_ALGO_AUTO, GZ_ALGO_MPI};
+  const char *const algos[6] = {"redoub", "ring", "binomial", "pairwise", "auto", "mpi"};
   double *x = cu_alloc(GZ_FLOAT64, n * (size_t)size),
          *y = cu_alloc(GZ_FLOAT64, n * (size_t)size);
   double *ref = cu_alloc(GZ_FLOAT64, n * (size_t)size),
@@ -197,9 +274,9 @@ static void test_knobs(void) {
   cu_reference(MPI_COMM_WORLD, GZ_FLOAT64, GZ_OP_SUM, x, n, ref, slop);
   for (int a = 0; a < 2; a++) {
     GZ_CHECK(gz_allreduce(ctx[a], x, y, n, GZ_FLOAT64, GZ_OP_SUM, &rep) == GZ_OK,
-             "knobs allreduce %s", gz_algo_name(algos[a]));
+             "knobs allreduce %s", algos[a]);
     GZ_CHECK(cu_count_wrong(GZ_FLOAT64, y, ref, slop, n, rep.result_bound, "knobs") == 0,
-             "knobs allreduce %s values", gz_algo_name(algos[a]));
+             "knobs allreduce %s values", algos[a]);
   }
   cu_reference(MPI_COMM_WORLD, GZ_FLOAT64, GZ_OP_MAX, x, n * (size_t)size, ref, NULL);
   GZ_CHECK(gz_reduce_scatter_block(ctx[1], x, y, n, GZ_FLOAT64, GZ_OP_MAX, &rep) == GZ_OK,
@@ -246,7 +323,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  test_parse();
+  test_names();
   test_contexts();
   test_overrides();
   test_explain();

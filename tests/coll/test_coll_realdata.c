@@ -34,7 +34,7 @@ static int read_at(const char *path, size_t offset, float *out, size_t n) {
 
 static void note(const char *what, const gz_report_t *rep) {
   if (rank == 0)
-    printf("  %-28s %-8s ratio %5.2f  bound %.3g  (%s)\n", what, gz_algo_name(rep->algo),
+    printf("  %-28s %-8s ratio %5.2f  bound %.3g  (%s)\n", what, rep->algo,
            rep->bytes_sent ? (double)rep->bytes_raw / (double)rep->bytes_sent : 0.0,
            rep->result_bound, rep->reason);
 }
@@ -54,12 +54,12 @@ static void test_stack(const char *path) {
   GZ_CHECK(ok, "read %s", path);
   cu_reference(MPI_COMM_WORLD, GZ_FLOAT32, GZ_OP_SUM, partial, TRACE, ref, slop);
   for (int a = 0; a < 4; a++) {
-    gz_algo_t algo = cu_allreduce_algos[a];
+    const char *algo = cu_allreduce_algos[a];
     gz_ctx_t ctx = cu_ctx(MPI_COMM_WORLD, algo, e, GZ_EB_ABS, GZ_BOUND_STRICT);
     gz_report_t rep;
     char what[64];
     gz_result_t rc = gz_allreduce(ctx, partial, out, TRACE, GZ_FLOAT32, GZ_OP_SUM, &rep);
-    snprintf(what, sizeof what, "soda stack %s", gz_algo_name(algo));
+    snprintf(what, sizeof what, "soda stack %s", algo);
     GZ_CHECK(rc == GZ_OK, "%s: %s", what, gz_strerror(rc));
     if (rc == GZ_OK) {
       note(what, &rep);
@@ -77,7 +77,7 @@ static void test_stack(const char *path) {
       slop[i] /= SHOTS;
     }
     rc = gz_allreduce_mean(ctx, partial, out, TRACE, GZ_FLOAT32, SHOTS, &rep);
-    snprintf(what, sizeof what, "soda mean %s", gz_algo_name(algo));
+    snprintf(what, sizeof what, "soda mean %s", algo);
     GZ_CHECK(rc == GZ_OK, "%s: %s", what, gz_strerror(rc));
     if (rc == GZ_OK) {
       note(what, &rep);
@@ -92,7 +92,7 @@ static void test_stack(const char *path) {
   /* reduce-scatter: the largest amplitude of each sample over the ranks */
   {
     size_t n = TRACE / (size_t)size;
-    gz_ctx_t ctx = cu_ctx(MPI_COMM_WORLD, GZ_ALGO_RING, e, GZ_EB_ABS, GZ_BOUND_STRICT);
+    gz_ctx_t ctx = cu_ctx(MPI_COMM_WORLD, "ring", e, GZ_EB_ABS, GZ_BOUND_STRICT);
     gz_report_t rep;
     gz_result_t rc;
     cu_reference(MPI_COMM_WORLD, GZ_FLOAT32, GZ_OP_MAX, partial, n * (size_t)size, ref,
@@ -129,12 +129,10 @@ static void test_cube(const char *path) {
   float *cube = cu_alloc(GZ_FLOAT32, CUBE), *buf = cu_alloc(GZ_FLOAT32, CUBE);
   float *buf2 = cu_alloc(GZ_FLOAT32, CUBE);
   size_t blk = CUBE / (size_t)size, sub = blk / (size_t)size;
-  gz_ctx_t bin =
-      cu_ctx(MPI_COMM_WORLD, GZ_ALGO_BINOMIAL, 2.0, GZ_EB_ABS, GZ_BOUND_STRICT);
-  gz_ctx_t ring = cu_ctx(MPI_COMM_WORLD, GZ_ALGO_RING, 2.0, GZ_EB_ABS, GZ_BOUND_STRICT);
-  gz_ctx_t pw = cu_ctx(MPI_COMM_WORLD, GZ_ALGO_PAIRWISE, 2.0, GZ_EB_ABS, GZ_BOUND_STRICT);
-  gz_ctx_t rel =
-      cu_ctx(MPI_COMM_WORLD, GZ_ALGO_BINOMIAL, 1e-4, GZ_EB_REL, GZ_BOUND_STRICT);
+  gz_ctx_t bin = cu_ctx(MPI_COMM_WORLD, "binomial", 2.0, GZ_EB_ABS, GZ_BOUND_STRICT);
+  gz_ctx_t ring = cu_ctx(MPI_COMM_WORLD, "ring", 2.0, GZ_EB_ABS, GZ_BOUND_STRICT);
+  gz_ctx_t pw = cu_ctx(MPI_COMM_WORLD, "pairwise", 2.0, GZ_EB_ABS, GZ_BOUND_STRICT);
+  gz_ctx_t rel = cu_ctx(MPI_COMM_WORLD, "binomial", 1e-4, GZ_EB_REL, GZ_BOUND_STRICT);
   gz_report_t rep;
   gz_result_t rc;
   GZ_CHECK(read_at(path, 0, cube, CUBE), "read %s", path);

@@ -300,19 +300,17 @@ static void test_cpu_ops(void) {
   }
 }
 
-/* Config version 1 (no device_pool_bytes) is still accepted and reads
- * nothing beyond its own fields; a device pool without a device leaves
- * host calls on their usual path. */
+/* Config versions 1 and 2 (the algorithm as an enum) are refused, never
+ * misread; a device pool without a device leaves host calls on their usual
+ * path. */
 static void test_config(void) {
   gz_config_t cfg = GZ_CONFIG_INIT;
   gz_ctx_t ctx = NULL;
-  GZ_CHECK(cfg.version == 2 && cfg.device_pool_bytes == 0, "version 2 initializer");
+  GZ_CHECK(cfg.version == 3 && cfg.device_pool_bytes == 0 && !strcmp(cfg.algo, "auto"),
+           "version 3 initializer");
   cfg.version = 1;
-  cfg.device_pool_bytes = 12345; /* beyond a version-1 struct: must be ignored */
-  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK && ctx &&
-               !ctx->dev_enabled && ctx->cfg.device_pool_bytes == 0,
-           "version-1 config");
-  gz_ctx_destroy(ctx);
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_VERSION && !ctx,
+           "version-1 config refused");
   ctx = NULL;
   cfg = (gz_config_t)GZ_CONFIG_INIT;
   cfg.device_pool_bytes = 1 << 20;

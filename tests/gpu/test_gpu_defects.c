@@ -30,7 +30,7 @@ static gz_ctx_t dev_ctx(gz_result_t *rc) {
   gz_config_t cfg = GZ_CONFIG_INIT;
   gz_ctx_t ctx = NULL;
   cfg.error_bound = 1e-3;
-  cfg.algo = GZ_ALGO_REDOUB;
+  snprintf(cfg.algo, sizeof cfg.algo, "redoub");
   cfg.device_pool_bytes = (size_t)64 << 20;
   *rc = gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx);
   return *rc == GZ_OK ? ctx : NULL;
@@ -42,7 +42,7 @@ static void test_order(void) {
         *got = cu_alloc(GZ_FLOAT32, n);
   void *din = NULL, *dout = NULL;
   gz_result_t rc, a, b;
-  gz_ctx_t cpu = cu_ctx(MPI_COMM_WORLD, GZ_ALGO_REDOUB, 1e-3, GZ_EB_ABS, GZ_BOUND_STRICT),
+  gz_ctx_t cpu = cu_ctx(MPI_COMM_WORLD, "redoub", 1e-3, GZ_EB_ABS, GZ_BOUND_STRICT),
            dev = dev_ctx(&rc);
   gz_report_t r1, r2;
   GZ_CHECK(dev != NULL, "order: device context: %s", gz_strerror(rc));

@@ -206,4 +206,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_allgather_ring = {
-    "ring", GZ_ALGO_RING, GZ_COLL_ALLGATHER, 0, ws, run, cost};
+    .name = "ring", .coll = GZ_COLL_ALLGATHER, .ws = ws, .run = run, .cost = cost};

@@ -37,4 +37,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_allreduce_mpi = {
-    "mpi", GZ_ALGO_MPI, GZ_COLL_ALLREDUCE, 0, NULL, run, cost};
+    .name = "mpi", .coll = GZ_COLL_ALLREDUCE, .run = run, .cost = cost};

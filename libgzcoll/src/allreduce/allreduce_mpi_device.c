@@ -48,4 +48,4 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
 }
 
 const gz_algorithm_t gz_algo_allreduce_mpi_device = {
-    "mpi", GZ_ALGO_MPI, GZ_COLL_ALLREDUCE, 1, NULL, run, NULL};
+    .name = "mpi", .coll = GZ_COLL_ALLREDUCE, .device = 1, .run = run};

@@ -136,4 +136,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {
-    "redoub", GZ_ALGO_REDOUB, GZ_COLL_ALLREDUCE, 0, ws, run, cost};
+    .name = "redoub", .coll = GZ_COLL_ALLREDUCE, .ws = ws, .run = run, .cost = cost};

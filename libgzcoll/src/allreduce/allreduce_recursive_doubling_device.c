@@ -138,12 +138,14 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   step_bufs_t b = {NULL, NULL, ctx->hstage.base, ex->be->encode_bound(count)};
   b.sbuf = gz_dev_take(ctx, on_dev, b.cap, 1);
   b.rbuf = gz_dev_take(ctx, on_dev, b.cap, 1);
-  snprintf(j->reason, sizeof j->reason, "device-centric redoub on %s%s", ex->be->name,
-           j->chosen == GZ_ALGO_RING ? " (ring has no device variant)" : "");
+  int other = j->chosen && strcmp(j->chosen->name, "redoub") != 0;
+  snprintf(j->reason, sizeof j->reason, "device-centric redoub on %s%s%s%s", ex->be->name,
+           other ? " (" : "", other ? j->chosen->name : "",
+           other ? " has no device variant)" : "");
   if (!b.sbuf || !b.rbuf)
     return GZ_ERR_NOMEM; /* reservation too small: a bug */
   return redoub(ctx, ex, j->codes, count, j->a->op, &b, j->run);
 }
 
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling_device = {
-    "redoub", GZ_ALGO_REDOUB, GZ_COLL_ALLREDUCE, 1, ws, run, NULL};
+    .name = "redoub", .coll = GZ_COLL_ALLREDUCE, .device = 1, .ws = ws, .run = run};

@@ -55,4 +55,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_allreduce_ring = {
-    "ring", GZ_ALGO_RING, GZ_COLL_ALLREDUCE, 0, ws, run, cost};
+    .name = "ring", .coll = GZ_COLL_ALLREDUCE, .ws = ws, .run = run, .cost = cost};

@@ -31,5 +31,5 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   return rc;
 }
 
-const gz_algorithm_t gz_algo_alltoall_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_ALLTOALL, 0,
-                                             NULL,  run,         gz_cost_mpi_steps};
+const gz_algorithm_t gz_algo_alltoall_mpi = {
+    .name = "mpi", .coll = GZ_COLL_ALLTOALL, .run = run, .cost = gz_cost_mpi_steps};

@@ -185,4 +185,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_alltoall_pairwise = {
-    "pairwise", GZ_ALGO_PAIRWISE, GZ_COLL_ALLTOALL, 0, ws, run, cost};
+    .name = "pairwise", .coll = GZ_COLL_ALLTOALL, .ws = ws, .run = run, .cost = cost};

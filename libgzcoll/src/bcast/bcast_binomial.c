@@ -75,4 +75,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_bcast_binomial = {
-    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_BCAST, 0, ws, run, cost};
+    .name = "binomial", .coll = GZ_COLL_BCAST, .ws = ws, .run = run, .cost = cost};

@@ -31,5 +31,5 @@ static double cost(const gz_cost_t *c) {
   return c->g + (x < y ? x : y);
 }
 
-const gz_algorithm_t gz_algo_bcast_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_BCAST, 0,
-                                          NULL,  run,         cost};
+const gz_algorithm_t gz_algo_bcast_mpi = {
+    .name = "mpi", .coll = GZ_COLL_BCAST, .run = run, .cost = cost};

@@ -56,12 +56,9 @@
 #include <omp.h>
 #endif
 
-#define GZ_STREAM_MAGIC "GZCS"
 #define GZ_STREAM_VERSION 1
-#define GZ_HEADER_SIZE 44
 #define GZ_HEADER2_SIZE 72
 #define GZ_CHUNK2_DEFAULT (1u << 21)
-#define GZ_CHUNK_MAX (1u << 24)
 
 static void put_u32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
@@ -108,7 +105,7 @@ size_t gz_compress_bound(gz_dtype_t dtype, size_t n, uint32_t chunk_len) {
   chunks = n / chunk_len + (n % chunk_len != 0);
   if (n > (SIZE_MAX - 4096) / (elem + 1) || chunks > SIZE_MAX / 16)
     return 0;
-  total = GZ_HEADER_SIZE + 8 * chunks + 4 + chunk_bound(n, elem);
+  total = GZ_STREAM_HEADER + 8 * chunks + 4 + chunk_bound(n, elem);
   /* format 2: chunks of more than half the target, 2 more bytes each */
   chunks = 2 * (n / (chunk_len > GZ_CHUNK2_DEFAULT ? chunk_len : GZ_CHUNK2_DEFAULT)) + 2;
   chunks = chunks > 2 * (n / chunk_len) + 2 ? chunks : 2 * (n / chunk_len) + 2;
@@ -186,7 +183,7 @@ static int plan2(const gz_codec_params_t *p, size_t n, size_t d[3], size_t *chun
   }
   for (;;) {
     slab = d[0] > 1 ? d[1] * d[2] : d[1] > 1 ? d[2] : 1;
-    if (slab <= GZ_CHUNK_MAX / 2)
+    if (slab <= GZ_STREAM_CHUNK_MAX / 2)
       break;
     if (d[0] > 1) { /* fold the slowest dimension into the next one */
       d[1] *= d[0];
@@ -297,7 +294,7 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   chunk_len = chunk_len_of(params);
   if (!elem || !(params->error_bound >= 0) || !isfinite(params->error_bound) ||
       (params->eb_mode != GZ_EB_ABS && params->eb_mode != GZ_EB_REL) ||
-      chunk_len % GZ_BLOCK || chunk_len > GZ_CHUNK_MAX)
+      chunk_len % GZ_BLOCK || chunk_len > GZ_STREAM_CHUNK_MAX)
     return GZ_ERR_ARG;
   if (cap < gz_compress_bound(params->dtype, n, (uint32_t)chunk_len) ||
       gz_compress_bound(params->dtype, n, (uint32_t)chunk_len) == 0)
@@ -315,7 +312,7 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
 
   put_header(o, GZ_STREAM_VERSION, params, eb, n, chunk_len, nchunks);
   put_u32(o + 40, gz_crc32(o, 40));
-  index = o + GZ_HEADER_SIZE;
+  index = o + GZ_STREAM_HEADER;
   data = index + 8 * nchunks + 4;
 
   if (params->threads <= 1) { /* one thread: each chunk right after the last */
@@ -361,12 +358,12 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
 
   if (!stream || !info)
     return GZ_ERR_ARG;
-  if (size < GZ_HEADER_SIZE || memcmp(s, GZ_STREAM_MAGIC, 4) != 0)
+  if (size < GZ_STREAM_HEADER || memcmp(s, GZ_STREAM_MAGIC, 4) != 0)
     return GZ_ERR_CORRUPT;
   version = s[4];
   if (version != 1 && version != 2)
     return get_u32(s + 40) == gz_crc32(s, 40) ? GZ_ERR_VERSION : GZ_ERR_CORRUPT;
-  hsize = version == 1 ? GZ_HEADER_SIZE : GZ_HEADER2_SIZE;
+  hsize = version == 1 ? GZ_STREAM_HEADER : GZ_HEADER2_SIZE;
   if (size < hsize || get_u32(s + hsize - 4) != gz_crc32(s, hsize - 4))
     return GZ_ERR_CORRUPT;
   elem = gz_dtype_size((gz_dtype_t)s[5]);
@@ -378,7 +375,7 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
   d[2] = count;
   if (!elem || s[6] > GZ_EB_REL || s[7] != 0 || !(eb >= 0) || !(abs_eb >= 0) ||
       !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
-      chunk_len > GZ_CHUNK_MAX)
+      chunk_len > GZ_STREAM_CHUNK_MAX)
     return GZ_ERR_CORRUPT;
   if (version == 1 && chunk_len % GZ_BLOCK)
     return GZ_ERR_CORRUPT;
@@ -456,7 +453,7 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
     return GZ_ERR_ARG;
   qp = gz_codec_quant(info.abs_bound);
   index = (const uint8_t *)stream +
-          (info.format_version == 1 ? GZ_HEADER_SIZE : GZ_HEADER2_SIZE);
+          (info.format_version == 1 ? GZ_STREAM_HEADER : GZ_HEADER2_SIZE);
   data = index + 8 * (size_t)info.chunk_count + 4;
 #ifdef _OPENMP
   threads = omp_get_max_threads();

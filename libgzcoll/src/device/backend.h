@@ -1,7 +1,8 @@
 /*
  * backend.h - compute backends behind one table of operations, so the
- * device-centric collectives (allreduce_recursive_doubling_device.c,
- * scatter_binomial_device.c) are written once and run on either:
+ * device-centric collectives (allreduce_recursive_doubling_device.c and
+ * scatter_binomial.c, whose host row runs the same code with the CPU table)
+ * are written once and run on either:
  *   gz_backend_cpu   the existing C code (always built);
  *   gz_backend_cuda  the CUDA kernels of kernels/ through gz_device.h;
  *                    without CUDA or without a device every operation

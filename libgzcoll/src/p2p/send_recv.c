@@ -31,7 +31,7 @@
  *
  * Cost: alpha + D / CR beta, plus encode + quantize at the sender and decode
  * + dequantize at the receiver. Point to point, so no agreement: the
- * report algo is GZ_ALGO_MPI (the transport), compressed says whether the
+ * report algo is "mpi" (the transport), compressed says whether the
  * payload was compressed.
  */
 #include "coll_internal.h"
@@ -131,10 +131,10 @@ gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtyp
   rc = gz_select(ctx, GZ_COLL_P2P, count, dtype, &ch);
   if (rc != GZ_OK)
     goto fn_fail;
-  reason = ch.algo == GZ_ALGO_MPI ? ch.reason : "compressed point-to-point";
-  if (ch.algo != GZ_ALGO_MPI && ctx->cfg.eb_mode == GZ_EB_PWREL)
+  reason = gz_row_is_mpi(ch.algo) ? ch.reason : "compressed point-to-point";
+  if (!gz_row_is_mpi(ch.algo) && ctx->cfg.eb_mode == GZ_EB_PWREL)
     reason = GZ_WHY_PWREL;
-  else if (ch.algo != GZ_ALGO_MPI) {
+  else if (!gz_row_is_mpi(ch.algo)) {
     double lo, hi;
     h.eb = ctx->cfg.error_bound;
     gz_local_range(dtype, buf, count, &lo, &hi, &absmax);
@@ -188,7 +188,8 @@ gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtyp
   }
   if (rc != GZ_OK)
     goto fn_exit; /* the transport failed: nothing more can be told */
-  gz_run_report(ctx, &run, report, GZ_ALGO_MPI, h.kind == GZ_P2P_CODES, h.eb,
+  gz_run_report(ctx, &run, report, gz_algorithm(GZ_COLL_P2P, GZ_ALGO_MPI_NAME),
+                h.kind == GZ_P2P_CODES, h.eb,
                 h.kind == GZ_P2P_CODES ? h.eb + gz_round_slop(dtype, absmax + h.eb) : 0.0,
                 reason);
 fn_exit:
@@ -293,8 +294,8 @@ gz_result_t gz_recv(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype, int
       goto fn_exit;
     rb = h.eb + gz_round_slop(dtype, 2.0 * h.eb * (double)gz_codes_absmax(codes, count));
   }
-  gz_run_report(ctx, &run, report, GZ_ALGO_MPI, h.kind == GZ_P2P_CODES,
-                h.kind == GZ_P2P_CODES ? h.eb : 0.0, rb,
+  gz_run_report(ctx, &run, report, gz_algorithm(GZ_COLL_P2P, GZ_ALGO_MPI_NAME),
+                h.kind == GZ_P2P_CODES, h.kind == GZ_P2P_CODES ? h.eb : 0.0, rb,
                 h.kind == GZ_P2P_CODES ? "compressed point-to-point"
                                        : "uncompressed point-to-point");
 fn_exit:
@@ -310,7 +311,7 @@ static double cost_compressed(const gz_cost_t *c) {
   return c->alpha + c->C * c->beta + 4 * c->n * c->t;
 }
 
-const gz_algorithm_t gz_algo_p2p_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_P2P, 0,
-                                        NULL,  NULL,        cost_mpi};
+const gz_algorithm_t gz_algo_p2p_mpi = {
+    .name = "mpi", .coll = GZ_COLL_P2P, .cost = cost_mpi};
 const gz_algorithm_t gz_algo_p2p_compressed = {
-    "compressed", GZ_ALGO_PAIRWISE, GZ_COLL_P2P, 0, NULL, NULL, cost_compressed};
+    .name = "compressed", .coll = GZ_COLL_P2P, .cost = cost_compressed};

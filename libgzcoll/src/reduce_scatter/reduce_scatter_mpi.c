@@ -56,4 +56,4 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
 }
 
 const gz_algorithm_t gz_algo_reduce_scatter_mpi = {
-    "mpi", GZ_ALGO_MPI, GZ_COLL_REDUCE_SCATTER, 0, NULL, run, gz_cost_mpi_steps};
+    .name = "mpi", .coll = GZ_COLL_REDUCE_SCATTER, .run = run, .cost = gz_cost_mpi_steps};

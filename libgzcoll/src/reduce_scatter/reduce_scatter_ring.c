@@ -227,4 +227,4 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_reduce_scatter_ring = {
-    "ring", GZ_ALGO_RING, GZ_COLL_REDUCE_SCATTER, 0, ws, run, cost};
+    .name = "ring", .coll = GZ_COLL_REDUCE_SCATTER, .ws = ws, .run = run, .cost = cost};

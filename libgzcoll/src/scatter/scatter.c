@@ -1,15 +1,16 @@
 /*
  * scatter.c - gz_scatter, described for the collective driver
- * (coll_driver.c): the checks, the root quantizes, the root's own block is * copied
- * exactly; device buffers take scatter_binomial_device.c. Algorithms: scatter_mpi.c,
- * scatter_binomial.c.
+ * (coll_driver.c): the checks, the root quantizes, the root's own block is
+ * copied exactly. Algorithms: scatter_mpi.c, scatter_binomial.c (one
+ * implementation for host and device buffers, on the backend table).
  *
  * The root quantizes the P blocks once (eb = e; REL: e times the range of
  * the root's whole send buffer); each other rank dequantizes its block once
  * (reported bound eb); the root copies its own block exactly (reported
  * bound 0). recvbuf == GZ_IN_PLACE at the root (MPI_IN_PLACE semantics):
  * the root's block stays where it is in sendbuf. Device buffers (a context
- * with cfg.device_pool_bytes): scatter_binomial_device.c.
+ * with cfg.device_pool_bytes): the device rows, scatter_mpi_device.c and
+ * scatter_binomial.c's.
  */
 #include "coll_internal.h"
 

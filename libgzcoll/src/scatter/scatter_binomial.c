@@ -1,10 +1,17 @@
 /*
  * scatter_binomial.c - scatter by binomial tree with every destination's
- * block compressed on its own, once, at the root.
+ * block compressed on its own, once, at the root. Written once against the
+ * backend table (device/backend.h): the host row runs it with the CPU
+ * operations, the device row with the backend of the rank's buffers (CUDA,
+ * or the CPU for a rank whose buffers are on the host; GZCOLL_BACKEND=ops
+ * runs the device row on the CPU), so the CPU tests run the very code the
+ * GPU runs.
  *
  * Algorithm
  *   Ranks are numbered relative to the root (rr = (rank - root) mod P). The
- *   root encodes the block of every other rank separately and packs them in
+ *   root encodes the block of every other rank separately (indexed codes,
+ *   the backend's encode; on a GPU GZ_DEV_STREAMS blocks at a time on
+ *   concurrent streams, each with its own scratch) and packs them in
  *   relative-rank order as records [u64 size][size bytes of codes], back to
  *   back. The subtree of relative rank rr is the range [rr, rr + m), m the
  *   lowest set bit of rr (the root's is [0, P)), so the records of any
@@ -16,105 +23,207 @@
  * Cost (n codes per block, D raw bytes per block, CR compression ratio)
  *   ceil(log2 P) alpha + (P-1) D / CR beta out of the root, halving down
  *   the tree; compression: P-1 encodes of n at the root, one decode of n
- *   per rank; every element carries one quantization (<= eb).
+ *   per rank; every element carries one quantization (<= eb). Records live
+ *   in host memory: device ranks keep them in the pinned staging (they copy
+ *   only their own compressed record in, the root its compressed blocks
+ *   out), whether or not MPI is CUDA-aware.
  *
  * Restrictions
- *   The root's own block is not sent (the caller copies it exactly).
+ *   The root's own block is not sent (the driver copies it exactly).
  *   Records are parsed defensively: a truncated or inconsistent message is
- *   GZ_ERR_CORRUPT (agreed on by the caller), never an out-of-bounds read.
+ *   GZ_ERR_CORRUPT (agreed on by the driver), never an out-of-bounds read.
+ *   Device ranks: the records of their subtree must fit the pinned staging
+ *   (cfg.device_pool_bytes), the root's codes and encodings the device pool;
+ *   else GZ_ERR_NOMEM on every rank.
  */
 #include "coll_internal.h"
 
 #include "gz_block_walk.h"
 
+#include "gz_device.h"
+
+#include <stdio.h>
 #include <string.h>
 
-static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  int P = ctx->size, rr = (ctx->rank - a->root + P) % P,
-      span = gz_binomial_subtree(rr, P);
-  size_t cap = gz_codes_bound(a->count);
-  if (a->count && !cap)
-    return SIZE_MAX;
-  if (cap > SIZE_MAX - 8)
-    return SIZE_MAX;
-  return gz_ws_add(gz_ws_add(0, (size_t)span, cap + 8), (size_t)span + 1, sizeof(size_t));
+/* The call's backend: the device path's, else the CPU's. */
+static const gz_backend_t *backend(const gz_args_t *a) {
+  return a->ex ? a->ex->be : &gz_backend_cpu;
 }
 
-/* Root: codes of the P blocks (count each, destination order); every other
- * rank receives its block's codes into mine (the root's own block is not
- * sent: the driver copies it exactly). */
-static gz_result_t scatter(gz_ctx_t ctx, const int64_t *codes, int64_t *mine,
-                           size_t count, int root, gz_run_t *run) {
-  int P = ctx->size, rank = ctx->rank, rr = (rank - root + P) % P,
-      span = gz_binomial_subtree(rr, P);
-  size_t cap = gz_codes_bound(count), got = 0;
-  unsigned char *buf = gz_ws_take(ctx, (size_t)span, cap + 8);
-  size_t *off = gz_ws_take(ctx, (size_t)span + 1, sizeof(size_t));
-  gz_result_t rc = GZ_OK, local = GZ_OK;
-  int mask = 1;
-
-  if (!buf || !off)
-    return GZ_ERR_NOMEM; /* reservation too small: a bug */
-  if (rr == 0) {
-    /* records for relative ranks 0 .. P-1; the root's own is empty */
-    for (int j = 0; j < P; j++) {
-      size_t size = 0;
-      if (j > 0) {
-        const int64_t *blk = codes + (size_t)((j + root) % P) * count;
-        rc = gz_run_encode(run, blk, count, buf + got + 8, cap, &size);
-        if (rc != GZ_OK && local == GZ_OK)
-          local = rc;
-      }
-      gz_put_u64le(buf + got, size);
-      got += 8 + size;
+/* Root: encode the P-1 blocks, then lay out the records in rec. On the CPU
+ * each block is encoded straight into its record; on a device into enc, on
+ * the streams, then copied out. sizes: P host-readable slots. */
+static gz_result_t root_records(gz_ctx_t ctx, gz_exec_t *ex0, const int64_t *codes,
+                                size_t count, int root, unsigned char *enc, size_t cap,
+                                unsigned char *tmp, size_t tmp_bytes, uint64_t *sizes,
+                                unsigned char *rec, size_t *got, gz_run_t *run) {
+  int P = ctx->size, on_dev = ex0->be->on_device, ns = on_dev ? GZ_DEV_STREAMS : 1;
+  gz_exec_t ex[GZ_DEV_STREAMS];
+  gz_result_t local = GZ_OK, rc;
+  double t = MPI_Wtime();
+  size_t pos = 8;
+  ex[0] = *ex0;
+  for (int s = 1; s < ns; s++) {
+    gz_exec_make(ctx, on_dev, s, &ex[s]);
+    ex[s].tmp = tmp + (size_t)(s - 1) * tmp_bytes;
+    ex[s].tmp_bytes = tmp_bytes;
+  }
+  sizes[0] = 0;
+  gz_put_u64le(rec, 0);                           /* the root's own record is empty */
+  for (int j = 1; j < P && local == GZ_OK; j++) { /* relative rank j, stream j mod ns */
+    gz_exec_t *e = &ex[j % ns];
+    e->size_out = &sizes[j];
+    rc = e->be->encode_async(e, codes + (size_t)((j + root) % P) * count, count,
+                             on_dev ? enc + (size_t)j * cap : rec + pos + 8, cap);
+    if (rc == GZ_OK && !on_dev) { /* the CPU: in place, one after the other */
+      gz_put_u64le(rec + pos, sizes[j]);
+      pos += 8 + (size_t)sizes[j];
     }
+    if (rc != GZ_OK)
+      local = rc;
+  }
+  for (int s = 0; s < ns; s++) {
+    rc = ex[s].be->sync(&ex[s]);
+    if (rc != GZ_OK && local == GZ_OK)
+      local = rc;
+  }
+  for (int j = 1; j < P && local == GZ_OK && on_dev; j++) {
+    gz_put_u64le(rec + pos, sizes[j]);
+    local = ex[0].be->memcpy(&ex[0], rec + pos + 8, enc + (size_t)j * cap, sizes[j]);
+    pos += 8 + (size_t)sizes[j];
+  }
+  if (local == GZ_OK && on_dev)
+    local = ex[0].be->sync(&ex[0]);
+  for (int j = 1; j < P && local == GZ_OK; j++) {
+    run->code_elems += count;
+    run->code_bytes += sizes[j];
+  }
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += (uint64_t)(P - 1) * count;
+  *got = local == GZ_OK ? pos : 0;
+  return local;
+}
+
+/* Beyond the codes and the call's scratch: on a device, the root's P
+ * encodings (a receiver's one) and the other streams' scratch; on the CPU,
+ * the P size slots and the records of this rank's subtree (device ranks
+ * keep them in the pinned staging). */
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  const gz_backend_t *be = backend(a);
+  int P = ctx->size, is_root = ctx->rank == a->root, on_dev = be->on_device;
+  size_t cap = be->encode_bound(a->count), ws, recb;
+  size_t tmpb = be->tmp_bytes(is_root ? a->total : a->count);
+  if (a->count && !cap)
+    return SIZE_MAX;
+  recb = cap > SIZE_MAX / 2 / (size_t)P - 8
+             ? SIZE_MAX
+             : (size_t)gz_binomial_subtree((ctx->rank - a->root + P) % P, P) * (cap + 8);
+  if (on_dev && recb > ctx->hstage.cap)
+    return SIZE_MAX; /* GZ_ERR_NOMEM */
+  if (!on_dev)
+    return gz_ws_add(gz_ws_add(0, (size_t)P, sizeof(uint64_t)), recb, 1);
+  ws = gz_ws_add(0, is_root ? (size_t)P : 1, cap);
+  return gz_ws_add(ws, GZ_DEV_STREAMS - 1, tmpb);
+}
+
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  const gz_args_t *a = j->a;
+  gz_exec_t cpu, *ex = a->ex;
+  gz_run_t *run = j->run;
+  int64_t *codes = j->codes;
+  int P = ctx->size, root = a->root, is_root = ctx->rank == root;
+  int on_dev, rr = (ctx->rank - root + P) % P, mask = 1;
+  size_t count = a->count, cap, got = 0, tmpb, recb;
+  unsigned char *enc = NULL, *tmp = NULL, *rec;
+  uint64_t *sizes;
+  gz_result_t rc, local = GZ_OK;
+
+  if (!ex) { /* the host row: the CPU operations */
+    gz_exec_make(ctx, 0, 0, &cpu);
+    ex = &cpu;
+  } else {
+    snprintf(j->reason, sizeof j->reason, "device-centric binomial (%s)", ex->be->name);
+  }
+  on_dev = ex->be->on_device;
+  cap = ex->be->encode_bound(count);
+  tmpb = ex->be->tmp_bytes(is_root ? a->total : count);
+  recb = (size_t)gz_binomial_subtree(rr, P) * (cap + 8);
+  if (on_dev) {
+    enc = gz_dev_take(ctx, 1, is_root ? (size_t)P : 1, cap);
+    tmp = gz_dev_take(ctx, 1, GZ_DEV_STREAMS - 1, tmpb);
+    rec = ctx->hstage.base;
+    sizes = gz_dev_size_slots(ctx);
+  } else {
+    sizes = gz_ws_take(ctx, (size_t)P, sizeof(uint64_t));
+    rec = gz_ws_take(ctx, recb, 1);
+  }
+  if ((on_dev && (!enc || !tmp)) || !rec || !sizes)
+    return GZ_ERR_NOMEM; /* reservation too small: a bug */
+
+  if (rr == 0) {
+    local = root_records(ctx, ex, codes, count, root, enc, cap, tmp, tmpb, sizes, rec,
+                         &got, run);
     while (mask < P)
       mask <<= 1;
   } else {
     while (!(rr & mask))
       mask <<= 1;
-    rc = gz_xfer(ctx, GZ_TAG_SCATTER, NULL, 0, MPI_PROC_NULL, buf,
-                 (size_t)span * (cap + 8), (rank - mask + P) % P, &got, run);
+    rc = gz_xfer(ctx, GZ_TAG_SCATTER, NULL, 0, MPI_PROC_NULL, rec, recb,
+                 (ctx->rank - mask + P) % P, &got, run);
     if (rc != GZ_OK)
-      goto fn_exit;
+      return rc;
   }
-
-  /* where each record of the subtree starts (off[span] = end) */
-  off[0] = 0;
-  for (int j = 0; j < span; j++) {
-    uint64_t size;
-    if (local != GZ_OK || got - off[j] < 8 ||
-        (size = gz_get_u64le(buf + off[j])) > got - off[j] - 8) {
-      if (local == GZ_OK)
-        local = GZ_ERR_CORRUPT;
-      off[j + 1] = off[j]; /* forward empty ranges from here on */
-      continue;
-    }
-    off[j + 1] = off[j] + 8 + (size_t)size;
-  }
-
-  /* forward each child's subtree, untouched */
+  /* each child's subtree: records [c - rr, last) of ours, forwarded untouched */
   for (mask >>= 1; mask > 0; mask >>= 1) {
     int c = rr + mask;
     if (c < P) {
-      int end = c + gz_binomial_subtree(c, P) - rr;
+      int last = c + gz_binomial_subtree(c, P) - rr;
+      size_t lo = 0, hi = 0, p = 0;
+      for (int k = 0; k <= last && local == GZ_OK; k++) {
+        uint64_t size;
+        if (k == c - rr)
+          lo = p;
+        if (k == last) {
+          hi = p;
+          break;
+        }
+        if (got - p < 8 || (size = gz_get_u64le(rec + p)) > got - p - 8) {
+          local = GZ_ERR_CORRUPT;
+          break;
+        }
+        p += 8 + (size_t)size;
+      }
+      if (local != GZ_OK)
+        lo = hi = 0; /* keep the tree's messages flowing */
       run->bytes_raw += (size_t)gz_binomial_subtree(c, P) * count * run->esz;
-      rc = gz_xfer(ctx, GZ_TAG_SCATTER, buf + off[c - rr], off[end] - off[c - rr],
-                   (rank + mask) % P, NULL, 0, MPI_PROC_NULL, NULL, run);
+      rc = gz_xfer(ctx, GZ_TAG_SCATTER, rec + lo, hi - lo, (ctx->rank + mask) % P, NULL,
+                   0, MPI_PROC_NULL, NULL, run);
       if (rc != GZ_OK)
-        goto fn_exit;
+        return rc;
     }
   }
-
-  if (rr != 0 && local == GZ_OK)
-    local = gz_run_decode(run, buf + 8, off[1] - 8, mine, count);
-  rc = local;
-fn_exit:
-  return rc;
-}
-
-static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return scatter(ctx, j->codes, j->codes, j->a->count, j->a->root, j->run);
+  /* a receiver decodes its own record */
+  if (rr != 0 && local == GZ_OK) {
+    uint64_t size = got >= 8 ? gz_get_u64le(rec) : 0;
+    double t = MPI_Wtime();
+    if (got < 8 || size > got - 8)
+      local = GZ_ERR_CORRUPT;
+    else {
+      const unsigned char *src = rec + 8;
+      if (on_dev) {
+        local = ex->be->memcpy(ex, enc, rec + 8, (size_t)size);
+        src = enc;
+      }
+      if (local == GZ_OK)
+        local =
+            ex->be->decode_reduce(ex, GZ_DEV_OP_REPLACE, src, (size_t)size, codes, count);
+      if (local == GZ_OK)
+        local = ex->be->sync(ex);
+    }
+    run->t_codec += MPI_Wtime() - t;
+    run->passes += count;
+  }
+  return local;
 }
 
 static double cost(const gz_cost_t *c) {
@@ -123,4 +232,6 @@ static double cost(const gz_cost_t *c) {
 }
 
 const gz_algorithm_t gz_algo_scatter_binomial = {
-    "binomial", GZ_ALGO_BINOMIAL, GZ_COLL_SCATTER, 0, ws, run, cost};
+    .name = "binomial", .coll = GZ_COLL_SCATTER, .ws = ws, .run = run, .cost = cost};
+const gz_algorithm_t gz_algo_scatter_binomial_device = {
+    .name = "binomial", .coll = GZ_COLL_SCATTER, .device = 1, .ws = ws, .run = run};

@@ -30,5 +30,5 @@ static double cost(const gz_cost_t *c) {
   return c->g + c->L * c->alpha + (c->P - 1) * c->D * c->beta;
 }
 
-const gz_algorithm_t gz_algo_scatter_mpi = {"mpi", GZ_ALGO_MPI, GZ_COLL_SCATTER, 0, NULL,
-                                            run,   cost};
+const gz_algorithm_t gz_algo_scatter_mpi = {
+    .name = "mpi", .coll = GZ_COLL_SCATTER, .run = run, .cost = cost};

@@ -58,4 +58,4 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
 }
 
 const gz_algorithm_t gz_algo_scatter_mpi_device = {
-    "mpi", GZ_ALGO_MPI, GZ_COLL_SCATTER, 1, NULL, run, NULL};
+    .name = "mpi", .coll = GZ_COLL_SCATTER, .device = 1, .run = run};
