@@ -97,6 +97,9 @@ typedef struct gzs_opts {
   char *scale_text;
   double *scales;
   int nscales;
+  /* --reproducible: every input value quantized on one grid, integer codes
+   * summed exactly (the output bytes do not depend on the rank count) */
+  int reproducible;
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -252,6 +255,12 @@ typedef struct gzs_run {
   gz_config_t ctx_cfg[8];
   gz_ctx_t ctx_kept[8];
 
+  /* --reproducible (stack_reduce.c): the grid step h (a power of two) and
+   * this rank's int64 codes (sums of rint(x / h), or max / min), npoints */
+  double repro_step;
+  int64_t *codes;
+  int repro_overflow; /* a code left int64 on this rank */
+
   gzs_times_t t;
   double peak_rss_max, peak_rss_min; /* bytes, over the ranks (getrusage) */
   char **written;                    /* files written by this run (rank 0), for cleanup */
@@ -330,8 +339,18 @@ typedef struct gzs_acc {
   double w, wdone;
   double **wsum;
   double lo, hi; /* range of the valid values seen */
+  /* --reproducible: codes (NULL: off) receive rint(v / step) of every valid
+   * value as well (sum, or max / min); overflow set when one leaves int64 */
+  int64_t *codes;
+  double step;
+  int overflow;
 } gzs_acc_t;
 
+/* --reproducible: the code array of an accumulator for op (sum / mean:
+ * zeros; max / min: INT64_MIN / INT64_MAX, no sample yet); sets
+ * r->repro_step for nterms terms at most per point and points s at it. 0,
+ * or -1 out of memory. No-op without --reproducible. */
+int gzs_acc_codes(const gzs_opts_t *o, gzs_run_t *r, gzs_acc_t *s, uint64_t nterms);
 /* sum / mean: zeros; max / min: NaN (no sample yet). */
 double *gzs_acc_alloc(gzs_op_t op, size_t n);
 void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,

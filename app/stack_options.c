@@ -121,6 +121,7 @@ static const char *check_running(gzs_opts_t *o, const char *v);
 static const char *check_weights(gzs_opts_t *o, const char *v);
 static const char *check_ensemble(gzs_opts_t *o, const char *v);
 static const char *check_chunks(gzs_opts_t *o, const char *v);
+static const char *check_reproducible(gzs_opts_t *o, const char *v);
 static int deflate_ok(double v) { return v >= 0 && v <= 9 && v == floor(v); }
 static const choice_t on_off[] = {{"on", 1, 0}, {"off", 0, 0}, {0}};
 static int running_ok(double v) { return v >= 1 && v <= 4294967295.0 && v == floor(v); }
@@ -291,6 +292,12 @@ static const opt_row_t options[] = {
      NULL, gzs_check_scale, NULL, NULL, 1,
      "multiply each stacked record (each input file with --key) by its factor before "
      "stacking (sfstack scale=); the bound holds for the stack of the scaled values"},
+    {"reproducible", NULL, NULL, "reproducible", NULL, OPT_BOOL, "false", NULL,
+     AT(reproducible), NULL, check_reproducible, NULL, NULL, 1,
+     "the same output bytes at any rank count: every input value is quantized on one "
+     "grid (step a power of two <= 2E, mean / max / min, or 2E/N, sum of N), the ranks "
+     "sum integer codes exactly, the result is formed once; needs -e > 0 absolute; "
+     "--op mean, sum, max or min; not with --weights or --read root"},
 };
 
 #define NKEYS ((int)(sizeof options / sizeof options[0]))
@@ -800,6 +807,27 @@ static const char *check_ensemble(gzs_opts_t *o, const char *v) {
   return o->ensemble && (o->group_kind || o->running > 0)
              ? "--ensemble excludes --group and --running"
              : NULL;
+}
+
+/* The reproducible row comes last: every other option is known. */
+static const char *check_reproducible(gzs_opts_t *o, const char *v) {
+  (void)v;
+  if (!o->reproducible)
+    return NULL;
+  if (!(o->e > 0))
+    return "needs an error bound -e > 0 (-e 0 is the plain MPI sum in double)";
+  if (o->eb_mode == GZ_EB_REL)
+    return "needs an absolute bound (--eb-mode abs): the grid is fixed before reading, "
+           "the range is known only after";
+  if (o->bound == GZ_BOUND_PER_MESSAGE)
+    return "the bound is strict (--bound per-message does not apply)";
+  if (gzs_op_is_moment(o->op))
+    return "--op mean, sum, max or min (var, std and rms are not reproducible yet)";
+  if (o->weights_text)
+    return "not with --weights (a weighted sum of codes is not exact)";
+  if (o->read_root)
+    return "reads in parallel only (use --read parallel)";
+  return NULL;
 }
 
 static const char *check_chunks(gzs_opts_t *o, const char *v) {

@@ -389,15 +389,20 @@ void gzs_verify_metrics(const gzs_opts_t *o, gzs_run_t *r) {
   }
   free(index);
 
-  /* error statistics of the compressed allreduce (on the reduced values) */
-  if (r->compressed && r->quant_bound > 0) {
+  /* error statistics of the compressed allreduce (on the reduced values);
+   * --reproducible: of N quantizations of step h per point (one for max /
+   * min) */
+  if ((r->compressed && r->quant_bound > 0 && !o->reproducible) ||
+      (o->reproducible && r->repro_step > 0 && !r->any_mask)) {
     gz_error_stats_params_t p = GZ_ERROR_STATS_PARAMS_INIT;
     const double *ref = r->have_scatter ? r->exact_part : r->exact;
     p.kind = o->op == GZS_OP_MAX   ? GZ_STATS_MAX
              : o->op == GZS_OP_MIN ? GZ_STATS_MIN
                                    : GZ_STATS_SUM;
-    p.eb = r->quant_bound;
-    p.nq = (unsigned)r->size;
+    p.eb = o->reproducible ? r->repro_step / 2 : r->quant_bound;
+    p.nq = !o->reproducible         ? (unsigned)r->size
+           : p.kind == GZ_STATS_SUM ? (unsigned)(o->key_text ? r->c_max : r->nsnap)
+                                    : 1u;
     p.scale = 1.0;
     if (ref && gz_error_stats(&p, ref, r->reduced, mask, M, &r->stats) == GZ_OK) {
       r->have_stats = 1;
@@ -424,10 +429,24 @@ static void drop_attr(gz_meta_t *m, const char *name) {
   }
 }
 
+/* The date of the history line: now, or SOURCE_DATE_EPOCH (seconds since
+ * 1970, the reproducible-builds convention) when set, so that files
+ * written by --reproducible runs can be identical to the byte. */
+static time_t history_time(void) {
+  const char *s = getenv("SOURCE_DATE_EPOCH");
+  char *end;
+  long long v;
+  if (!s || !*s)
+    return time(NULL);
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  return errno || *end || v < 0 ? time(NULL) : (time_t)v;
+}
+
 static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   char buf[8192], when[64];
   const gz_attr_t *a;
-  time_t now = time(NULL);
+  time_t now = history_time();
   struct tm tmv;
   int rc = 0;
 
@@ -517,7 +536,10 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
     rc |= gz_meta_add_global_text(m, "gzstack_group", g);
     rc |= gz_meta_add_global_number(m, "gzstack_groups", (double)r->ngroups);
   }
-  rc |= gz_meta_add_global_number(m, "gzstack_ranks", (double)r->size);
+  if (!o->reproducible) /* the same bytes at any rank count: no rank count */
+    rc |= gz_meta_add_global_number(m, "gzstack_ranks", (double)r->size);
+  else
+    rc |= gz_meta_add_global_number(m, "gzstack_grid_step", r->repro_step);
   rc |= gz_meta_add_global_number(m, "gzstack_error_bound", o->e);
   rc |= gz_meta_add_global_text(m, "gzstack_eb_mode",
                                 o->eb_mode == GZ_EB_REL ? "rel" : "abs");
@@ -525,7 +547,11 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   rc |= gz_meta_add_global_text(m, "gzstack_bound_policy",
                                 o->bound == GZ_BOUND_STRICT ? "strict" : "per-message");
   rc |= gz_meta_add_global_number(m, "gzstack_claimed_bound", r->claimed);
-  rc |= gz_meta_add_global_text(m, "gzstack_algorithm", r->algo_name ? r->algo_name : "");
+  rc |=
+      gz_meta_add_global_text(m, "gzstack_algorithm",
+                              o->reproducible ? "reproducible: exact sums of int64 codes"
+                              : r->algo_name  ? r->algo_name
+                                              : "");
   rc |= gz_meta_add_global_text(m, "gzstack_read", o->read_root ? "root" : "parallel");
   rc |= gz_meta_add_global_number(m, "gzstack_masked_points", (double)r->masked_points);
   if (o->segy_ibm)
@@ -908,6 +934,9 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_string(&j, "algorithm", r->algo_name ? r->algo_name : "");
   gz_json_string(&j, "algorithm_reason", r->algo_reason);
   gz_json_bool(&j, "compressed", r->compressed);
+  gz_json_bool(&j, "reproducible", o->reproducible);
+  if (o->reproducible) /* the grid every input value was quantized on */
+    gz_json_number(&j, "grid_step", r->repro_step);
   /* cost model (libgzcoll): predicted and measured seconds of the allreduce */
   gz_json_number(&j, "allreduce_predicted_s", r->ar.predicted_seconds);
   gz_json_number(&j, "allreduce_measured_s", r->ar.measured_seconds);
@@ -1091,8 +1120,9 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
            r->sc.compressed ? "compressed" : "uncompressed");
   else
     printf("  ");
-  printf("allreduce %s (%s): ", r->algo_name ? r->algo_name : "?",
-         r->compressed ? "compressed" : "uncompressed");
+  printf("allreduce %s (%s%s): ", r->algo_name ? r->algo_name : "?",
+         r->compressed ? "compressed" : "uncompressed",
+         o->reproducible ? ", reproducible: exact int64 codes" : "");
   if (r->bytes_sent)
     printf("ratio %.3f (%s sent for %s raw)\n",
            (double)r->bytes_raw / (double)r->bytes_sent,
