@@ -64,15 +64,18 @@ typedef struct gzs_opts {
   int nyears; /* year ranges [year_lo[i], year_hi[i]] (0: any year) */
   long long year_lo[64], year_hi[64];
   unsigned months_mask, seasons_mask; /* bit m-1 for month m (0: any) */
-  double slab_mb;                     /* read / reduce granularity in MiB of doubles */
-  char *group_text;                   /* --group as given (NULL: one stack) */
-  int group_kind;                     /* GZS_GROUP_* */
-  uint64_t group_n;                   /* --group N: records per group */
-  double running;                     /* --running N: window length (0: none) */
-  int ensemble;                       /* --ensemble: record k of every input */
-  double deflate;                     /* --deflate 0-9 (netCDF output) */
-  int shuffle;                        /* --shuffle on|off (with --deflate) */
-  char *chunks_text;                  /* --chunks AxBxC as given */
+  char *dates_text;                   /* --dates START[/END] as given (cdo seldate) */
+  int have_date_range;
+  int date_lo[6], date_hi[6]; /* Y M D h m s (year as int); hi: -1 s = the day's end */
+  double slab_mb;             /* read / reduce granularity in MiB of doubles */
+  char *group_text;           /* --group as given (NULL: one stack) */
+  int group_kind;             /* GZS_GROUP_* */
+  uint64_t group_n;           /* --group N: records per group */
+  double running;             /* --running N: window length (0: none) */
+  int ensemble;               /* --ensemble: record k of every input */
+  double deflate;             /* --deflate 0-9 (netCDF output) */
+  int shuffle;                /* --shuffle on|off (with --deflate) */
+  char *chunks_text;          /* --chunks AxBxC as given */
   size_t chunks[GZ_IO_MAXDIMS];
   int nchunks;
   char *weights_text; /* --weights as given */
@@ -391,6 +394,11 @@ int gzs_time_date(const gzs_time_axis_t *ax, double v, long long *year, int *mon
 const char *gzs_parse_years(const char *v, gzs_opts_t *o);
 const char *gzs_parse_months(const char *v, unsigned *mask);
 const char *gzs_parse_seasons(const char *v, unsigned *mask);
+/* --dates START[/END]: ISO dates Y-M-D[Thh[:mm[:ss]]] (END alone: the
+ * whole day), parsed into o (NULL or why not). */
+const char *gzs_parse_date_range(const char *v, gzs_opts_t *o);
+/* The instants of --dates in days of a calendar (stack_dates.c): [lo, hi]. */
+void gzs_date_range_days(const gzs_opts_t *o, int cal, double *lo, double *hi);
 /* Is a record of this year and month selected? */
 int gzs_dates_selected(const gzs_opts_t *o, long long year, int month);
 

@@ -116,6 +116,7 @@ static const char *check_steps(gzs_opts_t *o, const char *v);
 static const char *check_years(gzs_opts_t *o, const char *v);
 static const char *check_months(gzs_opts_t *o, const char *v);
 static const char *check_seasons(gzs_opts_t *o, const char *v);
+static const char *check_dates(gzs_opts_t *o, const char *v);
 static const char *check_group(gzs_opts_t *o, const char *v);
 static const char *check_running(gzs_opts_t *o, const char *v);
 static const char *check_weights(gzs_opts_t *o, const char *v);
@@ -158,6 +159,11 @@ static const opt_row_t options[] = {
      AT(seasons_text), NULL, check_seasons, NULL, NULL, 0,
      "only records of these seasons' months (as cdo selseason; with --months: both "
      "must hold)"},
+    {"dates", NULL, NULL, "dates", "START[/END]", OPT_STRING, NULL, NULL, AT(dates_text),
+     NULL, check_dates, NULL, NULL, 0,
+     "only records whose time (CF time coordinate and calendar) lies between START "
+     "and END inclusive, each YYYY-MM-DD[Thh:mm:ss] (as cdo seldate; END as a date "
+     "alone: the whole day; START alone: that day)"},
     {"dims", NULL, NULL, "dims", "AxB[xC]", OPT_STRING, NULL, NULL, AT(dims_text), NULL,
      check_dims, NULL, NULL, 0,
      "raw: shape of ONE snapshot; the snapshot count of a file follows from its size"},
@@ -791,6 +797,12 @@ static const char *check_seasons(gzs_opts_t *o, const char *v) {
   return why;
 }
 
+static const char *check_dates(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_date_range(v, o);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
 static const char *check_group(gzs_opts_t *o, const char *v) {
   return gzs_parse_group(v, o);
 }
@@ -1141,6 +1153,7 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->slice_text);
   free(o->steps_text);
   free(o->years_text);
+  free(o->dates_text);
   free(o->months_text);
   free(o->seasons_text);
   free(o->key_text);
