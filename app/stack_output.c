@@ -683,6 +683,8 @@ static int picture_make(picture_t *p, const double *field, const size_t *index,
 static void picture_free(picture_t *p) {
   free(p->v);
   free(p->m);
+  p->v = NULL;
+  p->m = NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -778,6 +780,100 @@ static int stats_plot(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   return rc;
 }
 
+/* Group k's field (from the output type) and its mask (NaN: no data). */
+static void group_field(const gzs_run_t *r, size_t k, double *field,
+                        unsigned char *mask) {
+  size_t M = r->npoints;
+  for (size_t i = 0; i < M; i++) {
+    field[i] = r->dtype == GZ_FLOAT32 ? (double)((const float *)r->gout)[k * M + i]
+                                      : ((const double *)r->gout)[k * M + i];
+    mask[i] = isnan(field[i]);
+  }
+}
+
+/* Group k's name in a title: its time stamp's date, or its number. */
+static void group_label(const gzs_run_t *r, size_t k, char *buf, size_t len) {
+  gzs_time_axis_t ax;
+  char why[256];
+  long long y;
+  int m;
+  snprintf(buf, len, "group %zu of %zu", k + 1, r->ngroups);
+  if (r->have_gtime && r->has_meta0 &&
+      gzs_time_axis(r->meta0.coords[0].units, r->meta0.coords[0].calendar, &ax, why,
+                    sizeof why) == 0 &&
+      gzs_time_date(&ax, r->gtime[k], &y, &m) == 0)
+    snprintf(buf + strlen(buf), len - strlen(buf), ", time %04lld-%02d", y, m);
+}
+
+/* --png with --group / --running / --ensemble: every group, FILE_gK.png (K
+ * from 1, as wide as the last), on one colour scale so that the groups
+ * compare; paths are checked before any is drawn. */
+static int group_pngs(const gzs_opts_t *o, gzs_run_t *r, const size_t *index, size_t rows,
+                      size_t cols, const char *what, gz_render_opts_t *ro, char *err,
+                      size_t errlen) {
+  size_t M = r->npoints, G = r->ngroups;
+  double *field = malloc(sizeof(double) * M + 1), lo = INFINITY, hi = -INFINITY, clip = 0;
+  unsigned char *mask = malloc(M + 1);
+  char path[GZS_PATHLEN], suffix[32], label[128], title[1024];
+  int width = snprintf(NULL, 0, "%zu", G), rc = -1;
+  picture_t pic = {0};
+  gz_render_layout_t lay;
+  if (!field || !mask)
+    goto oom;
+  for (size_t k = 0; k < G; k++) { /* the common range, the targets */
+    group_field(r, k, field, mask);
+    if (picture_make(&pic, field, index, mask, rows, cols, 0) != 0)
+      goto oom;
+    for (size_t i = 0; i < pic.rows * pic.cols; i++)
+      if (!pic.m[i]) {
+        lo = pic.v[i] < lo ? pic.v[i] : lo;
+        hi = pic.v[i] > hi ? pic.v[i] : hi;
+      }
+    clip = fmax(clip, signed_clip(&pic));
+    picture_free(&pic);
+    snprintf(suffix, sizeof suffix, "_g%0*zu", width, k + 1);
+    if (gzs_derived_png(o->png, suffix, path, sizeof path) != 0) {
+      snprintf(err, errlen, "--png %s: path too long", o->png);
+      goto done;
+    }
+    if (gz_io_check_target(path, o->force, err, errlen) != 0)
+      goto done;
+  }
+  ro->fixed_range = hi > lo;
+  ro->vmin = clip > 0 ? -clip : lo;
+  ro->vmax = clip > 0 ? clip : hi;
+  if (clip > 0)
+    ro->cmap = GZ_CMAP_DIVERGING;
+  for (size_t k = 0; k < G; k++) {
+    group_field(r, k, field, mask);
+    if (picture_make(&pic, field, index, mask, rows, cols, 0) != 0)
+      goto oom;
+    group_label(r, k, label, sizeof label);
+    snprintf(title, sizeof title, "%s, %s: %s", gzs_op_name(o->op), label, what);
+    ro->title = title;
+    snprintf(suffix, sizeof suffix, "_g%0*zu", width, k + 1);
+    if (gzs_derived_png(o->png, suffix, path, sizeof path) != 0 ||
+        gz_render_field_ex(path, pic.v, pic.m, pic.rows, pic.cols, ro, o->force, &lay,
+                           err, errlen) != 0)
+      goto done;
+    add_written(r, path);
+    picture_free(&pic);
+    r->png_w[0] = lay.width;
+    r->png_h[0] = lay.height;
+    r->nrenders = 1;
+    r->render_scale = lay.scale;
+  }
+  rc = 0;
+  goto done;
+oom:
+  snprintf(err, errlen, "--png %s: out of memory", o->png);
+done:
+  picture_free(&pic);
+  free(field);
+  free(mask);
+  return rc;
+}
+
 int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
   size_t rows, cols, *index = NULL;
   char desc[256], title[1024], what[600], label[300], path[GZS_PATHLEN], bins[64] = "";
@@ -835,6 +931,13 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
   else
     snprintf(title, sizeof title, "%s of %llu snapshots: %s", gzs_op_name(o->op),
              (unsigned long long)r->nsnap, what);
+  if (r->ngroups > 1) { /* every group, one colour scale; no exact / error maps */
+    r->view_rows = rows;
+    r->view_cols = cols;
+    snprintf(r->view_desc, sizeof r->view_desc, "%s", desc);
+    rc = group_pngs(o, r, index, rows, cols, what, &ro, err, errlen);
+    goto done;
+  }
   if (render_pic(r, 0, o->png, &pic, &ro, o->force, &lay, err, errlen) != 0)
     goto done;
   r->view_rows = rows;
