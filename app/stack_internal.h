@@ -78,9 +78,10 @@ typedef struct gzs_opts {
   char *chunks_text;          /* --chunks AxBxC as given */
   size_t chunks[GZ_IO_MAXDIMS];
   int nchunks;
-  char *weights_text; /* --weights as given */
-  int weights_kind;   /* GZS_WEIGHTS_* */
-  double *weights;    /* --weights W1,W2,...: nweights values */
+  char *weights_text;      /* --weights as given */
+  char *file_weights_text; /* --file-weights as given (weights_kind PER_FILE) */
+  int weights_kind;        /* GZS_WEIGHTS_* */
+  double *weights;         /* --weights W1,W2,...: nweights values */
   size_t nweights;
   char *command_line; /* for provenance */
   /* SEG-Y (stack_key.c): --key groups traces by a trace header field
@@ -431,9 +432,18 @@ void gzs_cell_method(const gzs_opts_t *o, const char *dim, char *buf, size_t len
 double gzs_time_value(const gzs_time_axis_t *ax, double days);
 double gzs_month_start(int cal, long long year, int month);
 
-enum { GZS_WEIGHTS_NONE = 0, GZS_WEIGHTS_LIST, GZS_WEIGHTS_FILE, GZS_WEIGHTS_DAYS };
+enum {
+  GZS_WEIGHTS_NONE = 0,
+  GZS_WEIGHTS_LIST,
+  GZS_WEIGHTS_FILE,
+  GZS_WEIGHTS_DAYS,
+  GZS_WEIGHTS_PER_FILE /* --file-weights: one per input file */
+};
 /* --weights W1,W2,...|FILE|days into o (NULL or why not). */
 const char *gzs_parse_weights(const char *v, gzs_opts_t *o);
+/* --file-weights W1,W2,...: one weight per input file (ncra -w / nces -w
+ * across files): every selected record of file f weighs W_f. */
+const char *gzs_parse_file_weights(const char *v, gzs_opts_t *o);
 /* After gzs_scan: r->sel_w, one weight per selected record (collective;
  * -1 with the message, agreed, naming --weights). */
 int gzs_weights_setup(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,

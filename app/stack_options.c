@@ -120,6 +120,7 @@ static const char *check_dates(gzs_opts_t *o, const char *v);
 static const char *check_group(gzs_opts_t *o, const char *v);
 static const char *check_running(gzs_opts_t *o, const char *v);
 static const char *check_weights(gzs_opts_t *o, const char *v);
+static const char *check_file_weights(gzs_opts_t *o, const char *v);
 static const char *check_ensemble(gzs_opts_t *o, const char *v);
 static const char *check_chunks(gzs_opts_t *o, const char *v);
 static const char *check_reproducible(gzs_opts_t *o, const char *v);
@@ -216,6 +217,11 @@ static const opt_row_t options[] = {
      "numbers, or days = the length of each record's month from the CF time coordinate "
      "(with --group year: cdo yearmonmean); with --group / --running each group divides "
      "by its own weights"},
+    {"file_weights", NULL, NULL, "file-weights", "W1,W2,...", OPT_STRING, NULL, NULL,
+     AT(file_weights_text), NULL, check_file_weights, NULL, NULL, 1,
+     "weighted mean with one weight >= 0 per input file, in order: every selected "
+     "record of a file weighs its file's weight (ncra -w across files, nces -w for "
+     "ensemble members with --ensemble); excludes --weights"},
     {"algo", NULL, NULL, "algo", "auto|redoub|ring|mpi", OPT_CHOICE, "auto", algos,
      AT(algo), NULL, NULL, NULL, NULL, 1,
      "allreduce algorithm (default auto; mpi = the uncompressed MPI_Allreduce)"},
@@ -835,8 +841,8 @@ static const char *check_reproducible(gzs_opts_t *o, const char *v) {
     return "the bound is strict (--bound per-message does not apply)";
   if (gzs_op_is_moment(o->op))
     return "--op mean, sum, max or min (var, std and rms are not reproducible yet)";
-  if (o->weights_text)
-    return "not with --weights (a weighted sum of codes is not exact)";
+  if (o->weights_kind)
+    return "not with --weights or --file-weights (a weighted sum of codes is not exact)";
   if (o->read_root)
     return "reads in parallel only (use --read parallel)";
   return NULL;
@@ -867,6 +873,11 @@ static const char *check_chunks(gzs_opts_t *o, const char *v) {
 /* The weights row follows the op row. */
 static const char *check_weights(gzs_opts_t *o, const char *v) {
   return gzs_parse_weights(v, o);
+}
+
+/* The file_weights row follows the weights and op rows. */
+static const char *check_file_weights(gzs_opts_t *o, const char *v) {
+  return gzs_parse_file_weights(v, o);
 }
 
 /* The read row follows the op row: the op is known here. */
@@ -1160,6 +1171,7 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->fold_text);
   free(o->group_text);
   free(o->weights_text);
+  free(o->file_weights_text);
   free(o->chunks_text);
   free(o->weights);
   free(o->section_text);
