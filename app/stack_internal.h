@@ -409,12 +409,13 @@ enum {
   GZS_GROUP_MONTH,
   GZS_GROUP_SEASON,
   GZS_GROUP_YEAR,
-  GZS_GROUP_N
+  GZS_GROUP_N,
+  GZS_GROUP_ALL /* one group of every selected record: a time axis of length 1 */
 };
 static inline int gzs_grouped(const gzs_opts_t *o) {
   return o->group_kind != GZS_GROUP_NONE || o->running > 0 || o->ensemble;
 }
-/* "month", "season", "year" or N >= 1 into o (NULL or why not). */
+/* "month", "season", "year", "all" or N >= 1 into o (NULL or why not). */
 const char *gzs_parse_group(const char *v, gzs_opts_t *o);
 /* Rank that scanned file `path`: per record its days in the calendar and
  * year * 12 + month - 1, NaN when the file has no readable time axis

@@ -193,13 +193,15 @@ static const opt_row_t options[] = {
      "from it); rms: sqrt(mean of squares) (ncra -y rms). E bounds the written var "
      "(squared units), std or rms; with --eb-mode rel E times the range (var: its "
      "square)"},
-    {"group", NULL, NULL, "group", "month|season|year|N", OPT_STRING, NULL, NULL,
+    {"group", NULL, NULL, "group", "month|season|year|all|N", OPT_STRING, NULL, NULL,
      AT(group_text), NULL, check_group, NULL, NULL, 1,
      "one stacked field per group of the selected records, written along the record "
      "dimension with CF bounds and cell_methods: month = each month of the year over "
      "all years (cdo ymonmean), season = DJF, MAM, JJA, SON (cdo yseasmean; climatology "
      "bounds), year = each calendar year (cdo yearmean), N = every N records (cdo "
-     "timselmean,N; the last group may hold fewer); any --op, each group within E"},
+     "timselmean,N; the last group may hold fewer), all = one group of every record: "
+     "the single stack with a time axis of length 1 and its bounds (as cdo timmean, "
+     "ncra); any --op, each group within E"},
     {"running", NULL, NULL, "running", "N", OPT_NUMBER, NULL, NULL, AT(running),
      running_ok, check_running, "the window must be a whole number of records >= 1", NULL,
      1,

@@ -141,6 +141,29 @@ grep -q 'time:bounds = "time_bnds"' "$TMP/hdr" && ok || ko "group 25: no time bo
 grep -q 'cell_methods = "time: mean"' "$TMP/hdr" && ok || ko "group 25: cell_methods"
 ncdump -h "$TMP/ys.nc" | grep -q 'time: standard_deviation over years"' && ok || ko "season: cell_methods"
 
+# --group all: the single stack with a time axis of length 1 and its bounds
+# (cdo timmean / timstd1 keep one time step), at 1, 3 and 4 ranks
+cdo -s timmean "$SST" "$TMP/ref_all.nc" || ko "cdo timmean"
+cdo -s timstd1 -selvar,TREFHT "$TREFHT" "$TMP/ref_all_std.nc" || ko "cdo timstd1"
+bnds() { ncdump -v time_bnds "$1" | sed -n '/time_bnds =/,/;/p' | tr -d ' ;\n' | sed 's/time_bnds=//'; }
+for np in 1 3 4; do
+  gz $np "$TMP/all_$np.nc" -i "$SST" --var sst --group all -e 1e-3
+  compare "sst --group all np $np (cdo timmean)" "$TMP/all_$np.nc" "$TMP/ref_all.nc"
+  [ "$(nsteps "$TMP/all_$np.nc")" = 1 ] && ok || ko "--group all np $np: $(nsteps "$TMP/all_$np.nc") time steps"
+  [ "$(bnds "$TMP/all_$np.nc")" = "$(bnds "$TMP/ref_all.nc")" ] && ok ||
+    ko "--group all np $np: bounds $(bnds "$TMP/all_$np.nc"), cdo $(bnds "$TMP/ref_all.nc")"
+  gz $np "$TMP/alls_$np.nc" -i "$TREFHT" --var TREFHT --group all --op std1 -e 1e-3
+  compare "TREFHT --group all --op std1 np $np (cdo timstd1)" "$TMP/alls_$np.nc" "$TMP/ref_all_std.nc"
+done
+cdo -s sinfo "$TMP/all_3.nc" | grep -q "Bounds = true" && ok || ko "--group all: cdo sinfo shows no bounds"
+ncdump -h "$TMP/all_3.nc" | grep -q 'cell_methods = "time: mean"' && ok || ko "--group all: cell_methods"
+# one record: a stack of one, its time kept
+ncks -O -d time,7 -v TREFHT "$TREFHT" "$TMP/one.nc" || ko "ncks one record"
+gz 3 "$TMP/all_one.nc" -i "$TMP/one.nc" --group all -e 1e-3
+compare "one record --group all np 3" "$TMP/all_one.nc" "$TMP/one.nc"
+[ "$(cdo -s showtimestamp "$TMP/all_one.nc")" = "$(cdo -s showtimestamp "$TMP/one.nc")" ] && ok ||
+  ko "one record: time stamp $(cdo -s showtimestamp "$TMP/all_one.nc") not the record's"
+
 # --png with groups: every group drawn (FILE_gK.png, K zero-padded), one
 # picture per record of the output, all the same size, no two the same
 # picture, no FILE.png; an existing group picture is refused without
@@ -184,7 +207,7 @@ expect() {
   if [ $rc -eq "$code" ] && grep -q -- "$pat" "$TMP/out" && [ ! -e "$TMP/err.nc" ]; then ok; else
     ko "$* -> exit $rc (expected $code, '$pat')"; cat "$TMP/out"; fi
 }
-expect 2 "--group foo" -i "$SST" --var sst --group foo
+expect 2 "--group foo.*all" -i "$SST" --var sst --group foo
 expect 2 "exclude each other" -i "$SST" --var sst --group month --running 3
 expect 2 "--running 2.5" -i "$SST" --var sst --running 2.5
 expect 1 "--running 200" -i "$TREFHT" --var TREFHT --running 200
