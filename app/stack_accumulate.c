@@ -88,7 +88,12 @@ int gzs_acc_codes(const gzs_opts_t *o, gzs_run_t *r, gzs_acc_t *s, uint64_t nter
   if (!o->reproducible)
     return 0;
   free(r->codes);
-  r->repro_step = gzs_repro_step(o->op, o->e, nterms);
+  if (r->moment_pass && r->moment_o) /* var / std / rms: the pass's own bound */
+    r->repro_step = gzs_repro_step(
+        GZS_OP_MEAN, gzs_repro_moment_eq(r->moment_o->op, r->moment_o->e, r->moment_pass),
+        1);
+  else
+    r->repro_step = gzs_repro_step(o->op, o->e, nterms);
   r->repro_overflow = 0;
   r->codes = malloc(sizeof(int64_t) * r->npoints + 1);
   if (!r->codes)

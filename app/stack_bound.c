@@ -88,6 +88,14 @@ double gzs_repro_step(gzs_op_t op, double e_abs, uint64_t nsnap) {
   return ldexp(1.0, ex - 1);
 }
 
+double gzs_repro_moment_eq(gzs_op_t op, double e, int pass) {
+  double ev = op == GZS_OP_VAR || op == GZS_OP_VAR1 ? e : e * e;
+  double k = 2.0 * (1 + gzs_op_ddof(op));
+  if (op == GZS_OP_RMS)
+    return ev;
+  return pass == 1 ? sqrt(ev / k) : ev / k;
+}
+
 gzs_claim_t gzs_repro_claim(const gzs_claim_in_t *in, double step) {
   gzs_claim_t c = {0.0, 0.0, 0.0};
   double amax = fmax(fabs(in->lo), fabs(in->hi)), one;

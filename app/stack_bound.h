@@ -115,6 +115,13 @@ double gzs_repro_step(gzs_op_t op, double e_abs, uint64_t nsnap);
  * 2^-52 (amax + h / 2)) (S converted to double and the product S h, the
  * mean's division: one rounding each). f32 as in gzs_bound_claim. */
 gzs_claim_t gzs_repro_claim(const gzs_claim_in_t *in, double step);
+/* The per-input bound of a moment's pass (docs/design.md): Ev = e (var,
+ * var1) or e^2 (std, std1, rms). var / std, pass 1 (the mean): d =
+ * sqrt(Ev / (2 (1 + ddof))); pass 2 (squared deviations): Ev / (2 (1 +
+ * ddof)); rms (one pass, squares): Ev. Then at any count c > ddof the
+ * written var is within (c q + c d^2) / (c - ddof) <= (1 + ddof) (q + d^2)
+ * = Ev (q the pass-2 bound), rms^2 within Ev. */
+double gzs_repro_moment_eq(gzs_op_t op, double e, int pass);
 
 /* IBM float output (SEG-Y format 1): a value of magnitude up to m is
  * within 2^-20 m after the conversion (24-bit mantissa, hexadecimal

@@ -310,8 +310,8 @@ static const opt_row_t options[] = {
      AT(reproducible), NULL, check_reproducible, NULL, NULL, 1,
      "the same output bytes at any rank count: every input value is quantized on one "
      "grid (step a power of two <= 2E, mean / max / min, or 2E/N, sum of N), the ranks "
-     "sum integer codes exactly, the result is formed once; needs -e > 0 absolute; "
-     "--op mean, sum, max or min; not with --weights or --read root"},
+     "sum integer codes exactly, the result is formed once (var / std / rms: each "
+     "pass so); needs -e > 0 absolute; not with --weights or --read root"},
 };
 
 #define NKEYS ((int)(sizeof options / sizeof options[0]))
@@ -841,8 +841,6 @@ static const char *check_reproducible(gzs_opts_t *o, const char *v) {
            "the range is known only after";
   if (o->bound == GZ_BOUND_PER_MESSAGE)
     return "the bound is strict (--bound per-message does not apply)";
-  if (gzs_op_is_moment(o->op))
-    return "--op mean, sum, max or min (var, std and rms are not reproducible yet)";
   if (o->weights_kind)
     return "not with --weights or --file-weights (a weighted sum of codes is not exact)";
   if (o->read_root)

@@ -60,6 +60,9 @@ same cdp_live k.sgy -i "$D"/g0.sgy "$D"/g1.sgy "$D"/g2.sgy --key cdp --normalize
   -e 1e-3 --reproducible
 expect "--key cdp live vs numpy" "$PY" "$CHECK" keystack cdp live mean 1e-3 \
   "$TMP/cdp_live/np1/k.sgy" "$D"/g0.sgy "$D"/g1.sgy "$D"/g2.sgy
+same cdp_rms k.sgy -i "$D"/g0.sgy "$D"/g1.sgy "$D"/g2.sgy --key cdp --op rms -e 1e-3 --reproducible
+expect "--key cdp rms vs numpy" "$PY" "$CHECK" keystack cdp fold rms 1e-3 \
+  "$TMP/cdp_rms/np1/k.sgy" "$D"/g0.sgy "$D"/g1.sgy "$D"/g2.sgy
 if [ -f "$F3" ]; then
   # 414 traces, 18 crosslines of 23 traces; integer-valued samples, so e =
   # 3 (h = 4) leaves errors to check
@@ -88,6 +91,29 @@ check sst_max max s.nc "$SST"
 same sst_month s.nc -i "$SST" -e 1e-3 --group month --reproducible --verify
 grep -q '"within_bound": true' "$TMP/sst_month/np4/m.json" && ok || ko "sst_month within"
 
+# var / std / rms (two passes, each reproducible) against CDO / NCO
+# (their float32 output: the claim plus half an ulp of the largest value)
+if command -v cdo >/dev/null && command -v ncra >/dev/null; then
+  export CDO_HISTORY_INFO=0
+  claimed() { ncdump -h "$1" | sed -n 's/.*:gzstack_claimed_bound = \([^ ;]*\).*/\1/p'; }
+  near_ref() { # WHAT OUT REF
+    local d c m
+    d=$(cdo -s output -fldmax -abs -sub "$2" "$3" | tr -d ' ')
+    m=$(cdo -s output -fldmax -abs "$3" | tr -d ' ')
+    c=$(claimed "$2")
+    if awk -v d="$d" -v c="$c" -v m="$m" 'BEGIN { u = 1; while (u * 2 <= m) u *= 2; while (u > m) u /= 2;
+      exit !(d != "" && c != "" && d + 0 <= c + u / 16777216) }'; then ok; else ko "$1: |diff| $d > claimed $c"; fi
+  }
+  cdo -s timstd1 "$SST" "$TMP/ref_std1.nc" && cdo -s timvar -selvar,TREFHT "$TREFHT" "$TMP/ref_var.nc" &&
+    ncra -O -y rms -v TREFHT "$TREFHT" "$TMP/ref_rms.nc" || ko "cdo / ncra references"
+  same sst_std1 s.nc -i "$SST" -e 1e-2 --op std1 --reproducible --verify
+  near_ref "sst std1 (cdo timstd1)" "$TMP/sst_std1/np3/s.nc" "$TMP/ref_std1.nc"
+  same trefht_var t.nc -i "$TREFHT" --var TREFHT -e 1e-3 --op var --reproducible --verify
+  near_ref "TREFHT var (cdo timvar)" "$TMP/trefht_var/np4/t.nc" "$TMP/ref_var.nc"
+  same trefht_rms t.nc -i "$TREFHT" --var TREFHT -e 1e-3 --op rms --reproducible --verify
+  near_ref "TREFHT rms (ncra -y rms)" "$TMP/trefht_rms/np2/t.nc" "$TMP/ref_rms.nc"
+fi
+
 # --- the comparison can fail: the compressed partial sums differ ------------
 for np in 1 3; do
   mkdir -p "$TMP/plain/np$np"
@@ -99,7 +125,7 @@ if cmp -s "$TMP/plain/np1/t.nc" "$TMP/plain/np3/t.nc"; then
 else ok; fi
 
 # --- refused combinations ----------------------------------------------------
-for bad in "-e 0" "-e 1e-3 --eb-mode rel" "-e 1e-3 --op std" "-e 1e-3 --weights 1" \
+for bad in "-e 0" "-e 1e-3 --eb-mode rel" "-e 1e-3 --file-weights 1" "-e 1e-3 --weights 1" \
   "-e 1e-3 --read root" "-e 1e-3 --bound per-message"; do
   # shellcheck disable=SC2086
   expect_error "--reproducible $bad" "reproducible" "$MPIRUN" --oversubscribe -np 2 "$GZ" \

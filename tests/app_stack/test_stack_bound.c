@@ -422,6 +422,20 @@ static void reproducible(void) {
   GZ_CHECK(near(gzs_repro_claim(&in, 0x1p-16).claimed,
                 110 * (0x1p-17 + ldexp(300 + 0x1p-17, -52))),
            "sum claim c_max (h/2 + ...)");
+  /* moments: var e = 1e-3: mean pass sqrt(e/2), squares e/2; std1 e =
+   * 0.01: Ev = 1e-4, k = 4: mean 0.005, squares 2.5e-5; rms: e^2 */
+  GZ_CHECK(near(gzs_repro_moment_eq(GZS_OP_VAR, 1e-3, 1), sqrt(5e-4)) &&
+               near(gzs_repro_moment_eq(GZS_OP_VAR, 1e-3, 2), 5e-4),
+           "var passes");
+  GZ_CHECK(near(gzs_repro_moment_eq(GZS_OP_STD1, 0.01, 1), 0.005) &&
+               near(gzs_repro_moment_eq(GZS_OP_STD1, 0.01, 2), 2.5e-5),
+           "std1 passes");
+  GZ_CHECK(near(gzs_repro_moment_eq(GZS_OP_RMS, 0.01, 2), 1e-4), "rms: e^2");
+  /* at the worst count c = 1 + ddof the two passes add up to Ev */
+  GZ_CHECK(near(2 * (gzs_repro_moment_eq(GZS_OP_VAR1, 1e-3, 2) +
+                     pow(gzs_repro_moment_eq(GZS_OP_VAR1, 1e-3, 1), 2)),
+                1e-3),
+           "var1 at c = 2: (c q + c d^2) / (c - 1) = Ev");
   gz_rng_seed(&rng, 20);
   for (int t = 0; t < 200; t++) {
     int n = 1 + (int)(gz_rng_next(&rng) % 300), sum = t % 2;
