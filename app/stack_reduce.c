@@ -226,7 +226,7 @@ static int agree_codes(const gzs_opts_t *o, gzs_run_t *r, int64_t *amax, MPI_Com
     int64_t c = r->codes[i];
     if (minmax && c == none)
       c = r->codes[i] = fabs(sentinel) < 0x1p62 ? (int64_t)sentinel : 0;
-    c = c < 0 ? -c : c; /* |c| < 2^63: sums are checked, codes < 2^62 */
+    c = c == INT64_MIN ? INT64_MAX : c < 0 ? -c : c; /* INT64_MIN: a flagged overflow */
     v[1] = c > v[1] ? c : v[1];
   }
   MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, comm);
