@@ -93,6 +93,7 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->exact_part);
   free(r->exact_result);
   free(r->key_group_of);
+  free(r->codes);
   free(r->rec_days);
   free(r->rec_ym);
   free(r->rec_mlen);

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -77,6 +78,49 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
   s->wsum = NULL;
   s->lo = INFINITY;
   s->hi = -INFINITY;
+  s->codes = NULL;
+  s->step = 0.0;
+  s->overflow = 0;
+}
+
+int gzs_acc_codes(const gzs_opts_t *o, gzs_run_t *r, gzs_acc_t *s, uint64_t nterms) {
+  int64_t none = o->op == GZS_OP_MAX ? INT64_MIN : o->op == GZS_OP_MIN ? INT64_MAX : 0;
+  if (!o->reproducible)
+    return 0;
+  free(r->codes);
+  if (r->moment_pass && r->moment_o) /* var / std / rms: the pass's own bound */
+    r->repro_step = gzs_repro_step(
+        GZS_OP_MEAN, gzs_repro_moment_eq(r->moment_o->op, r->moment_o->e, r->moment_pass),
+        1);
+  else
+    r->repro_step = gzs_repro_step(o->op, o->e, nterms);
+  r->repro_overflow = 0;
+  r->codes = malloc(sizeof(int64_t) * r->npoints + 1);
+  if (!r->codes)
+    return -1;
+  for (size_t i = 0; i < r->npoints; i++)
+    r->codes[i] = none;
+  s->codes = r->codes;
+  s->step = r->repro_step;
+  return 0;
+}
+
+/* --reproducible: the code of v joins point p's (|code| < 2^62: the sum of
+ * the ranks' codes is checked again before they are combined). */
+static void add_code(gzs_acc_t *s, size_t p, double v) {
+  double q = rint(v / s->step); /* step a power of two: v / step exact */
+  int64_t c, *a = &s->codes[p];
+  if (!(fabs(q) < 0x1p62)) {
+    s->overflow = 1;
+    return;
+  }
+  c = (int64_t)q;
+  if (s->op == GZS_OP_MAX)
+    *a = c > *a ? c : *a;
+  else if (s->op == GZS_OP_MIN)
+    *a = c < *a ? c : *a;
+  else if (__builtin_add_overflow(*a, c, a))
+    s->overflow = 1;
 }
 
 /* The first missing value, at point p of the current snapshot: counts start
@@ -119,6 +163,8 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
     }
     if (s->wsum) /* --weights (mean only) */
       v *= s->w;
+    if (s->codes)
+      add_code(s, off + i, v);
     switch (s->op) {
     case GZS_OP_MEAN:
     case GZS_OP_SUM:

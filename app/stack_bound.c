@@ -7,6 +7,7 @@
  */
 #include "stack_bound.h"
 
+#include <float.h>
 #include <math.h>
 
 double gzs_bound_abs(double e, gz_eb_mode_t mode, double lo, double hi) {
@@ -70,6 +71,38 @@ gzs_claim_t gzs_bound_claim_w(const gzs_claim_in_t *in, double w_min) {
     c.stage = in->ar_bound + in->sc_bound;
     break;
   }
+  if (in->dtype == GZ_FLOAT32 && in->result_max > 0)
+    c.f32 = ldexp(1.0, ilogb(in->result_max + c.stage) - 24);
+  c.claimed = c.stage + c.f32;
+  return c;
+}
+
+double gzs_repro_step(gzs_op_t op, double e_abs, uint64_t nsnap) {
+  double eq = op == GZS_OP_SUM && nsnap > 0 ? e_abs / (double)nsnap : e_abs;
+  int ex;
+  if (!(eq > 0) || !isfinite(eq))
+    return 0.0;
+  frexp(2 * eq, &ex); /* 2 eq = f 2^ex, f in [0.5, 1): 2^(ex-1) <= 2 eq */
+  if (ex - 1 < DBL_MIN_EXP - 1 || ex - 1 >= DBL_MAX_EXP)
+    return 0.0; /* h would be subnormal (x / h not exact) */
+  return ldexp(1.0, ex - 1);
+}
+
+double gzs_repro_moment_eq(gzs_op_t op, double e, int pass) {
+  double ev = op == GZS_OP_VAR || op == GZS_OP_VAR1 ? e : e * e;
+  double k = 2.0 * (1 + gzs_op_ddof(op));
+  if (op == GZS_OP_RMS)
+    return ev;
+  return pass == 1 ? sqrt(ev / k) : ev / k;
+}
+
+gzs_claim_t gzs_repro_claim(const gzs_claim_in_t *in, double step) {
+  gzs_claim_t c = {0.0, 0.0, 0.0};
+  double amax = fmax(fabs(in->lo), fabs(in->hi)), one;
+  if (!isfinite(amax))
+    amax = 0;
+  one = step / 2 + ldexp(amax + step / 2, -52);
+  c.stage = in->op == GZS_OP_SUM ? (double)in->c_max * one : one;
   if (in->dtype == GZ_FLOAT32 && in->result_max > 0)
     c.f32 = ldexp(1.0, ilogb(in->result_max + c.stage) - 24);
   c.claimed = c.stage + c.f32;

@@ -99,6 +99,30 @@ gzs_claim_t gzs_bound_claim(const gzs_claim_in_t *in);
  * per-point sum of weights (0: unweighted, gzs_bound_claim). */
 gzs_claim_t gzs_bound_claim_w(const gzs_claim_in_t *in, double w_min);
 
+/* ---- --reproducible (docs/design.md, "Partition-independent stacks")
+ *
+ * Every input value x is quantized on one grid of step h, a power of two
+ * agreed before reading: q = rint(x / h) (the division is exact), so |x -
+ * q h| <= h / 2. The int64 codes are summed (max / min: compared) exactly,
+ * on each rank and between the ranks, and the result S h is formed once, so
+ * the written bytes do not depend on how the inputs were shared. A mean of
+ * c terms is within h / 2 of the exact mean; a sum of c terms within c h / 2.
+ * h is the largest power of two <= 2 eq with eq = e_abs (mean, max, min) or
+ * e_abs / N (sum: up to N terms at a point); 0 when e_abs is not a positive
+ * finite number or h would not be a normal double. */
+double gzs_repro_step(gzs_op_t op, double e_abs, uint64_t nsnap);
+/* stage: mean, max, min  h / 2 + 2^-52 (amax + h / 2);  sum  c_max (h / 2 +
+ * 2^-52 (amax + h / 2)) (S converted to double and the product S h, the
+ * mean's division: one rounding each). f32 as in gzs_bound_claim. */
+gzs_claim_t gzs_repro_claim(const gzs_claim_in_t *in, double step);
+/* The per-input bound of a moment's pass (docs/design.md): Ev = e (var,
+ * var1) or e^2 (std, std1, rms). var / std, pass 1 (the mean): d =
+ * sqrt(Ev / (2 (1 + ddof))); pass 2 (squared deviations): Ev / (2 (1 +
+ * ddof)); rms (one pass, squares): Ev. Then at any count c > ddof the
+ * written var is within (c q + c d^2) / (c - ddof) <= (1 + ddof) (q + d^2)
+ * = Ev (q the pass-2 bound), rms^2 within Ev. */
+double gzs_repro_moment_eq(gzs_op_t op, double e, int pass);
+
 /* IBM float output (SEG-Y format 1): a value of magnitude up to m is
  * within 2^-20 m after the conversion (24-bit mantissa, hexadecimal
  * exponent: up to three leading zero bits; truncation or rounding). m =

@@ -164,3 +164,60 @@ double gzs_month_start(int cal, long long year, int month) {
   month = (int)(month - 1 - 12 * floordiv(month - 1, 12)) + 1;
   return (double)cal_days(cal, year, month, 1);
 }
+
+/* One date Y-M-D[Thh[:mm[:ss]]] (or a blank for T) into f[6]; -1 when not
+ * a date. f[5] = -1 when no time was given. */
+static int parse_date(const char *p, const char *end, int f[6]) {
+  char buf[64];
+  int n = 0, k;
+  size_t len = (size_t)(end - p);
+  if (len == 0 || len >= sizeof buf)
+    return -1;
+  memcpy(buf, p, len);
+  buf[len] = '\0';
+  f[3] = f[4] = 0;
+  f[5] = -1;
+  k = sscanf(buf, "%d-%d-%d%n", &f[0], &f[1], &f[2], &n);
+  if (k != 3 || f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31)
+    return -1;
+  if (buf[n] == 'T' || buf[n] == ' ') {
+    int m = 0;
+    f[5] = 0;
+    k = sscanf(buf + n + 1, "%d%n:%d%n:%d%n", &f[3], &m, &f[4], &m, &f[5], &m);
+    if (k < 1 || f[3] < 0 || f[3] > 24 || f[4] < 0 || f[4] > 59 || f[5] < 0 || f[5] > 60)
+      return -1;
+    n += 1 + m;
+  }
+  return buf[n] ? -1 : 0;
+}
+
+const char *gzs_parse_date_range(const char *v, gzs_opts_t *o) {
+  const char *slash = strchr(v, '/'), *end = v + strlen(v);
+  o->have_date_range = 0;
+  if (parse_date(v, slash ? slash : end, o->date_lo) != 0)
+    return "expected START[/END] as YYYY-MM-DD[Thh:mm:ss], like 2012-01-01/2015-12-31";
+  if (o->date_lo[5] < 0)
+    o->date_lo[5] = 0; /* START alone: from the day's beginning */
+  if (!slash) {        /* START alone: that day, or that instant */
+    memcpy(o->date_hi, o->date_lo, sizeof o->date_hi);
+    if (!strpbrk(v, "T "))
+      o->date_hi[5] = -1;
+  } else if (parse_date(slash + 1, end, o->date_hi) != 0) {
+    return "END: expected YYYY-MM-DD[Thh:mm:ss], like 2015-12-31";
+  }
+  o->have_date_range = 1;
+  return NULL;
+}
+
+static double date_days(int cal, const int f[6], int end_of_day) {
+  double d = (double)cal_days(cal, f[0], f[1], f[2]);
+  if (end_of_day && f[5] < 0)
+    return d + 1 -
+           1e-6; /* a date alone as END: the whole day (to 0.09 s before midnight) */
+  return d + (f[3] * 3600.0 + f[4] * 60.0 + (f[5] > 0 ? f[5] : 0)) / 86400;
+}
+
+void gzs_date_range_days(const gzs_opts_t *o, int cal, double *lo, double *hi) {
+  *lo = date_days(cal, o->date_lo, 0);
+  *hi = date_days(cal, o->date_hi, 1);
+}

@@ -35,11 +35,13 @@ const char *gzs_parse_group(const char *v, gzs_opts_t *o) {
     o->group_kind = GZS_GROUP_SEASON;
   else if (!strcasecmp(v, "year"))
     o->group_kind = GZS_GROUP_YEAR;
+  else if (!strcasecmp(v, "all"))
+    o->group_kind = GZS_GROUP_ALL;
   else {
     errno = 0;
     n = strtoull(v, &e, 10);
     if (e == v || *e || errno || v[0] == '-' || v[0] == '+' || n == 0 || n > UINT32_MAX)
-      return "expected month, season, year or a number of records N >= 1";
+      return "expected month, season, year, all or a number of records N >= 1";
     o->group_kind = GZS_GROUP_N;
     o->group_n = (uint64_t)n;
   }
@@ -127,6 +129,8 @@ static long long key_of(const gzs_opts_t *o, const gzs_run_t *r, uint64_t s,
     return (month % 12) / 3; /* DJF 0, MAM 1, JJA 2, SON 3 */
   case GZS_GROUP_YEAR:
     return floor_div(ym, 12);
+  case GZS_GROUP_ALL:
+    return 0;
   default:
     return (long long)(s / o->group_n);
   }
@@ -340,10 +344,11 @@ static int run_group(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err
 
 /* The state of one group out of the way of the next. */
 static void reset_group(gzs_run_t *r) {
-  void **arrays[] = {
-      (void **)&r->acc,        (void **)&r->counts,       (void **)&r->reduced,
-      (void **)&r->result,     (void **)&r->out,          (void **)&r->exact,
-      (void **)&r->exact_part, (void **)&r->exact_result, (void **)&r->wsum};
+  void **arrays[] = {(void **)&r->acc,        (void **)&r->counts,
+                     (void **)&r->reduced,    (void **)&r->result,
+                     (void **)&r->out,        (void **)&r->exact,
+                     (void **)&r->exact_part, (void **)&r->exact_result,
+                     (void **)&r->wsum,       (void **)&r->codes};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
     free(*arrays[i]);
     *arrays[i] = NULL;

@@ -64,20 +64,24 @@ typedef struct gzs_opts {
   int nyears; /* year ranges [year_lo[i], year_hi[i]] (0: any year) */
   long long year_lo[64], year_hi[64];
   unsigned months_mask, seasons_mask; /* bit m-1 for month m (0: any) */
-  double slab_mb;                     /* read / reduce granularity in MiB of doubles */
-  char *group_text;                   /* --group as given (NULL: one stack) */
-  int group_kind;                     /* GZS_GROUP_* */
-  uint64_t group_n;                   /* --group N: records per group */
-  double running;                     /* --running N: window length (0: none) */
-  int ensemble;                       /* --ensemble: record k of every input */
-  double deflate;                     /* --deflate 0-9 (netCDF output) */
-  int shuffle;                        /* --shuffle on|off (with --deflate) */
-  char *chunks_text;                  /* --chunks AxBxC as given */
+  char *dates_text;                   /* --dates START[/END] as given (cdo seldate) */
+  int have_date_range;
+  int date_lo[6], date_hi[6]; /* Y M D h m s (year as int); hi: -1 s = the day's end */
+  double slab_mb;             /* read / reduce granularity in MiB of doubles */
+  char *group_text;           /* --group as given (NULL: one stack) */
+  int group_kind;             /* GZS_GROUP_* */
+  uint64_t group_n;           /* --group N: records per group */
+  double running;             /* --running N: window length (0: none) */
+  int ensemble;               /* --ensemble: record k of every input */
+  double deflate;             /* --deflate 0-9 (netCDF output) */
+  int shuffle;                /* --shuffle on|off (with --deflate) */
+  char *chunks_text;          /* --chunks AxBxC as given */
   size_t chunks[GZ_IO_MAXDIMS];
   int nchunks;
-  char *weights_text; /* --weights as given */
-  int weights_kind;   /* GZS_WEIGHTS_* */
-  double *weights;    /* --weights W1,W2,...: nweights values */
+  char *weights_text;      /* --weights as given */
+  char *file_weights_text; /* --file-weights as given (weights_kind PER_FILE) */
+  int weights_kind;        /* GZS_WEIGHTS_* */
+  double *weights;         /* --weights W1,W2,...: nweights values */
   size_t nweights;
   char *command_line; /* for provenance */
   /* SEG-Y (stack_key.c): --key groups traces by a trace header field
@@ -97,6 +101,9 @@ typedef struct gzs_opts {
   char *scale_text;
   double *scales;
   int nscales;
+  /* --reproducible: every input value quantized on one grid, integer codes
+   * summed exactly (the output bytes do not depend on the rank count) */
+  int reproducible;
 } gzs_opts_t;
 
 /* Parse argv (argv[0] = "stack") and the config file it names. Collective:
@@ -255,6 +262,12 @@ typedef struct gzs_run {
   gz_config_t ctx_cfg[8];
   gz_ctx_t ctx_kept[8];
 
+  /* --reproducible (stack_reduce.c): the grid step h (a power of two) and
+   * this rank's int64 codes (sums of rint(x / h), or max / min), npoints */
+  double repro_step;
+  int64_t *codes;
+  int repro_overflow; /* a code left int64 on this rank */
+
   gzs_times_t t;
   double peak_rss_max, peak_rss_min; /* bytes, over the ranks (getrusage) */
   char **written;                    /* files written by this run (rank 0), for cleanup */
@@ -333,8 +346,18 @@ typedef struct gzs_acc {
   double w, wdone;
   double **wsum;
   double lo, hi; /* range of the valid values seen */
+  /* --reproducible: codes (NULL: off) receive rint(v / step) of every valid
+   * value as well (sum, or max / min); overflow set when one leaves int64 */
+  int64_t *codes;
+  double step;
+  int overflow;
 } gzs_acc_t;
 
+/* --reproducible: the code array of an accumulator for op (sum / mean:
+ * zeros; max / min: INT64_MIN / INT64_MAX, no sample yet); sets
+ * r->repro_step for nterms terms at most per point and points s at it. 0,
+ * or -1 out of memory. No-op without --reproducible. */
+int gzs_acc_codes(const gzs_opts_t *o, gzs_run_t *r, gzs_acc_t *s, uint64_t nterms);
 /* sum / mean: zeros; max / min: NaN (no sample yet). */
 double *gzs_acc_alloc(gzs_op_t op, size_t n);
 void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
@@ -375,6 +398,11 @@ int gzs_time_date(const gzs_time_axis_t *ax, double v, long long *year, int *mon
 const char *gzs_parse_years(const char *v, gzs_opts_t *o);
 const char *gzs_parse_months(const char *v, unsigned *mask);
 const char *gzs_parse_seasons(const char *v, unsigned *mask);
+/* --dates START[/END]: ISO dates Y-M-D[Thh[:mm[:ss]]] (END alone: the
+ * whole day), parsed into o (NULL or why not). */
+const char *gzs_parse_date_range(const char *v, gzs_opts_t *o);
+/* The instants of --dates in days of a calendar (stack_dates.c): [lo, hi]. */
+void gzs_date_range_days(const gzs_opts_t *o, int cal, double *lo, double *hi);
 /* Is a record of this year and month selected? */
 int gzs_dates_selected(const gzs_opts_t *o, long long year, int month);
 
@@ -384,12 +412,13 @@ enum {
   GZS_GROUP_MONTH,
   GZS_GROUP_SEASON,
   GZS_GROUP_YEAR,
-  GZS_GROUP_N
+  GZS_GROUP_N,
+  GZS_GROUP_ALL /* one group of every selected record: a time axis of length 1 */
 };
 static inline int gzs_grouped(const gzs_opts_t *o) {
   return o->group_kind != GZS_GROUP_NONE || o->running > 0 || o->ensemble;
 }
-/* "month", "season", "year" or N >= 1 into o (NULL or why not). */
+/* "month", "season", "year", "all" or N >= 1 into o (NULL or why not). */
 const char *gzs_parse_group(const char *v, gzs_opts_t *o);
 /* Rank that scanned file `path`: per record its days in the calendar and
  * year * 12 + month - 1, NaN when the file has no readable time axis
@@ -407,9 +436,18 @@ void gzs_cell_method(const gzs_opts_t *o, const char *dim, char *buf, size_t len
 double gzs_time_value(const gzs_time_axis_t *ax, double days);
 double gzs_month_start(int cal, long long year, int month);
 
-enum { GZS_WEIGHTS_NONE = 0, GZS_WEIGHTS_LIST, GZS_WEIGHTS_FILE, GZS_WEIGHTS_DAYS };
+enum {
+  GZS_WEIGHTS_NONE = 0,
+  GZS_WEIGHTS_LIST,
+  GZS_WEIGHTS_FILE,
+  GZS_WEIGHTS_DAYS,
+  GZS_WEIGHTS_PER_FILE /* --file-weights: one per input file */
+};
 /* --weights W1,W2,...|FILE|days into o (NULL or why not). */
 const char *gzs_parse_weights(const char *v, gzs_opts_t *o);
+/* --file-weights W1,W2,...: one weight per input file (ncra -w / nces -w
+ * across files): every selected record of file f weighs W_f. */
+const char *gzs_parse_file_weights(const char *v, gzs_opts_t *o);
 /* After gzs_scan: r->sel_w, one weight per selected record (collective;
  * -1 with the message, agreed, naming --weights). */
 int gzs_weights_setup(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,

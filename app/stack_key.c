@@ -530,6 +530,18 @@ fail:
 
 /* ---- read ----------------------------------------------------------------- */
 
+/* The largest fold (traces in one group): the most terms a sum has. */
+static uint64_t key_max_fold(const gzs_run_t *r) {
+  uint64_t most = 0, *fold = calloc(r->key_groups + 1, sizeof(uint64_t));
+  if (!fold)
+    return r->key_traces; /* no memory: every trace, a finer grid */
+  for (uint64_t t = 0; t < r->key_traces; t++)
+    if (++fold[r->key_group_of[t]] > most)
+      most = fold[r->key_group_of[t]];
+  free(fold);
+  return most;
+}
+
 int gzs_key_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                  size_t errlen) {
   size_t M = r->npoints, ns = r->snap_dims[1], slab = gzs_slab_values(o);
@@ -545,7 +557,7 @@ int gzs_key_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   s.square = r->moment_pass == 2;
   s.center = r->center;
   s.zero_missing = o->normalize_live;
-  if (!buf || !r->acc || !r->counts) {
+  if (!buf || !r->acc || !r->counts || gzs_acc_codes(o, r, &s, key_max_fold(r)) != 0) {
     snprintf(err, errlen, "out of memory for %zu groups of %zu samples", r->key_groups,
              ns);
     failed = 1;
@@ -586,6 +598,7 @@ int gzs_key_read(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   }
   r->lo = s.lo;
   r->hi = s.hi;
+  r->repro_overflow = s.overflow;
   free(buf);
   return gzs_agree(comm, failed, err) ? -1 : 0;
 }

@@ -96,6 +96,10 @@ static void finish_moments(const gzs_opts_t *o, gzs_run_t *r) {
   in.c_max = r->c_max;
   in.nsnap = r->nsnap;
   in.ranks = r->size;
+  if (o->reproducible) { /* c terms each within h/2: largest over c at c_lo; */
+    in.ar_bound = (double)in.c_lo * r->repro_step / 2;
+    in.ranks = 0; /* the ranks add integers: no rounding, no rank count */
+  }
   ev = gzs_moment_sq_bound(&in);
   if (o->op == GZS_OP_RMS) { /* rms >= the smallest |x|: its square bounds ms */
     low = gzs_moment_floor(r->lo, r->hi);

@@ -114,11 +114,14 @@ static const char *check_steps(gzs_opts_t *o, const char *v);
 static const char *check_years(gzs_opts_t *o, const char *v);
 static const char *check_months(gzs_opts_t *o, const char *v);
 static const char *check_seasons(gzs_opts_t *o, const char *v);
+static const char *check_dates(gzs_opts_t *o, const char *v);
 static const char *check_group(gzs_opts_t *o, const char *v);
 static const char *check_running(gzs_opts_t *o, const char *v);
 static const char *check_weights(gzs_opts_t *o, const char *v);
+static const char *check_file_weights(gzs_opts_t *o, const char *v);
 static const char *check_ensemble(gzs_opts_t *o, const char *v);
 static const char *check_chunks(gzs_opts_t *o, const char *v);
+static const char *check_reproducible(gzs_opts_t *o, const char *v);
 static int deflate_ok(double v) { return v >= 0 && v <= 9 && v == floor(v); }
 static const choice_t on_off[] = {{"on", 1, 0}, {"off", 0, 0}, {0}};
 static int running_ok(double v) { return v >= 1 && v <= 4294967295.0 && v == floor(v); }
@@ -155,6 +158,11 @@ static const opt_row_t options[] = {
      AT(seasons_text), NULL, check_seasons, NULL, NULL, 0,
      "only records of these seasons' months (as cdo selseason; with --months: both "
      "must hold)"},
+    {"dates", NULL, NULL, "dates", "START[/END]", OPT_STRING, NULL, NULL, AT(dates_text),
+     NULL, check_dates, NULL, NULL, 0,
+     "only records whose time (CF time coordinate and calendar) lies between START "
+     "and END inclusive, each YYYY-MM-DD[Thh:mm:ss] (as cdo seldate; END as a date "
+     "alone: the whole day; START alone: that day)"},
     {"dims", NULL, NULL, "dims", "AxB[xC]", OPT_STRING, NULL, NULL, AT(dims_text), NULL,
      check_dims, NULL, NULL, 0,
      "raw: shape of ONE snapshot; the snapshot count of a file follows from its size"},
@@ -183,13 +191,15 @@ static const opt_row_t options[] = {
      "from it); rms: sqrt(mean of squares) (ncra -y rms). E bounds the written var "
      "(squared units), std or rms; with --eb-mode rel E times the range (var: its "
      "square)"},
-    {"group", NULL, NULL, "group", "month|season|year|N", OPT_STRING, NULL, NULL,
+    {"group", NULL, NULL, "group", "month|season|year|all|N", OPT_STRING, NULL, NULL,
      AT(group_text), NULL, check_group, NULL, NULL, 1,
      "one stacked field per group of the selected records, written along the record "
      "dimension with CF bounds and cell_methods: month = each month of the year over "
      "all years (cdo ymonmean), season = DJF, MAM, JJA, SON (cdo yseasmean; climatology "
      "bounds), year = each calendar year (cdo yearmean), N = every N records (cdo "
-     "timselmean,N; the last group may hold fewer); any --op, each group within E"},
+     "timselmean,N; the last group may hold fewer), all = one group of every record: "
+     "the single stack with a time axis of length 1 and its bounds (as cdo timmean, "
+     "ncra); any --op, each group within E"},
     {"running", NULL, NULL, "running", "N", OPT_NUMBER, NULL, NULL, AT(running),
      running_ok, check_running, "the window must be a whole number of records >= 1", NULL,
      1,
@@ -207,6 +217,11 @@ static const opt_row_t options[] = {
      "numbers, or days = the length of each record's month from the CF time coordinate "
      "(with --group year: cdo yearmonmean); with --group / --running each group divides "
      "by its own weights"},
+    {"file_weights", NULL, NULL, "file-weights", "W1,W2,...", OPT_STRING, NULL, NULL,
+     AT(file_weights_text), NULL, check_file_weights, NULL, NULL, 1,
+     "weighted mean with one weight >= 0 per input file, in order: every selected "
+     "record of a file weighs its file's weight (ncra -w across files, nces -w for "
+     "ensemble members with --ensemble); excludes --weights"},
     {"algo", NULL, NULL, "algo", "auto|redoub|ring|mpi", OPT_CHOICE, "auto", algos,
      AT(algo), NULL, NULL, NULL, NULL, 1,
      "allreduce algorithm (default auto; mpi = the uncompressed MPI_Allreduce)"},
@@ -289,6 +304,12 @@ static const opt_row_t options[] = {
      NULL, gzs_check_scale, NULL, NULL, 1,
      "multiply each stacked record (each input file with --key) by its factor before "
      "stacking (sfstack scale=); the bound holds for the stack of the scaled values"},
+    {"reproducible", NULL, NULL, "reproducible", NULL, OPT_BOOL, "false", NULL,
+     AT(reproducible), NULL, check_reproducible, NULL, NULL, 1,
+     "the same output bytes at any rank count: every input value is quantized on one "
+     "grid (step a power of two <= 2E, mean / max / min, or 2E/N, sum of N), the ranks "
+     "sum integer codes exactly, the result is formed once (var / std / rms: each "
+     "pass so); needs -e > 0 absolute; not with --weights or --read root"},
 };
 
 #define NKEYS ((int)(sizeof options / sizeof options[0]))
@@ -783,6 +804,12 @@ static const char *check_seasons(gzs_opts_t *o, const char *v) {
   return why;
 }
 
+static const char *check_dates(gzs_opts_t *o, const char *v) {
+  const char *why = gzs_parse_date_range(v, o);
+  o->have_dates |= why == NULL;
+  return why;
+}
+
 static const char *check_group(gzs_opts_t *o, const char *v) {
   return gzs_parse_group(v, o);
 }
@@ -799,6 +826,25 @@ static const char *check_ensemble(gzs_opts_t *o, const char *v) {
   return o->ensemble && (o->group_kind || o->running > 0)
              ? "--ensemble excludes --group and --running"
              : NULL;
+}
+
+/* The reproducible row comes last: every other option is known. */
+static const char *check_reproducible(gzs_opts_t *o, const char *v) {
+  (void)v;
+  if (!o->reproducible)
+    return NULL;
+  if (!(o->e > 0))
+    return "needs an error bound -e > 0 (-e 0 is the plain MPI sum in double)";
+  if (o->eb_mode == GZ_EB_REL)
+    return "needs an absolute bound (--eb-mode abs): the grid is fixed before reading, "
+           "the range is known only after";
+  if (o->bound == GZ_BOUND_PER_MESSAGE)
+    return "the bound is strict (--bound per-message does not apply)";
+  if (o->weights_kind)
+    return "not with --weights or --file-weights (a weighted sum of codes is not exact)";
+  if (o->read_root)
+    return "reads in parallel only (use --read parallel)";
+  return NULL;
 }
 
 static const char *check_chunks(gzs_opts_t *o, const char *v) {
@@ -826,6 +872,11 @@ static const char *check_chunks(gzs_opts_t *o, const char *v) {
 /* The weights row follows the op row. */
 static const char *check_weights(gzs_opts_t *o, const char *v) {
   return gzs_parse_weights(v, o);
+}
+
+/* The file_weights row follows the weights and op rows. */
+static const char *check_file_weights(gzs_opts_t *o, const char *v) {
+  return gzs_parse_file_weights(v, o);
 }
 
 /* The read row follows the op row: the op is known here. */
@@ -1112,12 +1163,14 @@ void gzs_opts_free(gzs_opts_t *o) {
   free(o->slice_text);
   free(o->steps_text);
   free(o->years_text);
+  free(o->dates_text);
   free(o->months_text);
   free(o->seasons_text);
   free(o->key_text);
   free(o->fold_text);
   free(o->group_text);
   free(o->weights_text);
+  free(o->file_weights_text);
   free(o->chunks_text);
   free(o->weights);
   free(o->section_text);

@@ -389,15 +389,20 @@ void gzs_verify_metrics(const gzs_opts_t *o, gzs_run_t *r) {
   }
   free(index);
 
-  /* error statistics of the compressed allreduce (on the reduced values) */
-  if (r->compressed && r->quant_bound > 0) {
+  /* error statistics of the compressed allreduce (on the reduced values);
+   * --reproducible: of N quantizations of step h per point (one for max /
+   * min) */
+  if ((r->compressed && r->quant_bound > 0 && !o->reproducible) ||
+      (o->reproducible && r->repro_step > 0 && !r->any_mask)) {
     gz_error_stats_params_t p = GZ_ERROR_STATS_PARAMS_INIT;
     const double *ref = r->have_scatter ? r->exact_part : r->exact;
     p.kind = o->op == GZS_OP_MAX   ? GZ_STATS_MAX
              : o->op == GZS_OP_MIN ? GZ_STATS_MIN
                                    : GZ_STATS_SUM;
-    p.eb = r->quant_bound;
-    p.nq = (unsigned)r->size;
+    p.eb = o->reproducible ? r->repro_step / 2 : r->quant_bound;
+    p.nq = !o->reproducible         ? (unsigned)r->size
+           : p.kind == GZ_STATS_SUM ? (unsigned)(o->key_text ? r->c_max : r->nsnap)
+                                    : 1u;
     p.scale = 1.0;
     if (ref && gz_error_stats(&p, ref, r->reduced, mask, M, &r->stats) == GZ_OK) {
       r->have_stats = 1;
@@ -424,10 +429,24 @@ static void drop_attr(gz_meta_t *m, const char *name) {
   }
 }
 
+/* The date of the history line: now, or SOURCE_DATE_EPOCH (seconds since
+ * 1970, the reproducible-builds convention) when set, so that files
+ * written by --reproducible runs can be identical to the byte. */
+static time_t history_time(void) {
+  const char *s = getenv("SOURCE_DATE_EPOCH");
+  char *end;
+  long long v;
+  if (!s || !*s)
+    return time(NULL);
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  return errno || *end || v < 0 ? time(NULL) : (time_t)v;
+}
+
 static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   char buf[8192], when[64];
   const gz_attr_t *a;
-  time_t now = time(NULL);
+  time_t now = history_time();
   struct tm tmv;
   int rc = 0;
 
@@ -517,7 +536,10 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
     rc |= gz_meta_add_global_text(m, "gzstack_group", g);
     rc |= gz_meta_add_global_number(m, "gzstack_groups", (double)r->ngroups);
   }
-  rc |= gz_meta_add_global_number(m, "gzstack_ranks", (double)r->size);
+  if (!o->reproducible) /* the same bytes at any rank count: no rank count */
+    rc |= gz_meta_add_global_number(m, "gzstack_ranks", (double)r->size);
+  else
+    rc |= gz_meta_add_global_number(m, "gzstack_grid_step", r->repro_step);
   rc |= gz_meta_add_global_number(m, "gzstack_error_bound", o->e);
   rc |= gz_meta_add_global_text(m, "gzstack_eb_mode",
                                 o->eb_mode == GZ_EB_REL ? "rel" : "abs");
@@ -525,7 +547,11 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   rc |= gz_meta_add_global_text(m, "gzstack_bound_policy",
                                 o->bound == GZ_BOUND_STRICT ? "strict" : "per-message");
   rc |= gz_meta_add_global_number(m, "gzstack_claimed_bound", r->claimed);
-  rc |= gz_meta_add_global_text(m, "gzstack_algorithm", r->algo_name ? r->algo_name : "");
+  rc |=
+      gz_meta_add_global_text(m, "gzstack_algorithm",
+                              o->reproducible ? "reproducible: exact sums of int64 codes"
+                              : r->algo_name  ? r->algo_name
+                                              : "");
   rc |= gz_meta_add_global_text(m, "gzstack_read", o->read_root ? "root" : "parallel");
   rc |= gz_meta_add_global_number(m, "gzstack_masked_points", (double)r->masked_points);
   if (o->segy_ibm)
@@ -657,6 +683,8 @@ static int picture_make(picture_t *p, const double *field, const size_t *index,
 static void picture_free(picture_t *p) {
   free(p->v);
   free(p->m);
+  p->v = NULL;
+  p->m = NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -752,6 +780,100 @@ static int stats_plot(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   return rc;
 }
 
+/* Group k's field (from the output type) and its mask (NaN: no data). */
+static void group_field(const gzs_run_t *r, size_t k, double *field,
+                        unsigned char *mask) {
+  size_t M = r->npoints;
+  for (size_t i = 0; i < M; i++) {
+    field[i] = r->dtype == GZ_FLOAT32 ? (double)((const float *)r->gout)[k * M + i]
+                                      : ((const double *)r->gout)[k * M + i];
+    mask[i] = isnan(field[i]);
+  }
+}
+
+/* Group k's name in a title: its time stamp's date, or its number. */
+static void group_label(const gzs_run_t *r, size_t k, char *buf, size_t len) {
+  gzs_time_axis_t ax;
+  char why[256];
+  long long y;
+  int m;
+  snprintf(buf, len, "group %zu of %zu", k + 1, r->ngroups);
+  if (r->have_gtime && r->has_meta0 &&
+      gzs_time_axis(r->meta0.coords[0].units, r->meta0.coords[0].calendar, &ax, why,
+                    sizeof why) == 0 &&
+      gzs_time_date(&ax, r->gtime[k], &y, &m) == 0)
+    snprintf(buf + strlen(buf), len - strlen(buf), ", time %04lld-%02d", y, m);
+}
+
+/* --png with --group / --running / --ensemble: every group, FILE_gK.png (K
+ * from 1, as wide as the last), on one colour scale so that the groups
+ * compare; paths are checked before any is drawn. */
+static int group_pngs(const gzs_opts_t *o, gzs_run_t *r, const size_t *index, size_t rows,
+                      size_t cols, const char *what, gz_render_opts_t *ro, char *err,
+                      size_t errlen) {
+  size_t M = r->npoints, G = r->ngroups;
+  double *field = malloc(sizeof(double) * M + 1), lo = INFINITY, hi = -INFINITY, clip = 0;
+  unsigned char *mask = malloc(M + 1);
+  char path[GZS_PATHLEN], suffix[32], label[128], title[1024];
+  int width = snprintf(NULL, 0, "%zu", G), rc = -1;
+  picture_t pic = {0};
+  gz_render_layout_t lay;
+  if (!field || !mask)
+    goto oom;
+  for (size_t k = 0; k < G; k++) { /* the common range, the targets */
+    group_field(r, k, field, mask);
+    if (picture_make(&pic, field, index, mask, rows, cols, 0) != 0)
+      goto oom;
+    for (size_t i = 0; i < pic.rows * pic.cols; i++)
+      if (!pic.m[i]) {
+        lo = pic.v[i] < lo ? pic.v[i] : lo;
+        hi = pic.v[i] > hi ? pic.v[i] : hi;
+      }
+    clip = fmax(clip, signed_clip(&pic));
+    picture_free(&pic);
+    snprintf(suffix, sizeof suffix, "_g%0*zu", width, k + 1);
+    if (gzs_derived_png(o->png, suffix, path, sizeof path) != 0) {
+      snprintf(err, errlen, "--png %s: path too long", o->png);
+      goto done;
+    }
+    if (gz_io_check_target(path, o->force, err, errlen) != 0)
+      goto done;
+  }
+  ro->fixed_range = hi > lo;
+  ro->vmin = clip > 0 ? -clip : lo;
+  ro->vmax = clip > 0 ? clip : hi;
+  if (clip > 0)
+    ro->cmap = GZ_CMAP_DIVERGING;
+  for (size_t k = 0; k < G; k++) {
+    group_field(r, k, field, mask);
+    if (picture_make(&pic, field, index, mask, rows, cols, 0) != 0)
+      goto oom;
+    group_label(r, k, label, sizeof label);
+    snprintf(title, sizeof title, "%s, %s: %s", gzs_op_name(o->op), label, what);
+    ro->title = title;
+    snprintf(suffix, sizeof suffix, "_g%0*zu", width, k + 1);
+    if (gzs_derived_png(o->png, suffix, path, sizeof path) != 0 ||
+        gz_render_field_ex(path, pic.v, pic.m, pic.rows, pic.cols, ro, o->force, &lay,
+                           err, errlen) != 0)
+      goto done;
+    add_written(r, path);
+    picture_free(&pic);
+    r->png_w[0] = lay.width;
+    r->png_h[0] = lay.height;
+    r->nrenders = 1;
+    r->render_scale = lay.scale;
+  }
+  rc = 0;
+  goto done;
+oom:
+  snprintf(err, errlen, "--png %s: out of memory", o->png);
+done:
+  picture_free(&pic);
+  free(field);
+  free(mask);
+  return rc;
+}
+
 int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) {
   size_t rows, cols, *index = NULL;
   char desc[256], title[1024], what[600], label[300], path[GZS_PATHLEN], bins[64] = "";
@@ -809,6 +931,13 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
   else
     snprintf(title, sizeof title, "%s of %llu snapshots: %s", gzs_op_name(o->op),
              (unsigned long long)r->nsnap, what);
+  if (r->ngroups > 1) { /* every group, one colour scale; no exact / error maps */
+    r->view_rows = rows;
+    r->view_cols = cols;
+    snprintf(r->view_desc, sizeof r->view_desc, "%s", desc);
+    rc = group_pngs(o, r, index, rows, cols, what, &ro, err, errlen);
+    goto done;
+  }
   if (render_pic(r, 0, o->png, &pic, &ro, o->force, &lay, err, errlen) != 0)
     goto done;
   r->view_rows = rows;
@@ -908,6 +1037,9 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_string(&j, "algorithm", r->algo_name ? r->algo_name : "");
   gz_json_string(&j, "algorithm_reason", r->algo_reason);
   gz_json_bool(&j, "compressed", r->compressed);
+  gz_json_bool(&j, "reproducible", o->reproducible);
+  if (o->reproducible) /* the grid every input value was quantized on */
+    gz_json_number(&j, "grid_step", r->repro_step);
   /* cost model (libgzcoll): predicted and measured seconds of the allreduce */
   gz_json_number(&j, "allreduce_predicted_s", r->ar.predicted_seconds);
   gz_json_number(&j, "allreduce_measured_s", r->ar.measured_seconds);
@@ -1091,8 +1223,9 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
            r->sc.compressed ? "compressed" : "uncompressed");
   else
     printf("  ");
-  printf("allreduce %s (%s): ", r->algo_name ? r->algo_name : "?",
-         r->compressed ? "compressed" : "uncompressed");
+  printf("allreduce %s (%s%s): ", r->algo_name ? r->algo_name : "?",
+         r->compressed ? "compressed" : "uncompressed",
+         o->reproducible ? ", reproducible: exact int64 codes" : "");
   if (r->bytes_sent)
     printf("ratio %.3f (%s sent for %s raw)\n",
            (double)r->bytes_raw / (double)r->bytes_sent,

@@ -41,7 +41,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   s.center = r->center;
   s.wsum = r->snap_w ? &r->wsum : NULL;
   s.zero_missing = o->normalize_live;
-  if (!buf || !s.acc) {
+  if (!buf || !s.acc || gzs_acc_codes(o, r, &s, r->nsnap) != 0) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
     failed = 1;
   }
@@ -90,6 +90,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   }
   r->lo = s.lo;
   r->hi = s.hi;
+  r->repro_overflow = s.overflow;
   free(buf);
   return gzs_agree(comm, failed, err) ? -1 : 0;
 }

@@ -17,6 +17,7 @@
 #include "stack_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,18 +96,18 @@ static void fill_empty_points(const gzs_opts_t *o, gzs_run_t *r) {
 }
 
 /* Every slab through the allreduce; the failure is agreed by the library. */
-static int reduce_slabs(const gzs_opts_t *o, gzs_run_t *r, gz_ctx_t ctx,
-                        gzs_device_t *dev, size_t slab, MPI_Comm comm, char *err,
-                        size_t errlen) {
+static int reduce_slabs(const gzs_opts_t *o, gzs_run_t *r, const double *src,
+                        gz_ctx_t ctx, gzs_device_t *dev, size_t slab, MPI_Comm comm,
+                        char *err, size_t errlen) {
   size_t M = r->npoints;
   for (size_t off = 0; off < M; off += slab) {
     size_t n = M - off < slab ? M - off : slab;
     gz_report_t rep;
     gz_result_t grc = dev->buf
-                          ? gzs_device_allreduce(dev, ctx, r->acc + off, r->reduced + off,
-                                                 n, gz_op_of(o->op), comm, &rep)
-                          : gz_allreduce(ctx, r->acc + off, r->reduced + off, n,
-                                         GZ_FLOAT64, gz_op_of(o->op), &rep);
+                          ? gzs_device_allreduce(dev, ctx, src + off, r->reduced + off, n,
+                                                 gz_op_of(o->op), comm, &rep)
+                          : gz_allreduce(ctx, src + off, r->reduced + off, n, GZ_FLOAT64,
+                                         gz_op_of(o->op), &rep);
     if (grc != GZ_OK) {
       snprintf(err, errlen, "compressed allreduce failed: %s", gz_strerror(grc));
       if (r->rank == 0)
@@ -167,7 +168,9 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
                         .nsnap = r->nsnap,
                         .ranks = r->size,
                         .result_max = maxabs};
-  claim = gzs_bound_claim_w(&in, r->snap_w ? r->w_min : 0.0);
+  claim = o->reproducible && r->codes
+              ? gzs_repro_claim(&in, r->repro_step)
+              : gzs_bound_claim_w(&in, r->snap_w ? r->w_min : 0.0);
   r->stage_bound = claim.stage;
   r->f32_term = claim.f32;
   r->claimed = claim.claimed;
@@ -208,6 +211,105 @@ void gzs_release_contexts(gzs_run_t *r) {
   r->keep_ctx = 0;
 }
 
+/* --reproducible: points without a local sample take the code of the
+ * global minimum (max) / maximum (min) value, which cannot win; every
+ * rank's largest |code| and overflow flag are agreed. 0, or -1 with err
+ * (the same on every rank). */
+static int agree_codes(const gzs_opts_t *o, gzs_run_t *r, int64_t *amax, MPI_Comm comm,
+                       char *err, size_t errlen) {
+  int64_t v[2] = {r->repro_overflow, 0};
+  double sentinel = o->op == GZS_OP_MAX ? r->lo : r->hi;
+  int64_t none = o->op == GZS_OP_MAX ? INT64_MIN : INT64_MAX;
+  int minmax = o->op == GZS_OP_MAX || o->op == GZS_OP_MIN;
+  sentinel = isfinite(sentinel) ? rint(sentinel / r->repro_step) : 0.0;
+  for (size_t i = 0; i < r->npoints; i++) {
+    int64_t c = r->codes[i];
+    if (minmax && c == none)
+      c = r->codes[i] = fabs(sentinel) < 0x1p62 ? (int64_t)sentinel : 0;
+    c = c == INT64_MIN ? INT64_MAX : c < 0 ? -c : c; /* INT64_MIN: a flagged overflow */
+    v[1] = c > v[1] ? c : v[1];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, comm);
+  *amax = v[1];
+  if (v[0] || v[1] > INT64_MAX / r->size) {
+    snprintf(err, errlen,
+             "--reproducible: the integer codes of the grid step %.17g (-e %g) leave "
+             "int64 (values up to %.6g over %llu inputs); use a larger -e",
+             r->repro_step, o->e, fmax(fabs(r->lo), fabs(r->hi)),
+             (unsigned long long)r->nsnap);
+    if (r->rank == 0)
+      fprintf(stderr, "gzstack stack: %s\n", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* --reproducible: the exact total of the ranks' codes into r->reduced as
+ * doubles S, then S h. Codes the compressed allreduce can carry (|code| <=
+ * 2^51 / P) travel through it as integer-valued doubles with a
+ * per-message bound of 1/4: an integer x is quantized to the code 2x with
+ * no error, the library combines codes in int64 and dequantizes once, so
+ * the result is the exact integer total whatever the algorithm and the
+ * rank count (gzcoll.h has no allreduce of int64 codes; this is its public
+ * way to move them). Larger codes go through MPI_Allreduce of int64. */
+static int reduce_codes(const gzs_opts_t *o, gzs_run_t *r, gz_ctx_t *ctx, int *kept,
+                        gzs_device_t *dev, MPI_Comm comm, char *err, size_t errlen) {
+  size_t M = r->npoints, slab = gzs_slab_values(o);
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  int64_t amax = 0;
+  int bad = 0;
+  double t0;
+  if (agree_codes(o, r, &amax, comm, err, errlen) != 0)
+    return -1;
+  if (amax <= ((int64_t)1 << 51) / r->size) {
+    gz_result_t grc;
+    for (size_t i = 0; i < M; i++)
+      r->result[i] = (double)r->codes[i]; /* r->result: scratch until the field */
+    cfg.error_bound = 0.25;
+    cfg.bound_policy = GZ_BOUND_PER_MESSAGE;
+    cfg.eb_mode = GZ_EB_ABS;
+    cfg.algo = o->algo;
+    if (o->device_gpu)
+      cfg.device_pool_bytes = gzs_device_open(dev, slab < M ? slab : M, comm);
+    t0 = MPI_Wtime();
+    grc = get_context(r, comm, &cfg, ctx, kept);
+    r->t.setup += MPI_Wtime() - t0;
+    if (grc != GZ_OK) {
+      snprintf(err, errlen, "compressed allreduce: %s", gz_strerror(grc));
+      if (r->rank == 0)
+        fprintf(stderr, "gzstack stack: %s\n", err);
+      return -1;
+    }
+    if (reduce_slabs(o, r, r->result, *ctx, dev, slab, comm, err, errlen) != 0)
+      return -1;
+    for (size_t i = 0; i < M; i++) /* integers, exactly, or the transport failed */
+      bad |= r->reduced[i] != rint(r->reduced[i]) || !(fabs(r->reduced[i]) <= 0x1p53);
+  } else {
+    t0 = MPI_Wtime();
+    for (size_t off = 0; off < M; off += GZS_MPI_CHUNK) {
+      int n = (int)(M - off < GZS_MPI_CHUNK ? M - off : GZS_MPI_CHUNK);
+      MPI_Allreduce(MPI_IN_PLACE, r->codes + off, n, MPI_INT64_T,
+                    o->op == GZS_OP_MAX   ? MPI_MAX
+                    : o->op == GZS_OP_MIN ? MPI_MIN
+                                          : MPI_SUM,
+                    comm);
+    }
+    for (size_t i = 0; i < M; i++)
+      r->reduced[i] = (double)r->codes[i];
+    memset(&r->ar, 0, sizeof r->ar);
+    r->ar.algo = GZ_ALGO_MPI;
+    r->ar.bytes_raw = r->ar.bytes_sent = sizeof(int64_t) * M;
+    r->ar.seconds = MPI_Wtime() - t0;
+    snprintf(r->ar.reason, sizeof r->ar.reason, "%s",
+             "--reproducible: int64 codes beyond the compressed path's limit");
+  }
+  if (gzs_agree(comm, bad, "--reproducible: the allreduce of the codes was not exact"))
+    return -1;
+  for (size_t i = 0; i < M; i++)
+    r->reduced[i] *= r->repro_step; /* a power of two: exact below 2^1023 */
+  return 0;
+}
+
 int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                size_t errlen) {
   size_t M = r->npoints, slab = gzs_slab_values(o);
@@ -215,19 +317,30 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   gzs_device_t dev = {NULL, 0};
   gz_ctx_t ctx = NULL;
   gz_result_t grc;
-  int rc = -1, kept = 0;
+  int rc = -1, kept = 0, repro = o->reproducible && r->codes;
   double t_setup;
 
   if (gzs_agree_counts(r, comm) != 0)
     return -1;
-  plan_allreduce(o, r, &cfg);
-  fill_empty_points(o, r);
+  if (!repro)
+    plan_allreduce(o, r, &cfg);
+  fill_empty_points(o, r); /* also for --verify's reference of --reproducible */
   r->reduced = malloc(sizeof(double) * M + 1);
   r->result = malloc(sizeof(double) * M + 1);
   r->out = malloc(gz_dtype_size(r->dtype) * M + 1);
   if (gzs_agree(comm, !r->reduced || !r->result || !r->out,
                 "out of memory for the result"))
     return -1;
+  if (repro) {
+    r->e_abs = o->e;
+    r->e_allreduce = 0.25; /* on the codes */
+    if (reduce_codes(o, r, &ctx, &kept, &dev, comm, err, errlen) != 0)
+      goto fail;
+    agree_reports(r, comm);
+    finish_result(o, r);
+    rc = 0;
+    goto fail;
+  }
   /* the slab buffers and the context's device pool are allocated here,
    * outside the calls */
   if (o->device_gpu)
@@ -241,7 +354,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
       fprintf(stderr, "gzstack stack: %s\n", err);
     goto fail;
   }
-  if (reduce_slabs(o, r, ctx, &dev, slab, comm, err, errlen) != 0)
+  if (reduce_slabs(o, r, r->acc, ctx, &dev, slab, comm, err, errlen) != 0)
     goto fail;
   agree_reports(r, comm);
   finish_result(o, r);

@@ -83,8 +83,10 @@ static int select_listed(const gzs_opts_t *o, gzs_run_t *r, const unsigned char 
   }
   r->nsnap = total;
   if (total == 0) {
-    snprintf(err, errlen, "%s%s%s%s%s%s%s%s selects no record of the %llu in the inputs",
-             o->years_text ? "--years " : "", o->years_text ? o->years_text : "",
+    snprintf(err, errlen,
+             "%s%s%s%s%s%s%s%s%s%s selects no record of the %llu in the inputs",
+             o->dates_text ? "--dates " : "", o->dates_text ? o->dates_text : "",
+             o->years_text ? " --years " : "", o->years_text ? o->years_text : "",
              o->months_text ? " --months " : "", o->months_text ? o->months_text : "",
              o->seasons_text ? " --seasons " : "", o->seasons_text ? o->seasons_text : "",
              o->have_steps ? " --steps " : "", o->have_steps ? o->steps_text : "",
@@ -147,7 +149,11 @@ int gzs_date_flags(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
   const gz_coord_t *c = &m->coords[0];
   gzs_time_axis_t ax;
   char why[400];
-  const char *opt = o->years_text ? "--years" : o->months_text ? "--months" : "--seasons";
+  const char *opt = o->years_text    ? "--years"
+                    : o->months_text ? "--months"
+                    : o->dates_text  ? "--dates"
+                                     : "--seasons";
+  double lo = 0, hi = 0;
   if (!c->values || c->count != m->dims[0]) {
     snprintf(err, errlen,
              "%s: %s: variable %s has no time coordinate along its first dimension %s",
@@ -158,15 +164,20 @@ int gzs_date_flags(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
     snprintf(err, errlen, "%s: %s: coordinate %s: %s", opt, path, c->name, why);
     return -1;
   }
+  if (o->have_date_range)
+    gzs_date_range_days(o, ax.cal, &lo, &hi);
   for (size_t j = 0; j < c->count; j++) {
     long long y;
     int mo;
+    double t = ax.origin + c->values[j] * ax.scale; /* days of the calendar */
     if (gzs_time_date(&ax, c->values[j], &y, &mo) != 0) {
       snprintf(err, errlen, "%s: %s: %s[%zu] = %g is not a date", opt, path, c->name, j,
                c->values[j]);
       return -1;
     }
-    flags[j] = (unsigned char)gzs_dates_selected(o, y, mo);
+    flags[j] =
+        (unsigned char)(gzs_dates_selected(o, y, mo) &&
+                        (!o->have_date_range || (t >= lo - 1e-8 && t <= hi + 1e-8)));
   }
   return 0;
 }

@@ -81,6 +81,27 @@ const char *gzs_parse_weights(const char *v, gzs_opts_t *o) {
   return NULL;
 }
 
+const char *gzs_parse_file_weights(const char *v, gzs_opts_t *o) {
+  int rc;
+  if (o->weights_kind && o->weights_kind != GZS_WEIGHTS_PER_FILE)
+    return "--weights and --file-weights exclude each other";
+  free(o->weights);
+  o->weights = NULL;
+  o->nweights = 0;
+  rc = parse_numbers(v, &o->weights, &o->nweights);
+  if (rc != 0 || o->nweights == 0) {
+    if (rc == 0)
+      free(o->weights);
+    o->weights = NULL;
+    return rc == -2 ? "weights must be finite numbers >= 0"
+                    : "expected one number >= 0 per input file, like 1,2,0.5";
+  }
+  o->weights_kind = GZS_WEIGHTS_PER_FILE;
+  if (o->op != GZS_OP_MEAN)
+    return "weights give a weighted --op mean (the only operator they apply to)";
+  return NULL;
+}
+
 /* Rank 0: the numbers of the weights file. */
 static int read_file(const char *path, double **w, size_t *n, char *err, size_t errlen) {
   FILE *f = fopen(path, "rb");
@@ -130,13 +151,26 @@ int gzs_weights_setup(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *er
   double *w = NULL;
   size_t n = 0;
   unsigned long long cnt;
-  int failed = 0;
+  int failed = 0, per_file = o->weights_kind == GZS_WEIGHTS_PER_FILE;
+  const char *opt = per_file ? "--file-weights" : "--weights";
+  const char *text = per_file ? o->file_weights_text : o->weights_text;
   if (!o->weights_kind)
     return 0;
   if (o->read_root) {
-    snprintf(err, errlen, "--weights %s: read in parallel only (use --read parallel)",
-             o->weights_text);
+    snprintf(err, errlen, "%s %s: read in parallel only (use --read parallel)", opt,
+             text);
     failed = 1;
+  } else if (per_file && o->nweights != (size_t)r->nfiles) {
+    snprintf(err, errlen, "%s %s: %zu weights for %d input files (one a file, in order)",
+             opt, text, o->nweights, r->nfiles);
+    failed = 1;
+  } else if (per_file) { /* every selected record weighs its file's weight */
+    n = N;
+    w = malloc(sizeof(double) * n + 1);
+    for (uint64_t s = 0; w && s < N; s++) {
+      uint64_t rec;
+      w[s] = o->weights[gzs_locate(r, s, &rec)];
+    }
   } else if (o->weights_kind == GZS_WEIGHTS_LIST) {
     n = o->nweights;
     w = malloc(sizeof(double) * n + 1);
@@ -177,7 +211,7 @@ int gzs_weights_setup(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *er
     for (uint64_t s = 0; s < N; s++)
       total += w[s];
     if (!(total > 0)) {
-      snprintf(err, errlen, "--weights %s: every weight is 0", o->weights_text);
+      snprintf(err, errlen, "%s %s: every weight is 0", opt, text);
       failed = 1;
     }
   }

@@ -162,11 +162,24 @@ date_case 1 "$SST" sst mean "-selseason,DJF,SON -selmon,1/11" --seasons djf,SON 
 date_case 4 "$TREFHT" TREFHT mean "-selyear,1900/1909,1990" --years 1900/1909,1990
 # --steps counts the inputs' records (before the dates): both must hold
 date_case 3 "$TREFHT" TREFHT mean "-selyear,1900/1950 -seltimestep,11/100/2" --years 1900/1950 --steps 10:99:2
+# --dates START/END (cdo seldate), at 1, 3 and 4 ranks; END a date alone is
+# the whole day, START alone that day
+for np in 1 3 4; do
+  date_case $np "$SST" sst mean "-seldate,2012-03-15,2015-06-01" --dates 2012-03-15/2015-06-01
+done
+date_case 4 "$TREFHT" TREFHT mean "-seldate,1900-01-01,1950-12-31" --dates 1900-01-01/1950-12-31
+date_case 3 "$SST" sst std1 "-seldate,2010-01-01T00:00:00,2011-12-31T23:00:00" \
+  --dates 2010-01-01T00:00:00/2011-12-31T23:00
+date_case 1 "$SST" sst mean "-seldate,2013-07-01,2013-07-01" --dates 2013-07-01
 for cal in noleap 360_day; do
   cp "$SST" "$TMP/sst_$cal.nc" && ncatted -O -a calendar,time,o,c,$cal "$TMP/sst_$cal.nc" ||
     ko "ncatted $cal"
   date_case 3 "$TMP/sst_$cal.nc" sst mean "-selyear,2015 -selmon,3/5" --years 2015 --months 3/5
+  date_case 4 "$TMP/sst_$cal.nc" sst mean "-seldate,2011-02-10,2014-11-30" --dates 2011-02-10/2014-11-30
 done
+if run 3 "$GZ" stack -i "$SST" --var sst --dates 1990-01-01/1999-12-31 -e 1 -o "$TMP/no.nc" >"$TMP/out" 2>&1; then
+  ko "--dates 1990s accepted"; else
+  grep -q -- "--dates 1990-01-01/1999-12-31 selects no record" "$TMP/out" && ok || { ko "--dates 1990s message"; cat "$TMP/out"; }; fi
 # errors: nothing selected, no time coordinate, a bad list
 if run 3 "$GZ" stack -i "$SST" --var sst --years 1800 -e 1 -o "$TMP/no.nc" >"$TMP/out" 2>&1; then
   ko "--years 1800 accepted"; else
@@ -176,7 +189,7 @@ if run 2 "$GZ" stack -i "$TMP/notime.nc" --var TREFHT --months 1 -e 1 -o "$TMP/n
   ko "--months without time coordinate accepted"; else
   grep -q -- "--months: .*notime.nc: variable TREFHT has no time coordinate" "$TMP/out" && ok ||
     { ko "no time coordinate message"; cat "$TMP/out"; }; fi
-for bad in "--months 13" "--seasons DJJ" "--years 1999/1990"; do
+for bad in "--months 13" "--seasons DJJ" "--years 1999/1990" "--dates 2012-13-01" "--dates 2012-01-01/x"; do
   if run 1 "$GZ" stack -i "$SST" --var sst $bad -e 1 -o "$TMP/no.nc" >"$TMP/out" 2>&1; then
     ko "$bad accepted"; else grep -q -- "$bad:" "$TMP/out" && ok || { ko "$bad message"; cat "$TMP/out"; }; fi
 done

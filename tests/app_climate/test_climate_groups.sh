@@ -141,6 +141,63 @@ grep -q 'time:bounds = "time_bnds"' "$TMP/hdr" && ok || ko "group 25: no time bo
 grep -q 'cell_methods = "time: mean"' "$TMP/hdr" && ok || ko "group 25: cell_methods"
 ncdump -h "$TMP/ys.nc" | grep -q 'time: standard_deviation over years"' && ok || ko "season: cell_methods"
 
+# --group all: the single stack with a time axis of length 1 and its bounds
+# (cdo timmean / timstd1 keep one time step), at 1, 3 and 4 ranks
+cdo -s timmean "$SST" "$TMP/ref_all.nc" || ko "cdo timmean"
+cdo -s timstd1 -selvar,TREFHT "$TREFHT" "$TMP/ref_all_std.nc" || ko "cdo timstd1"
+bnds() { ncdump -v time_bnds "$1" | sed -n '/time_bnds =/,/;/p' | tr -d ' ;\n' | sed 's/time_bnds=//'; }
+for np in 1 3 4; do
+  gz $np "$TMP/all_$np.nc" -i "$SST" --var sst --group all -e 1e-3
+  compare "sst --group all np $np (cdo timmean)" "$TMP/all_$np.nc" "$TMP/ref_all.nc"
+  [ "$(nsteps "$TMP/all_$np.nc")" = 1 ] && ok || ko "--group all np $np: $(nsteps "$TMP/all_$np.nc") time steps"
+  [ "$(bnds "$TMP/all_$np.nc")" = "$(bnds "$TMP/ref_all.nc")" ] && ok ||
+    ko "--group all np $np: bounds $(bnds "$TMP/all_$np.nc"), cdo $(bnds "$TMP/ref_all.nc")"
+  gz $np "$TMP/alls_$np.nc" -i "$TREFHT" --var TREFHT --group all --op std1 -e 1e-3
+  compare "TREFHT --group all --op std1 np $np (cdo timstd1)" "$TMP/alls_$np.nc" "$TMP/ref_all_std.nc"
+done
+cdo -s sinfo "$TMP/all_3.nc" | grep -q "Bounds = true" && ok || ko "--group all: cdo sinfo shows no bounds"
+ncdump -h "$TMP/all_3.nc" | grep -q 'cell_methods = "time: mean"' && ok || ko "--group all: cell_methods"
+# one record: a stack of one, its time kept
+ncks -O -d time,7 -v TREFHT "$TREFHT" "$TMP/one.nc" || ko "ncks one record"
+gz 3 "$TMP/all_one.nc" -i "$TMP/one.nc" --group all -e 1e-3
+compare "one record --group all np 3" "$TMP/all_one.nc" "$TMP/one.nc"
+[ "$(cdo -s showtimestamp "$TMP/all_one.nc")" = "$(cdo -s showtimestamp "$TMP/one.nc")" ] && ok ||
+  ko "one record: time stamp $(cdo -s showtimestamp "$TMP/all_one.nc") not the record's"
+
+# --png with groups: every group drawn (FILE_gK.png, K zero-padded), one
+# picture per record of the output, all the same size, no two the same
+# picture, no FILE.png; an existing group picture is refused without
+# --force and nothing is left
+png_groups() { # NP NAME ARGS...
+  local np=$1 name=$2 n k sizes
+  shift 2
+  gz "$np" "$TMP/$name.nc" "$@" --png "$TMP/$name.png"
+  n=$(nsteps "$TMP/$name.nc")
+  [ "$(ls "$TMP/${name}"_g*.png 2>/dev/null | wc -l)" = "$n" ] && ok ||
+    ko "$name: $(ls "$TMP/${name}"_g*.png 2>/dev/null | wc -l) pictures for $n groups"
+  [ -e "$TMP/$name.png" ] && ko "$name: $name.png written beside the groups" || ok
+  sizes=$(file "$TMP/${name}"_g*.png | sed 's/.*PNG image data, \([0-9]* x [0-9]*\).*/\1/' | sort -u | wc -l)
+  [ "$sizes" = 1 ] && ok || ko "$name: pictures of $sizes sizes"
+  for k in $(seq 2 "$n"); do
+    local a b
+    a=$(ls "$TMP/${name}"_g*.png | sed -n 1p) b=$(ls "$TMP/${name}"_g*.png | sed -n ${k}p)
+    cmp -s "$a" "$b" && { ko "$name: $b is the same picture as $a"; break; }
+  done
+  ok
+}
+png_groups 1 pg_season -i "$SST" --var sst --group season -e 1e-2
+[ -e "$TMP/pg_season_g4.png" ] && ok || ko "season pictures are not _g1.._g4"
+png_groups 3 pg_25 -i "$TREFHT" --var TREFHT --group 25 -e 1e-3
+png_groups 4 pg_month -i "$SST" --var sst --group month -e 1e-3
+[ -e "$TMP/pg_month_g01.png" ] && [ -e "$TMP/pg_month_g12.png" ] && ok || ko "month pictures are not _g01.._g12"
+rm -f "$TMP"/pg_season_g[123].png "$TMP/pg_again.nc"
+if run 3 "$GZ" stack -i "$SST" --var sst --group season -e 1e-2 -o "$TMP/pg_again.nc" \
+  --png "$TMP/pg_season.png" -q >"$TMP/out" 2>&1; then ko "existing group picture replaced"; else
+  grep -q "pg_season_g4.png" "$TMP/out" && ok || { ko "existing picture: message"; cat "$TMP/out"; }
+  [ -e "$TMP/pg_again.nc" ] && ko "existing picture: pg_again.nc left" || ok
+  [ -e "$TMP/pg_season_g1.png" ] && ko "existing picture: pg_season_g1.png drawn" || ok
+fi
+
 # errors name the option (exit 2: usage, 1: the data)
 expect() {
   local code=$1 pat=$2
@@ -150,7 +207,7 @@ expect() {
   if [ $rc -eq "$code" ] && grep -q -- "$pat" "$TMP/out" && [ ! -e "$TMP/err.nc" ]; then ok; else
     ko "$* -> exit $rc (expected $code, '$pat')"; cat "$TMP/out"; fi
 }
-expect 2 "--group foo" -i "$SST" --var sst --group foo
+expect 2 "--group foo.*all" -i "$SST" --var sst --group foo
 expect 2 "exclude each other" -i "$SST" --var sst --group month --running 3
 expect 2 "--running 2.5" -i "$SST" --var sst --running 2.5
 expect 1 "--running 200" -i "$TREFHT" --var TREFHT --running 200

@@ -78,6 +78,31 @@ ncra -O --dbl --prw -w 31,28,31,30,31,30,31,31,30,31,30,31 -d time,0,11 -v sst "
 gz 3 "$TMP/y2010.nc" -i "$SST" --var sst --years 2010 --weights days -e 0
 compare "sst --years 2010 --weights days -e 0 np 3 (ncra --dbl)" "$TMP/y2010.nc" "$TMP/ref_2010.nc"
 
+# --file-weights: one weight per input file. TREFHT split into three files
+# of 30 records (ncra -w 1,2,3 across files; nces -w 1,2,3 with --ensemble)
+# and into 30 + 40 + 40 (ncra divides by the record count times the mean
+# file weight, which is the weighted mean only for files of equal length:
+# there the reference is ncra --prw with each record's file weight)
+for k in 1 2 3; do
+  ncks -O -d time,$((30 * k - 30)),$((30 * k - 1)) -v TREFHT "$TREFHT" "$TMP/m$k.nc" || ko "ncks m$k"
+done
+ncks -O -d time,0,29 -v TREFHT "$TREFHT" "$TMP/u1.nc" && ncks -O -d time,30,69 -v TREFHT "$TREFHT" "$TMP/u2.nc" &&
+  ncks -O -d time,70,109 -v TREFHT "$TREFHT" "$TMP/u3.nc" || ko "ncks u1-u3"
+ncra -O -w 1,2,3 "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_fw.nc" || ko "ncra -w per file"
+nces -O -w 1,2,3 "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_fe.nc" || ko "nces -w"
+UW=$( (seq 30 | sed 's/.*/1/'; seq 40 | sed 's/.*/2/'; seq 40 | sed 's/.*/3/') | paste -sd, -)
+ncra -O --dbl --prw -w "$UW" -v TREFHT "$TREFHT" "$TMP/ref_fu.nc" || ko "ncra --prw per-file weights"
+for np in 1 3 4; do
+  gz $np "$TMP/fw_$np.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --file-weights 1,2,3 -e 1e-3
+  compare "--file-weights 1,2,3 np $np (ncra -w)" "$TMP/fw_$np.nc" "$TMP/ref_fw.nc"
+  gz $np "$TMP/fe_$np.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble --file-weights 1,2,3 -e 1e-3
+  compare "--ensemble --file-weights 1,2,3 np $np (nces -w)" "$TMP/fe_$np.nc" "$TMP/ref_fe.nc"
+  gz $np "$TMP/fu_$np.nc" -i "$TMP/u1.nc" "$TMP/u2.nc" "$TMP/u3.nc" --file-weights 1,2,3 -e 1e-3
+  # (ncra's own float32 rounding is half an ulp; cdo prints 6 digits: 2 halves)
+  compare "--file-weights, files of 30, 40, 40 records np $np (ncra --prw)" "$TMP/fu_$np.nc" "$TMP/ref_fu.nc" 2
+done
+compare "file-weighted vs unweighted mean (must differ)" "$TMP/fw_3.nc" "$TMP/ref_mean.nc" far
+
 expect() {
   local code=$1 pat=$2
   shift 2
@@ -93,6 +118,11 @@ expect 2 "--weights days.*--op mean" -i "$TREFHT" --var TREFHT --op max --weight
 expect 1 "--weights $TMP/nosuch" -i "$TREFHT" --var TREFHT --weights "$TMP/nosuch"
 head -c $((96 * 20 * 4 * 3)) /dev/zero >"$TMP/raw.raw"
 expect 1 "--weights days.*no time coordinate" -i "$TMP/raw.raw" --dims 96x20 --weights days
+expect 1 "--file-weights 1,2: 2 weights for 3 input files" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --file-weights 1,2
+expect 2 "exclude each other" -i "$TMP/m1.nc" --weights 1 --file-weights 1
+expect 2 "--file-weights 1,-1" -i "$TMP/m1.nc" "$TMP/m2.nc" --file-weights 1,-1
+expect 2 "--file-weights.*--op mean" -i "$TMP/m1.nc" --op max --file-weights 1
+expect 1 "--file-weights 0,0: every weight is 0" -i "$TMP/m1.nc" "$TMP/m2.nc" --file-weights 0,0
 
 echo "test_climate_weights: $pass passed, $fail failed"
 [ $fail -eq 0 ]

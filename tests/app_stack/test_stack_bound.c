@@ -392,11 +392,88 @@ static void moment_properties(void) {
   GZ_CHECK(bad_budget == 0, "moment budgets within e: %d violations", bad_budget);
 }
 
+/* --reproducible: the grid and the claim. Hand cases: e = 1e-3, a mean:
+ * 2e = 0.002 lies in [2^-9, 2^-8) so h = 2^-9 = 0.001953125 (per-input
+ * bound h/2 = 0.0009765625 <= e); a sum of N = 110: 2e/N = 1.818e-5 in
+ * [2^-16, 2^-15), h = 2^-16. Then a simulation: values quantized on h,
+ * their codes summed in int64 in two different orders (the same integer,
+ * so the same double S h), every mean and sum within the claim of the
+ * exact one (long double). */
+static void reproducible(void) {
+  gz_rng_t rng;
+  gzs_claim_in_t in = {0};
+  GZ_CHECK(gzs_repro_step(GZS_OP_MEAN, 1e-3, 110) == 0x1p-9, "mean: h = 2^-9");
+  GZ_CHECK(gzs_repro_step(GZS_OP_MAX, 1e-3, 110) == 0x1p-9, "max: h = 2^-9");
+  GZ_CHECK(gzs_repro_step(GZS_OP_SUM, 1e-3, 110) == 0x1p-16, "sum of 110: h = 2^-16");
+  GZ_CHECK(gzs_repro_step(GZS_OP_MEAN, 0.5, 3) == 1.0, "2e a power of two: h = 2e");
+  GZ_CHECK(gzs_repro_step(GZS_OP_MEAN, 0, 3) == 0 &&
+               gzs_repro_step(GZS_OP_SUM, NAN, 3) == 0 &&
+               gzs_repro_step(GZS_OP_MEAN, 1e-320, 3) == 0,
+           "no grid for e = 0, NaN or a subnormal step");
+  /* claim, mean of values up to 300 on h = 2^-9: h/2 + 2^-52 (300 + h/2) */
+  in.op = GZS_OP_MEAN;
+  in.dtype = GZ_FLOAT64;
+  in.lo = -300;
+  in.hi = 20;
+  in.c_max = 110;
+  GZ_CHECK(gzs_repro_claim(&in, 0x1p-9).claimed == 0x1p-10 + ldexp(300 + 0x1p-10, -52),
+           "mean claim h/2 + 2^-52 (amax + h/2)");
+  in.op = GZS_OP_SUM;
+  GZ_CHECK(near(gzs_repro_claim(&in, 0x1p-16).claimed,
+                110 * (0x1p-17 + ldexp(300 + 0x1p-17, -52))),
+           "sum claim c_max (h/2 + ...)");
+  /* moments: var e = 1e-3: mean pass sqrt(e/2), squares e/2; std1 e =
+   * 0.01: Ev = 1e-4, k = 4: mean 0.005, squares 2.5e-5; rms: e^2 */
+  GZ_CHECK(near(gzs_repro_moment_eq(GZS_OP_VAR, 1e-3, 1), sqrt(5e-4)) &&
+               near(gzs_repro_moment_eq(GZS_OP_VAR, 1e-3, 2), 5e-4),
+           "var passes");
+  GZ_CHECK(near(gzs_repro_moment_eq(GZS_OP_STD1, 0.01, 1), 0.005) &&
+               near(gzs_repro_moment_eq(GZS_OP_STD1, 0.01, 2), 2.5e-5),
+           "std1 passes");
+  GZ_CHECK(near(gzs_repro_moment_eq(GZS_OP_RMS, 0.01, 2), 1e-4), "rms: e^2");
+  /* at the worst count c = 1 + ddof the two passes add up to Ev */
+  GZ_CHECK(near(2 * (gzs_repro_moment_eq(GZS_OP_VAR1, 1e-3, 2) +
+                     pow(gzs_repro_moment_eq(GZS_OP_VAR1, 1e-3, 1), 2)),
+                1e-3),
+           "var1 at c = 2: (c q + c d^2) / (c - 1) = Ev");
+  gz_rng_seed(&rng, 20);
+  for (int t = 0; t < 200; t++) {
+    int n = 1 + (int)(gz_rng_next(&rng) % 300), sum = t % 2;
+    double e = pow(10, -1 - 6 * gz_rng_uniform(&rng)),
+           scale = pow(10, 4 * gz_rng_uniform(&rng));
+    double h = gzs_repro_step(sum ? GZS_OP_SUM : GZS_OP_MEAN, e, (uint64_t)n), x[300];
+    long double exact = 0;
+    int64_t fwd = 0, bwd = 0;
+    double got, want, claim;
+    for (int i = 0; i < n; i++) {
+      x[i] = (2 * gz_rng_uniform(&rng) - 1) * scale;
+      exact += x[i];
+    }
+    for (int i = 0; i < n; i++) {
+      fwd += (int64_t)rint(x[i] / h);
+      bwd += (int64_t)rint(x[n - 1 - i] / h);
+    }
+    in.op = sum ? GZS_OP_SUM : GZS_OP_MEAN;
+    in.lo = -scale;
+    in.hi = scale;
+    in.c_max = (uint32_t)n;
+    claim = gzs_repro_claim(&in, h).stage;
+    got = sum ? (double)fwd * h : (double)fwd * h / n;
+    want = (double)(sum ? exact : exact / n);
+    GZ_CHECK(fwd == bwd, "codes summed in two orders differ");
+    GZ_CHECK(fabs(got - want) <= claim &&
+                 claim <= e * (1 + 1e-12) + ldexp(scale, -50) * n,
+             "trial %d (%s of %d, e %g): error %g, claim %g", t, sum ? "sum" : "mean", n,
+             e, fabs(got - want), claim);
+  }
+}
+
 int main(void) {
   hand_budget();
   hand_claim();
   properties();
   hand_moments();
   moment_properties();
+  reproducible();
   return gz_test_finish();
 }
