@@ -268,7 +268,7 @@ static int reduce_codes(const gzs_opts_t *o, gzs_run_t *r, gz_ctx_t *ctx, int *k
     cfg.error_bound = 0.25;
     cfg.bound_policy = GZ_BOUND_PER_MESSAGE;
     cfg.eb_mode = GZ_EB_ABS;
-    cfg.algo = o->algo;
+    snprintf(cfg.algo, sizeof cfg.algo, "%s", gzs_algo_name(o));
     if (o->device_gpu)
       cfg.device_pool_bytes = gzs_device_open(dev, slab < M ? slab : M, comm);
     t0 = MPI_Wtime();
@@ -297,7 +297,7 @@ static int reduce_codes(const gzs_opts_t *o, gzs_run_t *r, gz_ctx_t *ctx, int *k
     for (size_t i = 0; i < M; i++)
       r->reduced[i] = (double)r->codes[i];
     memset(&r->ar, 0, sizeof r->ar);
-    r->ar.algo = GZ_ALGO_MPI;
+    r->ar.algo = "mpi";
     r->ar.bytes_raw = r->ar.bytes_sent = sizeof(int64_t) * M;
     r->ar.seconds = MPI_Wtime() - t0;
     snprintf(r->ar.reason, sizeof r->ar.reason, "%s",
