@@ -28,9 +28,10 @@
  * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
  * clearly above t1), and the MPI allreduce's bandwidth: the slope between
  * its two sizes (2 (P-1)/P of the bytes move), else its formula inverted.
- * link_bps is at least s2 / t2 and the MPI allreduce's bandwidth (both moved
- * their bytes over these links), so a noisy slope cannot put it below what
- * was seen.
+ * Bounds against noisy slopes: link_bps is at least s2 / t2 (those bytes
+ * crossed the link in that time), and MPI's allreduce bandwidth lies
+ * between what its larger call moved in its whole time and link_bps (its
+ * bytes cross the same links).
  * Cost: about 6 small allreduces plus 2 x at most ~3 ms of transfers per
  * size beyond the first (tens of ms on a 1 Gbit link, a few ms on shared
  * memory; more on an oversubscribed host).
@@ -201,6 +202,11 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
       ctx->link_bps = (double)(reached - prev) / (v[2] - v[4]);
     else
       ctx->link_bps = (double)reached / (v[2] - v[1]);
+    /* A slope is the difference of two noisy times: one descheduled rank on
+     * a busy host made it 30x too small, after which auto kept mpi. The link
+     * carried the largest step's bytes in that step's whole time: at least
+     * that. */
+    ctx->link_bps = fmax(ctx->link_bps, (double)reached / v[2]);
     gz_model_of_ctx(ctx, &m);
     /* the MPI path: the slope between the two allreduces too (moved bytes
      * 2 (P-1)/P D), else the formula inverted at the larger */
@@ -211,13 +217,14 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
       ctx->bw[GZ_COLL_ALLREDUCE][0] =
           invert_bw(&m, gz_algorithm(GZ_COLL_ALLREDUCE, GZ_ALGO_MPI_NAME),
                     (double)(ar_bytes / 4), 4, v[3]);
-    /* Floors: a slope is the difference of two noisy times, and one
-     * descheduled rank on a busy host can make it 10x too small, after which
-     * auto would not try a compressed path for many calls. The link carried
-     * the largest step's bytes in that step's whole time, and MPI's
-     * allreduce moved its bytes over the same links: neither can exceed it. */
-    ctx->link_bps = fmax(ctx->link_bps, (double)reached / v[2]);
-    ctx->link_bps = fmax(ctx->link_bps, ctx->bw[GZ_COLL_ALLREDUCE][0]);
+    /* MPI's allreduce moves its 2 (P-1)/P D bytes over the same links: at
+     * least that over the larger call's whole time, at most the link (its
+     * slope over sizes this small once came out 40x above the link at 8
+     * oversubscribed hosts, and auto then sent 64 MiB through MPI) */
+    ctx->bw[GZ_COLL_ALLREDUCE][0] =
+        fmin(fmax(ctx->bw[GZ_COLL_ALLREDUCE][0],
+                  2.0 * (ctx->size - 1) / ctx->size * (double)ar_bytes / v[3]),
+             ctx->link_bps);
   }
   ctx->probe_seconds = MPI_Wtime() - t_start;
   if (!(ctx->probe_seconds > 0))
