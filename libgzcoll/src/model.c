@@ -45,7 +45,8 @@
  * most 10 x link_bps). The
  * path's bandwidth moves geometrically towards it: log bw += w (log
  * bw_sample - log bw), w = GZ_LEARN_WEIGHT, so a first guess wrong by 10x is
- * within 1.5x after two calls and 1.2x after three. Codec speed and ratio
+ * within 1.5x after two calls and 1.2x after three; a learnt MPI path
+ * raises link_bps to its rate (its bytes crossed the links). Codec speed and ratio
  * are learnt by the codec samples of the agreement (ctx.c). The compressed
  * paths' time is agreed by their final agreement (the same call); the MPI
  * path has none, its local time rides with the next call's first agreement.
@@ -263,6 +264,11 @@ void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size
   sample = fmin(sample, 10 * ctx->link_bps);
   ctx->bw[algo->coll][gz_row_is_mpi(algo) ? 0 : 1] =
       exp(log(cur) + GZ_LEARN_WEIGHT * (log(sample) - log(cur)));
+  /* MPI's own path moved its bytes over the links at that rate: the link is
+   * at least as fast (a probe on a busy host can put it 30x low, and the
+   * cap above would then hold the compressed paths down) */
+  if (gz_row_is_mpi(algo) && !(ctx->pinned & GZ_PIN_LINK))
+    ctx->link_bps = fmax(ctx->link_bps, ctx->bw[algo->coll][0]);
 }
 
 /* v: valid, -valid, key, -key, bytes, -bytes, pre, post, predicted, unused */

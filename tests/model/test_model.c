@@ -240,6 +240,34 @@ done:
   free(y);
 }
 
+/* A learnt MPI path raises a link the probe put far too low (its bytes
+ * crossed the links at that rate), so the compressed paths' samples are no
+ * longer capped at 10 x a wrong link. Inputs set by hand, the same on every
+ * rank; no timing. */
+static void test_link_from_mpi(void) {
+  const gz_algorithm_t *mpi = gz_algorithm(GZ_COLL_ALLREDUCE, "mpi");
+  const size_t n = (size_t)1 << 22;
+  gz_ctx_t ctx = NULL;
+  gz_model_t m;
+  double t;
+  if (size == 1)
+    return;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK && mpi, "link context");
+  if (!ctx || !mpi)
+    return;
+  ctx->link_bps = 1e6;                /* what a disturbed probe measured */
+  ctx->bw[GZ_COLL_ALLREDUCE][0] = 1e6; /* the MPI path's first guess */
+  gz_model_of_ctx(ctx, &m);
+  m.mpi_bps = 1e8; /* the time of an allreduce at 1e8 B/s */
+  t = gz_model_time(&m, mpi, (double)n, 4, 1e8);
+  for (int k = 0; k < 8; k++)
+    gz_model_learn(ctx, mpi, (double)n, 4, t, t);
+  gz_ctx_model(ctx, &m);
+  GZ_CHECK(m.mpi_bps > 5e7 && m.link_bps >= m.mpi_bps,
+           "after 8 MPI calls at 1e8 B/s: mpi path %g, link %g", m.mpi_bps, m.link_bps);
+  gz_ctx_destroy(ctx);
+}
+
 /* gz_model_predict: pure arithmetic, the 512-rank projection of the docs. */
 static void test_predict(void) {
   gz_model_t m = GZ_MODEL_INIT;
@@ -291,6 +319,7 @@ int main(int argc, char **argv) {
   test_probe();
   test_learning();
   test_explore_budget();
+  test_link_from_mpi();
   test_predict();
   {
     int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
