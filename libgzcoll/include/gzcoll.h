@@ -255,13 +255,20 @@ typedef struct gz_config {
                                allocated once at gz_ctx_create for calls on
                                device buffers; 0 = none (host buffers only).
                                The same on every rank. */
+  /* version 3 */
+  int mpi_sum_bound; /* 1 (default): a SUM that takes the MPI library's own
+                        path reports the bound of MPI's floating-point sum,
+                        which costs one more read of the input (its largest
+                        |x|); 0: no such read, and result_bound is then
+                        HUGE_VAL (no bound claimed). libgzcoll_pmpi sets 0:
+                        it reports no bounds. */
 } gz_config_t;
 
 /* Version 3: algo became a name (versions 1 and 2 carried an enum and are
  * refused with GZ_ERR_VERSION). */
 #define GZ_CONFIG_VERSION 3u
 #define GZ_CONFIG_INIT                                                                   \
-  { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, "auto", 0, 0.0, 0 }
+  { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, "auto", 0, 0.0, 0, 1 }
 
 /* What one collective call did. */
 typedef struct gz_report {

@@ -113,7 +113,9 @@ static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t 
     rc = mpi->run(ctx, &job);
   if (rc != GZ_OK)
     goto fn_exit;
-  if (d->reduces && a->op == GZ_OP_SUM)
+  if (d->reduces && a->op == GZ_OP_SUM && !ctx->cfg.mpi_sum_bound)
+    rb = HUGE_VAL; /* not asked for: the input was not read for it */
+  else if (d->reduces && a->op == GZ_OP_SUM)
     rb = gz_mpi_sum_bound(a->dtype, P, ag->absmax) / a->divisor +
          (a->divisor != 1.0 ? u * P * ag->absmax / a->divisor : 0.0);
   gz_run_report(ctx, run, report, mpi, 0, 0.0, rb, why);
@@ -218,7 +220,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   on_dev = a->ex && a->ex->be->on_device;
   scratch = a->ex ? a->ex->be->tmp_bytes(a->n_codes) : 0;
   if (local != GZ_OK || gz_row_is_mpi(ch.algo) || !alg || !alg->ws) {
-    if (local == GZ_OK && sum && !a->ex) /* the MPI path's bound */
+    if (local == GZ_OK && sum && !a->ex && ctx->cfg.mpi_sum_bound) /* its bound */
       range(a, &ag);
     why = ch.reason;
     goto uncompressed;
@@ -258,7 +260,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   if (rc != GZ_OK)
     goto fn_exit;
   if (!plan.usable) {
-    if (fused && sum) /* the MPI path's bound */
+    if (fused && sum && ctx->cfg.mpi_sum_bound) /* the MPI path's bound */
       range(a, &ag);
     why = GZ_WHY_DEGENERATE;
     goto uncompressed;

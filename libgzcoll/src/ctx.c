@@ -245,7 +245,8 @@ static gz_result_t configure(gz_ctx_t ctx, const gz_config_t *cfg) {
        ctx->cfg.eb_mode != GZ_EB_PWREL) ||
       (ctx->cfg.bound_policy != GZ_BOUND_STRICT &&
        ctx->cfg.bound_policy != GZ_BOUND_PER_MESSAGE) ||
-      !(ctx->cfg.link_bytes_per_s >= 0) || !isfinite(ctx->cfg.link_bytes_per_s))
+      !(ctx->cfg.link_bytes_per_s >= 0) || !isfinite(ctx->cfg.link_bytes_per_s) ||
+      (ctx->cfg.mpi_sum_bound != 0 && ctx->cfg.mpi_sum_bound != 1))
     return GZ_ERR_ARG;
   for (int c = 0; c < GZ_COLL_COUNT; c++) {
     const gz_algorithm_t *row = gz_algorithm((gz_coll_t)c, algo);
@@ -317,7 +318,7 @@ static uint64_t config_hash(gz_ctx_t ctx) {
   const unsigned char *p;
   i[0] = (int)ctx->cfg.eb_mode;
   i[1] = (int)ctx->cfg.bound_policy;
-  i[2] = 0; /* the name: hashed below with the forced rows */
+  i[2] = ctx->cfg.mpi_sum_bound; /* the name: hashed below with the forced rows */
   for (int c = 0; c < GZ_COLL_COUNT; c++) {
     i[3 + 3 * c] = gz_row_index(ctx->forced[c]);
     i[4 + 3 * c] = (int)ctx->force_src[c];

@@ -273,8 +273,8 @@ static void test_code_width(void) {
           gz_result_t rc, rc_wide;
           char what[128];
           snprintf(what, sizeof what, "code width %s %s %s kind %d P=%d",
-                   cu_allreduce_algos[a], cu_dtype_name(dt),
-                   cu_op_name((gz_op_t)op), kind, world_size);
+                   cu_allreduce_algos[a], cu_dtype_name(dt), cu_op_name((gz_op_t)op),
+                   kind, world_size);
           ctx = cu_ctx(MPI_COMM_WORLD, cu_allreduce_algos[a], E, GZ_EB_ABS,
                        GZ_BOUND_STRICT);
           setenv("GZCOLL_WIDE_CODES", "1", 1);

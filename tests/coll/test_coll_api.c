@@ -319,6 +319,40 @@ static void test_knobs(void) {
   free(slop);
 }
 
+/* cfg.mpi_sum_bound: the MPI path's SUM reports its floating-point bound
+ * (one more read of the input), or skips that read and claims none; the
+ * values are MPI's either way. */
+static void test_mpi_sum_bound(void) {
+  const size_t n = 4099;
+  double *x = cu_alloc(GZ_FLOAT64, n), *y = cu_alloc(GZ_FLOAT64, n),
+         *z = cu_alloc(GZ_FLOAT64, n);
+  gz_config_t cfg = GZ_CONFIG_INIT;
+  gz_ctx_t ctx = NULL;
+  gz_report_t rep;
+  cu_fill(GZ_FLOAT64, x, n, 31 + (uint64_t)rank, 2.0);
+  MPI_Allreduce(x, z, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  snprintf(cfg.algo, sizeof cfg.algo, "mpi");
+  for (int want = 1; want >= 0; want--) {
+    cfg.mpi_sum_bound = want;
+    GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_OK, "mpi_sum_bound %d",
+             want);
+    if (!ctx)
+      continue;
+    GZ_CHECK(gz_allreduce(ctx, x, y, n, GZ_FLOAT64, GZ_OP_SUM, &rep) == GZ_OK &&
+                 memcmp(y, z, n * sizeof *y) == 0,
+             "mpi_sum_bound %d: not MPI's sum", want);
+    GZ_CHECK(want ? isfinite(rep.result_bound) && (rep.result_bound > 0 || size == 1)
+                  : rep.result_bound == HUGE_VAL,
+             "mpi_sum_bound %d: reported bound %g", want, rep.result_bound);
+    gz_ctx_destroy(ctx);
+  }
+  cfg.mpi_sum_bound = 2;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, &cfg, &ctx) == GZ_ERR_ARG, "mpi_sum_bound 2");
+  free(x);
+  free(y);
+  free(z);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -328,6 +362,7 @@ int main(int argc, char **argv) {
   test_overrides();
   test_explain();
   test_knobs();
+  test_mpi_sum_bound();
   {
     int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
     MPI_Finalize();

@@ -255,7 +255,7 @@ static void test_link_from_mpi(void) {
   GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK && mpi, "link context");
   if (!ctx || !mpi)
     return;
-  ctx->link_bps = 1e6;                /* what a disturbed probe measured */
+  ctx->link_bps = 1e6;                 /* what a disturbed probe measured */
   ctx->bw[GZ_COLL_ALLREDUCE][0] = 1e6; /* the MPI path's first guess */
   gz_model_of_ctx(ctx, &m);
   m.mpi_bps = 1e8; /* the time of an allreduce at 1e8 B/s */
