@@ -55,6 +55,10 @@ gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, siz
 gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
                            size_t size, void *out, size_t n);
 
+/* Whether this CPU runs AVX2 (asked once): the one run-time test behind
+ * the codec's vector loops, values.c's and codes.c's. */
+int gz_cpu_avx2(void);
+
 /* The integer-code kernels' instruction set: want < 0 asks (choosing the
  * best the CPU has on first use), 0 forces the portable loops, 1 AVX2 when
  * the CPU has it. Returns the level in effect. Both give identical results;

@@ -307,11 +307,7 @@ GZ_KERNELS(avx2, GZ_TARGET_AVX2)
 static int simd_level = -1; /* -1: not chosen yet */
 
 int gz_codes_simd(int want) {
-  int have = 0;
-#ifdef GZ_HAVE_AVX2
-  __builtin_cpu_init();
-  have = __builtin_cpu_supports("avx2") ? 1 : 0;
-#endif
+  int have = gz_cpu_avx2();
   if (want >= 0 || simd_level < 0)
     simd_level = want >= 0 && want < have ? want : have;
   return simd_level;

@@ -301,13 +301,7 @@ static const values_kernels_t avx2 = {quant_avx2, dequant_avx2, decode24_avx2};
 
 static const values_kernels_t *kernels_for(int isa) {
 #ifdef HAVE_AVX2_PATH
-  static int have = -1;
-  if (isa == GZ_ISA_AUTO) {
-    if (have < 0) /* a race here writes the same value */
-      have = __builtin_cpu_supports("avx2") ? 1 : 0;
-    isa = have ? GZ_ISA_AVX2 : GZ_ISA_PORTABLE;
-  }
-  if (isa == GZ_ISA_AVX2 && __builtin_cpu_supports("avx2"))
+  if ((isa == GZ_ISA_AUTO || isa == GZ_ISA_AVX2) && gz_cpu_avx2())
     return &avx2;
 #else
   (void)isa;
@@ -319,7 +313,7 @@ int gz_values_isa_available(int isa) {
   if (isa == GZ_ISA_PORTABLE || isa == GZ_ISA_AUTO)
     return 1;
 #ifdef HAVE_AVX2_PATH
-  return isa == GZ_ISA_AVX2 && __builtin_cpu_supports("avx2");
+  return isa == GZ_ISA_AVX2 && gz_cpu_avx2();
 #else
   return 0;
 #endif
