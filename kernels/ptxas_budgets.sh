@@ -18,12 +18,28 @@ if [ ! -x "$nvcc" ]; then
 fi
 archs=("$@")
 [ ${#archs[@]} -gt 0 ] || archs=(sm_80 sm_90)
+# the constants gz_block.h takes from gzcoll.h, as kernels/CMakeLists.txt passes them
+defs=()
+for c in GZ_BLOCK GZ_CHUNK_DEFAULT; do
+  v=$(sed -n "s/^#define $c  *\([^ ]*\).*/\1/p" "$here/../libgzcoll/include/gzcoll.h")
+  if [ -z "$v" ]; then
+    echo "ptxas budgets: no '#define $c VALUE' in libgzcoll/include/gzcoll.h" >&2
+    exit 1
+  fi
+  defs+=("-D$c=$v")
+done
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+one=$(mktemp)
+trap 'rm -f "$out" "$one"' EXIT
 for arch in "${archs[@]}"; do
   for cu in "$here"/*.cu; do
-    "$nvcc" -std=c++17 -arch="$arch" -c -Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror -Xptxas -v -o /dev/null "$cu" 2>&1 |
-      sed "s/^/$arch /" >>"$out"
+    if ! "$nvcc" -std=c++17 -arch="$arch" -c -Werror all-warnings \
+      -Xcompiler=-Wall,-Wextra,-Werror "${defs[@]}" -Xptxas -v -o /dev/null "$cu" >"$one" 2>&1; then
+      cat "$one" >&2
+      echo "ptxas budgets: $(basename "$cu") does not compile for $arch" >&2
+      exit 1
+    fi
+    sed "s/^/$arch /" "$one" >>"$out"
   done
 done
 # one line per kernel: arch name registers stack spill(stores+loads) smem
