@@ -23,6 +23,8 @@
  */
 #include "codec/codec.h"
 
+#include "gz_block_walk.h" /* gz_put_u64le, gz_get_u64le */
+
 #include <math.h>
 #include <string.h>
 
@@ -112,14 +114,6 @@ static double widen(uint32_t bits, gz_cast_t cast) {
   return x;
 }
 
-static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-
-static uint64_t get_u64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
 /* The cast of n values of type T into the narrow type N: one pass,
  * escapes appended after the narrow values; returns the escape count. */
 #define GZ_CAST_LOOP(T, N)                                                               \
@@ -132,7 +126,7 @@ static uint64_t get_u64(const uint8_t *p) {
       uint8_t *rec = esc + k * (8 + sizeof(T));                                          \
       if (rec + 8 + sizeof(T) > end)                                                     \
         return SIZE_MAX; /* no smaller than raw: stop */                                 \
-      put_u64(rec, i);                                                                   \
+      gz_put_u64le(rec, i);                                                              \
       memcpy(rec + 8, &v, sizeof(T));                                                    \
       k++;                                                                               \
     }                                                                                    \
@@ -176,13 +170,13 @@ gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, siz
                             : cast_f64_u16(in, n, cast, narrow_at, esc, end);
   }
   if (k == SIZE_MAX) { /* the cast would be no smaller than the values: raw */
-    put_u64(out, UINT64_MAX);
+    gz_put_u64le(out, UINT64_MAX);
     if (n)
       memcpy(out + 8, in, n * esz);
     *size = raw;
     return GZ_OK;
   }
-  put_u64(out, k);
+  gz_put_u64le(out, k);
   *size = 8 + n * tsize + k * (8 + esz);
   return GZ_OK;
 }
@@ -195,7 +189,7 @@ gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
     return GZ_ERR_ARG;
   if (size < 8)
     return GZ_ERR_CORRUPT;
-  k = get_u64(in);
+  k = gz_get_u64le(in);
   if (k == UINT64_MAX) {
     if (size != 8 + n * esz)
       return GZ_ERR_CORRUPT;
@@ -220,8 +214,8 @@ gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
   }
   esc = in + 8 + n * tsize;
   for (size_t j = 0; j < k; j++) {
-    size_t at = (size_t)get_u64(esc + j * (8 + esz));
-    if (at >= n || (j > 0 && at <= (size_t)get_u64(esc + (j - 1) * (8 + esz))))
+    size_t at = (size_t)gz_get_u64le(esc + j * (8 + esz));
+    if (at >= n || (j > 0 && at <= (size_t)gz_get_u64le(esc + (j - 1) * (8 + esz))))
       return GZ_ERR_CORRUPT;
     memcpy((char *)out + at * esz, esc + j * (8 + esz) + 8, esz);
   }

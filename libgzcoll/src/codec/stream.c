@@ -47,6 +47,7 @@
 #include "codec/chunk2.h"
 
 #include "gz_block.h"
+#include "gz_block_walk.h" /* gz_put_u32le ... gz_get_u64le */
 
 #include <math.h>
 #include <stdlib.h>
@@ -60,28 +61,13 @@
 #define GZ_HEADER2_SIZE 72
 #define GZ_CHUNK2_DEFAULT (1u << 21)
 
-static void put_u32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put_u64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
 static void put_f64(uint8_t *p, double d) {
   uint64_t v;
   memcpy(&v, &d, 8);
-  put_u64(p, v);
-}
-static uint32_t get_u32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-static uint64_t get_u64(const uint8_t *p) {
-  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+  gz_put_u64le(p, v);
 }
 static double get_f64(const uint8_t *p) {
-  uint64_t v = get_u64(p);
+  uint64_t v = gz_get_u64le(p);
   double d;
   memcpy(&d, &v, 8);
   return d;
@@ -151,12 +137,12 @@ gz_quant_t gz_codec_quant(double abs_bound) {
 static size_t compact_chunks(uint8_t *index, size_t nchunks, uint8_t *data, size_t slot) {
   size_t pos = 0;
   for (size_t c = 0; c < nchunks; c++) {
-    size_t size = get_u32(index + 8 * c);
+    size_t size = gz_get_u32le(index + 8 * c);
     if (pos != c * slot)
       memmove(data + pos, data + c * slot, size);
     pos += size;
   }
-  put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
+  gz_put_u32le(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
   return pos;
 }
 
@@ -222,9 +208,9 @@ static void put_header(uint8_t *o, uint8_t version, const gz_codec_params_t *par
   o[7] = 0;
   put_f64(o + 8, params->error_bound);
   put_f64(o + 16, eb);
-  put_u64(o + 24, (uint64_t)n);
-  put_u32(o + 32, (uint32_t)chunk_vals);
-  put_u32(o + 36, (uint32_t)nchunks);
+  gz_put_u64le(o + 24, (uint64_t)n);
+  gz_put_u32le(o + 32, (uint32_t)chunk_vals);
+  gz_put_u32le(o + 36, (uint32_t)nchunks);
 }
 
 static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, size_t n,
@@ -240,10 +226,10 @@ static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, 
   if (nchunks > UINT32_MAX)
     return GZ_ERR_ARG;
   put_header(o, 2, params, eb, n, chunk_vals, nchunks);
-  put_u32(o + 40, 0); /* format 2: the header's CRC follows its box, below */
+  gz_put_u32le(o + 40, 0); /* format 2: the header's CRC follows its box, below */
   for (int k = 0; k < 3; k++)
-    put_u64(o + 44 + 8 * k, (uint64_t)d[k]);
-  put_u32(o + 68, gz_crc32(o, 68));
+    gz_put_u64le(o + 44 + 8 * k, (uint64_t)d[k]);
+  gz_put_u32le(o + 68, gz_crc32(o, 68));
   index = o + GZ_HEADER2_SIZE;
   data = index + 8 * nchunks + 4;
   slot = gz_chunk2_bound(chunk_vals, elem);
@@ -266,8 +252,8 @@ static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, 
       size = gz_chunk2_encode(params->dtype, (const uint8_t *)in + first * elem, box, &qp,
                               (int)params->predictor, dst, &failed, &w);
       nomem |= failed;
-      put_u32(index + 8 * c, (uint32_t)size);
-      put_u32(index + 8 * c + 4, gz_crc32(dst, size));
+      gz_put_u32le(index + 8 * c, (uint32_t)size);
+      gz_put_u32le(index + 8 * c + 4, gz_crc32(dst, size));
     }
     gz_chunk2_work_free(&w);
   }
@@ -311,7 +297,7 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   qp = gz_codec_quant(eb);
 
   put_header(o, GZ_STREAM_VERSION, params, eb, n, chunk_len, nchunks);
-  put_u32(o + 40, gz_crc32(o, 40));
+  gz_put_u32le(o + 40, gz_crc32(o, 40));
   index = o + GZ_STREAM_HEADER;
   data = index + 8 * nchunks + 4;
 
@@ -321,11 +307,11 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
       size_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
       size_t size = gz_encode_values(params->dtype, (const uint8_t *)in + first * elem,
                                      len, &qp, data + pos);
-      put_u32(index + 8 * c, (uint32_t)size);
-      put_u32(index + 8 * c + 4, gz_crc32(data + pos, size));
+      gz_put_u32le(index + 8 * c, (uint32_t)size);
+      gz_put_u32le(index + 8 * c + 4, gz_crc32(data + pos, size));
       pos += size;
     }
-    put_u32(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
+    gz_put_u32le(index + 8 * nchunks, gz_crc32(index, 8 * nchunks));
     *out_size = (size_t)(data - o) + pos;
     return GZ_OK;
   }
@@ -341,8 +327,8 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
     uint8_t *dst = data + (size_t)c * slot;
     size_t size = gz_encode_values(params->dtype, (const uint8_t *)in + first * elem, len,
                                    &qp, dst);
-    put_u32(index + 8 * c, (uint32_t)size);
-    put_u32(index + 8 * c + 4, gz_crc32(dst, size));
+    gz_put_u32le(index + 8 * c, (uint32_t)size);
+    gz_put_u32le(index + 8 * c + 4, gz_crc32(dst, size));
   }
   *out_size = (size_t)(data - o) + compact_chunks(index, nchunks, data, slot);
   return GZ_OK;
@@ -362,16 +348,16 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
     return GZ_ERR_CORRUPT;
   version = s[4];
   if (version != 1 && version != 2)
-    return get_u32(s + 40) == gz_crc32(s, 40) ? GZ_ERR_VERSION : GZ_ERR_CORRUPT;
+    return gz_get_u32le(s + 40) == gz_crc32(s, 40) ? GZ_ERR_VERSION : GZ_ERR_CORRUPT;
   hsize = version == 1 ? GZ_STREAM_HEADER : GZ_HEADER2_SIZE;
-  if (size < hsize || get_u32(s + hsize - 4) != gz_crc32(s, hsize - 4))
+  if (size < hsize || gz_get_u32le(s + hsize - 4) != gz_crc32(s, hsize - 4))
     return GZ_ERR_CORRUPT;
   elem = gz_dtype_size((gz_dtype_t)s[5]);
   eb = get_f64(s + 8);
   abs_eb = get_f64(s + 16);
-  count = get_u64(s + 24);
-  chunk_len = get_u32(s + 32);
-  nchunks = get_u32(s + 36);
+  count = gz_get_u64le(s + 24);
+  chunk_len = gz_get_u32le(s + 32);
+  nchunks = gz_get_u32le(s + 36);
   d[2] = count;
   if (!elem || s[6] > GZ_EB_REL || s[7] != 0 || !(eb >= 0) || !(abs_eb >= 0) ||
       !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
@@ -382,8 +368,8 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
   if (version == 2) {
     uint64_t slab;
     for (int k = 0; k < 3; k++)
-      d[k] = get_u64(s + 44 + 8 * k);
-    if (get_u32(s + 40) != 0 || d[0] == 0 || d[1] == 0 || d[1] > UINT32_MAX ||
+      d[k] = gz_get_u64le(s + 44 + 8 * k);
+    if (gz_get_u32le(s + 40) != 0 || d[0] == 0 || d[1] == 0 || d[1] > UINT32_MAX ||
         d[2] > UINT64_MAX / d[1] || d[1] * d[2] > UINT64_MAX / d[0] ||
         d[0] * d[1] * d[2] != count)
       return GZ_ERR_CORRUPT;
@@ -397,10 +383,10 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
   total = hsize + 8 * nchunks + 4;
   if (total > size)
     return GZ_ERR_CORRUPT;
-  if (get_u32(s + hsize + 8 * nchunks) != gz_crc32(s + hsize, 8 * nchunks))
+  if (gz_get_u32le(s + hsize + 8 * nchunks) != gz_crc32(s + hsize, 8 * nchunks))
     return GZ_ERR_CORRUPT;
   for (uint64_t c = 0; c < nchunks; c++) {
-    total += get_u32(s + hsize + 8 * c);
+    total += gz_get_u32le(s + hsize + 8 * c);
     if (total > size)
       return GZ_ERR_CORRUPT;
   }
@@ -425,10 +411,10 @@ static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
   size_t first = c * info->chunk_len;
   size_t len =
       info->count - first < info->chunk_len ? info->count - first : info->chunk_len;
-  size_t csize = get_u32(index + 8 * c);
+  size_t csize = gz_get_u32le(index + 8 * c);
   const uint8_t *src = data + offset;
   uint8_t *dst = (uint8_t *)out + first * gz_dtype_size(info->dtype);
-  if (get_u32(index + 8 * c + 4) != gz_crc32(src, csize))
+  if (gz_get_u32le(index + 8 * c + 4) != gz_crc32(src, csize))
     return 1;
   if (info->format_version == 2) {
     size_t box[3];
@@ -465,7 +451,7 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
       return GZ_ERR_NOMEM;
     for (uint32_t c = 0; c < info.chunk_count; c++) {
       offsets[c] = pos;
-      pos += get_u32(index + 8 * (size_t)c);
+      pos += gz_get_u32le(index + 8 * (size_t)c);
     }
 #ifdef _OPENMP
 #pragma omp parallel reduction(| : failed)
@@ -484,7 +470,7 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
     gz_chunk2_work_t w = {{NULL}, {0}};
     for (uint32_t c = 0; c < info.chunk_count && !failed; c++) {
       failed = decode_chunk(&info, index, data, c, pos, &qp, out, &w);
-      pos += get_u32(index + 8 * (size_t)c);
+      pos += gz_get_u32le(index + 8 * (size_t)c);
     }
     gz_chunk2_work_free(&w);
   }
