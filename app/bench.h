@@ -21,6 +21,9 @@ int gz_bench_model(int argc, char **argv, MPI_Comm comm);
  * -1 for anything else or a size outside [1, 1e15] (app/bench_coll.c). */
 int gz_bench_parse_bytes(const char *s, double *bytes);
 
+/* The median of v[0..n) (sorted in place; 0 when n <= 0) (app/bench_coll.c). */
+double gz_bench_median(double *v, int n);
+
 /* Element i of rank r's "smooth" benchmark field (two sines, in [-1.5, 1.5];
  * gzbench coll's default data, also the field gzbench model codes). */
 double gz_bench_smooth(int rank, size_t i);

@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "app.h"
+#include "bench.h"
 #include "metrics.h"
 
 #include "gzcoll.h"
@@ -46,16 +47,6 @@ static double seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Smooth 3-D field: a few low-wavenumber plane waves, scaled to [-1, 1]. */
@@ -165,8 +156,8 @@ static void bench_gz(const bench_field_t *f, double eb, int reps, bench_row_t *r
     }
   }
   row->ratio = (double)(f->n * 4) / (double)size;
-  row->comp_gbs = (double)(f->n * 4) / median(tc, reps) / 1e9;
-  row->dec_gbs = (double)(f->n * 4) / median(td, reps) / 1e9;
+  row->comp_gbs = (double)(f->n * 4) / gz_bench_median(tc, reps) / 1e9;
+  row->dec_gbs = (double)(f->n * 4) / gz_bench_median(td, reps) / 1e9;
   quality(f->x, y, f->n, &row->max_err, &row->psnr);
   row->ok = 1;
 done:
@@ -212,8 +203,8 @@ static void bench_zfp(const bench_field_t *f, double eb, int reps, bench_row_t *
     }
   }
   row->ratio = (double)(f->n * 4) / (double)size;
-  row->comp_gbs = (double)(f->n * 4) / median(tc, reps) / 1e9;
-  row->dec_gbs = (double)(f->n * 4) / median(td, reps) / 1e9;
+  row->comp_gbs = (double)(f->n * 4) / gz_bench_median(tc, reps) / 1e9;
+  row->dec_gbs = (double)(f->n * 4) / gz_bench_median(td, reps) / 1e9;
   quality(f->x, y, f->n, &row->max_err, &row->psnr);
   row->ok = 1;
 done:

@@ -376,7 +376,7 @@ static void print_row(bench_t *b, size_t bytes, const shape_t *s, const char *al
   }
 }
 
-static double median(double *v, int n) {
+double gz_bench_median(double *v, int n) {
   if (n <= 0)
     return 0;
   qsort(v, (size_t)n, sizeof *v, cmp_double);
@@ -570,10 +570,10 @@ static int run_size(bench_t *b, size_t bytes) {
     row.psnr = sums[3] > 0 && nout > 0 && range > 0
                    ? 20 * log10(range) - 10 * log10(sums[3] / (double)nout)
                    : HUGE_VAL;
-    row.t_max = median(times, nt);
-    row.t_min = median(tmin, nt);
-    row.t_avg = median(tavg, nt);
-    row.codec = median(tcodec, nt);
+    row.t_max = gz_bench_median(times, nt);
+    row.t_min = gz_bench_median(tmin, nt);
+    row.t_avg = gz_bench_median(tavg, nt);
+    row.codec = gz_bench_median(tcodec, nt);
     row.ran = a->direct ? "mpi" : rep.algo;
     for (int q = 0; q < 4; q++)
       row.prof[q] = a->direct ? -1 : prof[q];

@@ -151,11 +151,6 @@ static int probe_model(MPI_Comm comm, double eb, int calls, double bytes, gz_mod
   return rc == GZ_OK ? 0 : -1;
 }
 
-static int cmp_seconds(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* --check: each algorithm of allreduce forced for `calls` timed calls of
  * `bytes` per rank after one warm-up, beside the model m's time, computed
  * before any of them. Collective (m the same on every rank); rank 0
@@ -202,9 +197,7 @@ static int check_model(MPI_Comm comm, double eb, int calls, double bytes,
     gz_ctx_destroy(ctx);
     fail = rc != GZ_OK;
     if (!fail && rank == 0) {
-      double med;
-      qsort(t, (size_t)calls, sizeof *t, cmp_seconds);
-      med = calls % 2 ? t[calls / 2] : 0.5 * (t[calls / 2 - 1] + t[calls / 2]);
+      double med = gz_bench_median(t, calls);
       printf("%12s %12.4g %12.4g %+7.0f%%\n", model[a].algo, model[a].seconds * 1e3,
              med * 1e3, 100.0 * (model[a].seconds - med) / med);
     }
