@@ -32,6 +32,9 @@
 #define GZS_ERRLEN 1024
 #define GZS_PATHLEN 4096
 #define GZS_MPI_CHUNK (1 << 28) /* elements per MPI call */
+/* Values per read into the reading buffer (at most a slab): a reused 32 MiB
+ * of doubles instead of a fresh buffer the size of a snapshot */
+#define GZS_READ_VALUES ((size_t)1 << 22)
 
 /* Effective options: command line over config file over defaults. Strings
  * are owned copies (freed by gzs_opts_free). */

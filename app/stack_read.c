@@ -29,7 +29,9 @@ static int all_busy_need(const gzs_run_t *r, int f) {
 
 static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
                          size_t errlen) {
-  size_t slab = gzs_slab_values(o), M = r->npoints, blen = M < slab ? M : slab;
+  size_t slab = gzs_slab_values(o), M = r->npoints;
+  size_t part = slab < GZS_READ_VALUES ? slab : GZS_READ_VALUES,
+         blen = M < part ? M : part;
   double *buf = malloc(sizeof(double) * blen + 1);
   gzs_acc_t s;
   uint64_t mine_lo = r->my_first, mine_hi = r->my_first + r->my_count;

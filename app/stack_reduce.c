@@ -103,11 +103,11 @@ static int reduce_slabs(const gzs_opts_t *o, gzs_run_t *r, const double *src,
   for (size_t off = 0; off < M; off += slab) {
     size_t n = M - off < slab ? M - off : slab;
     gz_report_t rep;
-    gz_result_t grc = dev->buf
-                          ? gzs_device_allreduce(dev, ctx, src + off, r->reduced + off, n,
-                                                 gz_op_of(o->op), comm, &rep)
-                          : gz_allreduce(ctx, src + off, r->reduced + off, n, GZ_FLOAT64,
-                                         gz_op_of(o->op), &rep);
+    gz_result_t grc =
+        dev->buf ? gzs_device_allreduce(dev, ctx, src + off, r->reduced + off, n,
+                                        gz_op_of(o->op), comm, &rep)
+                 : gz_allreduce(ctx, src == r->reduced ? GZ_IN_PLACE : src + off,
+                                r->reduced + off, n, GZ_FLOAT64, gz_op_of(o->op), &rep);
     if (grc != GZ_OK) {
       snprintf(err, errlen, "compressed allreduce failed: %s", gz_strerror(grc));
       if (r->rank == 0)
@@ -146,7 +146,11 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
   gzs_claim_in_t in;
   gzs_claim_t claim;
   double maxabs = 0;
-  gzs_finish_field(o, r, r->reduced, r->result);
+  if (!r->result) { /* in place: nothing reads the reduced values later */
+    r->result = r->reduced;
+    r->reduced = NULL;
+  }
+  gzs_finish_field(o, r, r->reduced ? r->reduced : r->result, r->result);
   for (size_t i = 0; i < M; i++)
     if (isfinite(r->result[i]) && fabs(r->result[i]) > maxabs)
       maxabs = fabs(r->result[i]);
@@ -318,6 +322,11 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   gz_ctx_t ctx = NULL;
   gz_result_t grc;
   int rc = -1, kept = 0, repro = o->reproducible && r->codes;
+  /* Without --verify nothing reads the partial stacks after the allreduce,
+   * nor (except the moments' second stage) the reduced values after the
+   * field: both steps then work in place, on one double buffer instead of
+   * three (fresh pages cost the kernel about as much as the work on them) */
+  int in_place = !repro && !o->verify;
   double t_setup;
 
   if (gzs_agree_counts(r, comm) != 0)
@@ -325,10 +334,16 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   if (!repro)
     plan_allreduce(o, r, &cfg);
   fill_empty_points(o, r); /* also for --verify's reference of --reproducible */
-  r->reduced = malloc(sizeof(double) * M + 1);
-  r->result = malloc(sizeof(double) * M + 1);
+  if (in_place) {
+    r->reduced = r->acc; /* the partials become the reduced values */
+    r->acc = NULL;
+  } else {
+    r->reduced = malloc(sizeof(double) * M + 1);
+  }
+  r->result = in_place && !r->moment_pass ? NULL : malloc(sizeof(double) * M + 1);
   r->out = malloc(gz_dtype_size(r->dtype) * M + 1);
-  if (gzs_agree(comm, !r->reduced || !r->result || !r->out,
+  if (gzs_agree(comm,
+                !r->reduced || (!r->result && !(in_place && !r->moment_pass)) || !r->out,
                 "out of memory for the result"))
     return -1;
   if (repro) {
@@ -354,7 +369,8 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
       fprintf(stderr, "gzstack stack: %s\n", err);
     goto fail;
   }
-  if (reduce_slabs(o, r, r->acc, ctx, &dev, slab, comm, err, errlen) != 0)
+  if (reduce_slabs(o, r, in_place ? r->reduced : r->acc, ctx, &dev, slab, comm, err,
+                   errlen) != 0)
     goto fail;
   agree_reports(r, comm);
   finish_result(o, r);
