@@ -15,12 +15,13 @@
 #   2. gzstack on N 4096 x 4096 float32 wavefield snapshots (64 MiB each, one
 #      per rank): --algo auto, mpi, ring, redoub (metrics JSON kept);
 #   3. examples/plain_allreduce (4 Mi floats) plain and through
-#      libgzcoll_pmpi (GZCOLL_ERROR_BOUND=1e-4, GZCOLL_VERBOSE=1, no
-#      GZCOLL_ALGO).
+#      libgzcoll_pmpi (GZCOLL_ERROR_BOUND=1e-4, GZCOLL_VERBOSE=1), auto and
+#      each algorithm forced by GZCOLL_ALGO.
 # Environment: BENCH_ITERS (3), BENCH_OUT, BENCH_DATA (/tmp/gz15), STEPS
 # ("model coll stack pmpi"), LEARN_SIZE (16MiB), CHECK_CALLS (3), STACK_REPS
 # (1: rounds of the four gzstack runs, interleaved; the medians and auto's
-# distance to the best forced one are printed).
+# distance to the best forced one are printed), PMPI_REPS (1: the same for
+# plain_allreduce through libgzcoll_pmpi, auto and each algorithm forced).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -113,10 +114,38 @@ EOF
 fi
 
 if [[ " $STEPS " == *" pmpi "* ]]; then
-  echo "## plain_allreduce 4194304 5 (plain MPI)" >>"$LOG"
-  launch "$BUILD/examples/plain_allreduce" 4194304 5 >>"$LOG" 2>&1
-  echo "## plain_allreduce 4194304 5 with LD_PRELOAD=libgzcoll_pmpi.so GZCOLL_ERROR_BOUND=1e-4 GZCOLL_VERBOSE=1" >>"$LOG"
-  launch -x LD_PRELOAD="$BUILD/pmpi/libgzcoll_pmpi.so" -x GZCOLL_ERROR_BOUND=1e-4 \
-    -x GZCOLL_VERBOSE=1 "$BUILD/examples/plain_allreduce" 4194304 5 >>"$LOG" 2>&1
+  # plain MPI, then through the interposer with auto and with each algorithm
+  # forced (GZCOLL_ALGO), PMPI_REPS rounds interleaved; the medians of the
+  # allreduce's seconds per call and auto's distance to the best forced one
+  PRELOAD=(-x LD_PRELOAD="$BUILD/pmpi/libgzcoll_pmpi.so" -x GZCOLL_ERROR_BOUND=1e-4)
+  for rep in $(seq "${PMPI_REPS:-1}"); do
+    echo "## plain_allreduce 4194304 5 (plain MPI, round $rep)" >>"$LOG"
+    launch "$BUILD/examples/plain_allreduce" 4194304 5 >>"$LOG" 2>&1
+    for algo in auto mpi ring redoub; do
+      echo "## plain_allreduce 4194304 5 with LD_PRELOAD=libgzcoll_pmpi.so GZCOLL_ERROR_BOUND=1e-4 GZCOLL_ALGO=$algo GZCOLL_VERBOSE=1 (round $rep)" >>"$LOG"
+      launch "${PRELOAD[@]}" -x GZCOLL_ALGO="$algo" -x GZCOLL_VERBOSE=1 \
+        "$BUILD/examples/plain_allreduce" 4194304 5 >>"$LOG" 2>&1
+    done
+  done
+  python3 - "$LOG" >>"$LOG" <<'EOF'
+import re, statistics, sys
+runs, cur = {}, None
+for line in open(sys.argv[1]):
+    if line.startswith("## plain_allreduce"):
+        a = re.search(r"GZCOLL_ALGO=(\w+)", line)
+        cur = "pmpi " + a.group(1) if a else "plain MPI"
+    m = re.match(r"ranks \d+ +values \d+ +allreduce ([0-9.eE+-]+) s", line)
+    if m and cur:
+        runs.setdefault(cur, []).append(float(m.group(1)))
+        cur = None
+med = {k: statistics.median(v) for k, v in runs.items()}
+forced = [k for k in med if k.startswith("pmpi ") and k != "pmpi auto"]
+if "pmpi auto" in med and forced:
+    best = min(forced, key=med.get)
+    print("# pmpi allreduce s per call, medians of %d: %s; auto vs best forced (%s): %+.1f %%"
+          % (len(runs["pmpi auto"]), ", ".join("%s %.4f" % (k, med[k]) for k in med), best,
+             100 * (med["pmpi auto"] / med[best] - 1)))
+EOF
 fi
+
 echo "model_bench: $LOG"
