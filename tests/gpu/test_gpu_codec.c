@@ -12,8 +12,10 @@
  *     every kind of damaged table entry (checksums redone, so only the
  *     table walk can catch it) is refused by both;
  *   - codes: gz_dev_quantize == the CPU backend, the indexed encoding ==
- *     gz_codes_encode_indexed, decode-reduce == the CPU for SUM/MAX/MIN, the
- *     same escape verdict. */
+ *     gz_codes_encode_indexed, decode-reduce == the CPU for SUM/MAX/MIN;
+ *     quantize fused with encode (gz_dev_quantize_encode, and the backends'
+ *     quantize_encode_async) == quantize then encode: the same codes, the
+ *     same message bytes, the same escape verdict. */
 #include "gz_test.h"
 
 #include "codec_fields.h"
@@ -268,7 +270,7 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
   memset(&ex, 0, sizeof ex);
   ex.be = &gz_backend_cpu;
   ex.size_out = &hs;
-  unsigned qflags = 0;
+  unsigned qflags = 0, fflags = 0;
   gz_result_t qrc;
   ex.be->quantize(&ex, f32 ? GZ_FLOAT32 : GZ_FLOAT64, x, n, eb, (int64_t)1 << 40, q);
   qrc = ex.be->sync(&ex);
@@ -288,6 +290,36 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
   d2h(gm, dm, gsize <= bound ? gsize : bound);
   GZ_CHECK(gsize == hsize && memcmp(gm, hm, hsize) == 0, "%s: GPU indexed bytes differ",
            what);
+  /* quantize fused with encode: GPU kernel, then both backends' op */
+  gz_dev_memset_async(dq, 0x5a, n * 8, NULL);
+  gz_dev_memset_async(dm, 0x5a, bound, NULL);
+  gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+  GZ_CHECK(gz_dev_quantize_encode(f32 ? 1 : 2, dx, n, eb, (double)((int64_t)1 << 40), dq,
+                                  dflags, dm, bound, dt, tmpb, dsize, NULL) == GZ_DEV_OK,
+           "%s: GPU quantize-encode: %s", what, gz_dev_last_error());
+  d2h(g, dq, n * 8);
+  d2h(&fflags, dflags, sizeof fflags);
+  d2h(&gsize, dsize, 8);
+  d2h(gm, dm, gsize <= bound ? gsize : bound);
+  GZ_CHECK(memcmp(q, g, n * 8) == 0 && fflags == qflags && gsize == hsize &&
+               memcmp(gm, hm, hsize) == 0,
+           "%s: fused quantize-encode differs (flags %u, quantize's %u; %llu bytes, %zu)",
+           what, fflags, qflags, (unsigned long long)gsize, hsize);
+  { /* the CPU backend's op (the CUDA one, through the collectives' tests) */
+    gz_exec_t fx;
+    uint64_t fsize = 0;
+    gz_result_t frc;
+    memset(&fx, 0, sizeof fx);
+    fx.be = &gz_backend_cpu;
+    fx.size_out = &fsize;
+    memset(g, 0x5a, n * 8);
+    frc = fx.be->quantize_encode_async(&fx, f32 ? GZ_FLOAT32 : GZ_FLOAT64, x, n, eb,
+                                       (int64_t)1 << 40, g, gm, bound);
+    frc = frc == GZ_OK ? fx.be->sync(&fx) : frc;
+    GZ_CHECK(frc == qrc && memcmp(q, g, n * 8) == 0 && fsize == hsize &&
+                 memcmp(gm, hm, hsize) == 0,
+             "%s: the CPU backend's quantize_encode_async differs", what);
+  }
   for (int op = GZ_DEV_OP_SUM; op <= GZ_DEV_OP_REPLACE; op++) {
     for (size_t i = 0; i < n; i++)
       acc[i] = (int64_t)(i % 1000) - 500;
