@@ -1,5 +1,5 @@
 /*
- * stream.c - the self-describing compressed stream, format versions 1 and 2.
+ * stream.c - the self-describing compressed stream, format versions 1, 2 and 3.
  *
  * Format version 3 (written when params->predictor is GZ_PRED_NONE, and by
  * the GPU codec), and version 1 (written before 2026-11-24, still read):
