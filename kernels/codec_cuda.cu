@@ -1,6 +1,8 @@
 /*
  * codec_cuda.cu - the stream codec on the GPU, producing and reading the
- * exact bytes of libgzcoll/src/codec/stream.c (format version 1).
+ * exact bytes of libgzcoll/src/codec/stream.c (format version 3: format 1's
+ * blocks, each chunk led by a table of its segments' offsets; version 1 is
+ * read too).
  *
  * Compression, all on the caller's stream, no host synchronisation:
  *   1. (REL only) k_range: finite min / max per thread block;
@@ -11,10 +13,13 @@
  *      thread block's tile of blocks gets its offset from a scan with
  *      decoupled look-back (gz_tile_prefix); each warp writes its block
  *      straight into place and ends[b] (chunks hold whole blocks and lie back
- *      to back, so the data section is the blocks in order);
- *   4. k_chunk_index: one thread block per chunk writes the chunk's size and
- *      CRC-32 into the index: each thread checksums a slice, a tree combines
- *      the slices' CRCs (gz_crc32_combine, block_crc32 below);
+ *      to back, so the data section is the blocks in order, with each
+ *      chunk's segment table in front of its blocks: the tables' sizes
+ *      depend on n and chunk_len only, seg_layout_t);
+ *   4. k_chunk_index: one thread block per chunk writes the chunk's segment
+ *      table (from ends), then its size and CRC-32 into the index: each
+ *      thread checksums a slice, a tree combines the slices' CRCs
+ *      (gz_crc32_combine, block_crc32 below);
  *   5. k_stream_header (1 block): header and header CRC (thread 0), index
  *      CRC (the block), the total size (*d_size).
  * Decompression, also without host synchronisation:
@@ -22,9 +27,12 @@
  *      gz_stream_info does (the block checksums the index) and prefix-sums
  *      the chunk offsets;
  *   2. k_dec_chunks: one thread block per chunk verifies the chunk CRC in
- *      parallel, then its thread 0 walks the blocks (gz_block_values_size)
- *      to find where each block starts;
- *   3. k_dec_blocks: one warp per block decodes it, lane i writing value i
+ *      parallel;
+ *   3. k_dec_segs: one thread per segment of every chunk walks its blocks
+ *      (gz_block_values_size) to find where each starts: at most
+ *      GZ_STREAM_SEG_BLOCKS blocks per thread, all segments at once (a
+ *      version-1 stream has no tables: one walk per chunk);
+ *   4. k_dec_blocks: one warp per block decodes it, lane i writing value i
  *      (gz_warp_decode: the values of gz_block_decode_f32/f64).
  *   Failures set bits of the caller's flag word; later kernels then skip.
  *
@@ -35,15 +43,41 @@
 #include "gz_warp.cuh"
 
 #define GZ_RANGE_BLOCKS 1024
-/* Thread blocks of the chunk checks of a decompression (a block per chunk). */
+/* Thread blocks of the chunk checks of a decompression (a block per chunk),
+ * threads of its segment walks (a thread per segment). */
 #define GZ_DEC_CHUNK_GRID 512
+#define GZ_DEC_SEG_THREADS 65536
 
 typedef struct gz_dec_info {
   gz_quant_t qp;
   uint64_t data_off; /* where chunk 0 starts in the stream */
   uint64_t nchunks;
   uint32_t chunk_len;
+  int tables; /* version 3: chunks start with segment tables */
 } gz_dec_info_t;
+
+/* Where the segment tables of a version-3 stream go: every chunk but the
+ * last has chunk_blocks blocks and t_full table bytes. */
+typedef struct seg_layout {
+  uint64_t chunk_blocks, nchunks, t_full, t_last;
+} seg_layout_t;
+
+static seg_layout_t seg_layout(size_t n, uint32_t chunk_len) {
+  seg_layout_t L;
+  L.chunk_blocks = chunk_len / GZ_BLOCK;
+  L.nchunks = n / chunk_len + (n % chunk_len != 0);
+  L.t_full = gz_stream_table_bytes(chunk_len);
+  L.t_last = L.nchunks ? gz_stream_table_bytes(n - (L.nchunks - 1) * chunk_len) : 0;
+  return L;
+}
+
+/* Table bytes of chunks 0..c-1, and of chunks 0..c. */
+__device__ static inline uint64_t tables_before(const seg_layout_t *L, uint64_t c) {
+  return c * L->t_full;
+}
+__device__ static inline uint64_t tables_through(const seg_layout_t *L, uint64_t c) {
+  return c * L->t_full + (c + 1 < L->nchunks ? L->t_full : L->t_last);
+}
 
 __device__ static inline void flag(unsigned *flags, unsigned bits) {
   atomicOr(flags, bits);
@@ -195,10 +229,12 @@ __device__ static inline size_t warp_count(void) {
  * GZ_TILE_BLOCKS blocks in order (gz_tile_next); each warp decides its
  * block's form and size (gz_warp_form), the tile's total goes to the
  * look-back scan (gz_tile_prefix), and each warp writes its block straight to
- * its place in the data section, then ends[b] = where block b ends. */
+ * its place in the data section (after the segment tables of its chunk and
+ * those before), then ends[b] = where block b ends among the blocks alone. */
 template <typename T>
 __global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *data,
-                         uint64_t *ends, size_t nb, unsigned long long *state) {
+                         uint64_t *ends, size_t nb, unsigned long long *state,
+                         seg_layout_t sl) {
   __shared__ unsigned area[GZ_TILE_BLOCKS][GZ_WARP_PACK_WORDS];
   __shared__ uint64_t wsize[GZ_TILE_BLOCKS], base;
   __shared__ size_t tile_now;
@@ -227,7 +263,8 @@ __global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *da
       wsize[warp] = f.size;
     off = gz_tile_place(state, tile, wsize, &base, warp);
     if (len) {
-      gz_warp_write(v, len, &f, data + off, area[warp]);
+      gz_warp_write(v, len, &f, data + off + tables_through(&sl, b / sl.chunk_blocks),
+                    area[warp]);
       if (lane == 0)
         ends[b] = off + f.size;
     }
@@ -235,17 +272,25 @@ __global__ void k_encode(const T *x, size_t n, const gz_quant_t *qp, uint8_t *da
   }
 }
 
-/* One thread block per chunk (grid-stride over chunks): size and CRC-32. */
-__global__ void k_chunk_index(const uint8_t *data, const uint64_t *ends, size_t nb,
-                              size_t chunk_blocks, size_t nchunks, uint8_t *index) {
+/* One thread block per chunk (grid-stride over chunks): the segment table
+ * (thread s writes segment s's offset), then size and CRC-32. */
+__global__ void k_chunk_index(uint8_t *data, const uint64_t *ends, size_t nb,
+                              seg_layout_t sl, uint8_t *index) {
   __shared__ crc_shared_t crc;
   crc_tables(&crc);
   GZ_STRIDE_LOOP
-  for (size_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
-    size_t fb = c * chunk_blocks,
-           lb = (fb + chunk_blocks < nb ? fb + chunk_blocks : nb) - 1;
-    uint64_t start = fb ? ends[fb - 1] : 0, size = ends[lb] - start;
-    uint32_t sum = block_crc32(&crc, data + start, size);
+  for (size_t c = blockIdx.x; c < sl.nchunks; c += gridDim.x) {
+    size_t fb = c * sl.chunk_blocks,
+           lb = (fb + sl.chunk_blocks < nb ? fb + sl.chunk_blocks : nb) - 1;
+    uint64_t base = fb ? ends[fb - 1] : 0, start = base + tables_before(&sl, c);
+    uint64_t table = tables_through(&sl, c) - tables_before(&sl, c);
+    uint64_t size = table + ends[lb] - base;
+    uint32_t sum;
+    for (uint64_t e = threadIdx.x; e < table / 4; e += blockDim.x)
+      gz_put_u32le(data + start + 4 * e,
+                   (uint32_t)(ends[fb + (e + 1) * GZ_STREAM_SEG_BLOCKS - 1] - base));
+    __syncthreads(); /* the table is in the bytes checksummed below */
+    sum = block_crc32(&crc, data + start, size);
     if (threadIdx.x == 0) {
       gz_put_u32le(index + 8 * c, (uint32_t)size);
       gz_put_u32le(index + 8 * c + 4, sum);
@@ -255,8 +300,9 @@ __global__ void k_chunk_index(const uint8_t *data, const uint64_t *ends, size_t 
 
 __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error_bound,
                                 const gz_quant_t *qp, uint64_t n, uint32_t chunk_len,
-                                uint64_t nchunks, const uint64_t *ends, uint64_t nb,
+                                seg_layout_t sl, const uint64_t *ends, uint64_t nb,
                                 uint64_t *d_size) {
+  uint64_t nchunks = sl.nchunks;
   __shared__ crc_shared_t crc;
   uint64_t bits;
   double abs_eb;
@@ -268,7 +314,7 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
   abs_eb = qp->eb;
   for (int k = 0; k < 4; k++)
     o[k] = (uint8_t)GZ_STREAM_MAGIC[k];
-  o[4] = 1;
+  o[4] = 3;
   o[5] = (uint8_t)dtype;
   o[6] = (uint8_t)eb_mode;
   o[7] = 0;
@@ -281,7 +327,8 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
   gz_put_u32le(o + 36, (uint32_t)nchunks);
   gz_put_u32le(o + 40, gz_crc32_tab(crc.table, o, 40));
   gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks, index_crc);
-  *d_size = GZ_STREAM_HEADER + 8 * nchunks + 4 + (nb ? ends[nb - 1] : 0);
+  *d_size = GZ_STREAM_HEADER + 8 * nchunks + 4 +
+            (nb ? ends[nb - 1] + tables_through(&sl, nchunks - 1) : 0);
 }
 
 /* Scratch layout of a compression; offsets into d_tmp, total in *total. */
@@ -320,6 +367,7 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   uint8_t *tmp = (uint8_t *)d_tmp, *out = (uint8_t *)d_out, *index, *data;
   unsigned nparts = 0;
   comp_layout_t L;
+  seg_layout_t sl;
   gz_quant_t *qp;
 
   if (!chunk_len)
@@ -333,8 +381,11 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
   nchunks = n / chunk_len + (n % chunk_len != 0);
   if (nchunks > UINT32_MAX)
     return GZ_DEV_ERR_ARG;
-  /* gz_compress_bound: header + index + index CRC + blocks + n * esz */
-  bound = GZ_STREAM_HEADER + 8 * nchunks + 4 + nb + n * esz;
+  /* gz_compress_bound: header + index + index CRC + blocks + n * esz +
+   * segment tables (at most 4 floor(nb / GZ_STREAM_SEG_BLOCKS) bytes) */
+  bound =
+      GZ_STREAM_HEADER + 8 * nchunks + 4 + nb + n * esz + 4 * (nb / GZ_STREAM_SEG_BLOCKS);
+  sl = seg_layout(n, chunk_len);
   L = comp_layout(n);
   if (cap < bound || L.total == SIZE_MAX || tmp_bytes < L.total || !d_tmp)
     return GZ_DEV_ERR_CAPACITY;
@@ -362,17 +413,16 @@ extern "C" int gz_dev_compress(int dtype, int eb_mode, double error_bound,
     GZ_CUDA_TRY(cudaMemsetAsync(state, 0, GZ_TILE_WORDS(ntiles) * sizeof *state, s));
     if (dtype == 1)
       GZ_LAUNCH(k_encode<float>, gz_grid(ntiles, 1), GZ_THREADS, 0, s,
-                (const float *)d_in, n, qp, data, ends, nb, state);
+                (const float *)d_in, n, qp, data, ends, nb, state, sl);
     else
       GZ_LAUNCH(k_encode<double>, gz_grid(ntiles, 1), GZ_THREADS, 0, s,
-                (const double *)d_in, n, qp, data, ends, nb, state);
+                (const double *)d_in, n, qp, data, ends, nb, state, sl);
     GZ_CUDA_LAUNCHED("k_encode");
-    GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 1), 128, 0, s, data, ends, nb,
-              chunk_len / GZ_BLOCK, nchunks, index);
+    GZ_LAUNCH(k_chunk_index, gz_grid(nchunks, 1), 128, 0, s, data, ends, nb, sl, index);
     GZ_CUDA_LAUNCHED("k_chunk_index");
   }
   GZ_LAUNCH(k_stream_header, 1, GZ_THREADS, 0, s, out, dtype, eb_mode, error_bound, qp, n,
-            chunk_len, nchunks, (const uint64_t *)(tmp + L.ends), nb, d_size);
+            chunk_len, sl, (const uint64_t *)(tmp + L.ends), nb, d_size);
   GZ_CUDA_LAUNCHED("k_stream_header");
   return GZ_DEV_OK;
 }
@@ -394,7 +444,8 @@ __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_
     if (size < GZ_STREAM_HEADER || s[0] != GZ_STREAM_MAGIC[0] ||
         s[1] != GZ_STREAM_MAGIC[1] || s[2] != GZ_STREAM_MAGIC[2] ||
         s[3] != GZ_STREAM_MAGIC[3] ||
-        gz_get_u32le(s + 40) != gz_crc32_tab(crc.table, s, 40) || s[4] != 1) {
+        gz_get_u32le(s + 40) != gz_crc32_tab(crc.table, s, 40) ||
+        (s[4] != 1 && s[4] != 3)) {
       bad = GZ_DEV_FLAG_CORRUPT;
     } else {
       bits = gz_get_u64le(s + 8);
@@ -450,14 +501,13 @@ __global__ void k_dec_header(const uint8_t *s, uint64_t size, int dtype, uint64_
   info->qp = gz_quant_make(abs_eb, GZ_CODE_LIMIT);
   info->nchunks = nchunks;
   info->chunk_len = chunk_len;
+  info->tables = s[4] == 3;
 }
 
-/* One thread block per chunk: the block verifies the chunk's CRC-32, then
- * thread 0 walks its blocks (gz_block_values_size) to find where each
- * starts. */
+/* One thread block per chunk verifies the chunk's CRC-32 (and that it holds
+ * its segment table). */
 __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
-                             const uint64_t *choff, uint64_t *boff, size_t n, size_t esz,
-                             unsigned *flags) {
+                             const uint64_t *choff, size_t n, unsigned *flags) {
   __shared__ crc_shared_t crc;
   __shared__ unsigned skip; /* read once: other blocks may set flags meanwhile */
   if (blockIdx.x >= info->nchunks)
@@ -470,41 +520,72 @@ __global__ void k_dec_chunks(const uint8_t *s, const gz_dec_info_t *info,
   {
     const uint8_t *data = s + info->data_off, *index = s + GZ_STREAM_HEADER;
     uint64_t nchunks = info->nchunks, chunk_len = info->chunk_len;
-    size_t nb = (n + GZ_BLOCK - 1) / GZ_BLOCK;
-    int lossy = info->qp.eb > 0;
     GZ_STRIDE_LOOP
     for (uint64_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
-      uint64_t start = choff[c], end = choff[c + 1], pos = start;
-      uint64_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
-      size_t b0 = (size_t)(first / GZ_BLOCK),
-             b1 = (size_t)((first + len + GZ_BLOCK - 1) / GZ_BLOCK);
+      uint64_t start = choff[c], end = choff[c + 1], first = c * chunk_len;
+      uint64_t len = n - first < chunk_len ? n - first : chunk_len;
       uint32_t sum = block_crc32(&crc, data + start, end - start);
-      if (threadIdx.x != 0)
-        continue;
-      if (gz_get_u32le(index + 8 * c + 4) != sum) {
+      if (threadIdx.x == 0 &&
+          (gz_get_u32le(index + 8 * c + 4) != sum ||
+           (info->tables && end - start < gz_stream_table_bytes(len))))
         flag(flags, GZ_DEV_FLAG_CORRUPT);
-        continue;
-      }
-      for (size_t b = b0; b < b1; b++) {
-        int vlen = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-        size_t used =
-            gz_block_values_size(data + pos, (size_t)(end - pos), vlen, esz, lossy);
-        if (!used) {
-          flag(flags, GZ_DEV_FLAG_CORRUPT);
-          break;
-        }
-        boff[b] = pos;
-        pos += used;
-      }
-      if (pos != end)
-        flag(flags, GZ_DEV_FLAG_CORRUPT);
-      if (c + 1 == nchunks)
-        boff[nb] = end;
     }
   }
 }
 
-/* One warp per block (gz_warp.cuh), grid-stride. */
+/* One thread per segment of every chunk (grid-stride): walks the segment's
+ * blocks (gz_block_values_size, at most GZ_STREAM_SEG_BLOCKS of them),
+ * writing where each starts, and checks that they end exactly where the
+ * next segment starts (its table entry) or the chunk ends. A version-1
+ * chunk is one segment without a table (one walk per chunk). */
+__global__ void k_dec_segs(const uint8_t *s, const gz_dec_info_t *info,
+                           const uint64_t *choff, uint64_t *boff, size_t n, size_t esz,
+                           unsigned *flags) {
+  if (flags_now(flags) & (GZ_DEV_FLAG_CORRUPT | GZ_DEV_FLAG_ARG))
+    return; /* the header, the index or a chunk (CRC, table size) is bad */
+  const uint8_t *data = s + info->data_off;
+  uint64_t chunk_len = info->chunk_len;
+  uint64_t per = info->tables ? gz_stream_segs(chunk_len) : 1; /* segments a chunk */
+  uint64_t seg_blocks = info->tables ? GZ_STREAM_SEG_BLOCKS : chunk_len / GZ_BLOCK;
+  int lossy = info->qp.eb > 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    boff[(n + GZ_BLOCK - 1) / GZ_BLOCK] = choff[info->nchunks]; /* the data's end */
+  GZ_STRIDE_LOOP
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+       i < info->nchunks * per; i += (uint64_t)gridDim.x * blockDim.x) {
+    uint64_t c = i / per, g = i % per, start = choff[c], end = choff[c + 1];
+    uint64_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
+    uint64_t segs = info->tables ? gz_stream_segs(len) : 1;
+    uint64_t pay = start + (info->tables ? gz_stream_table_bytes(len) : 0), pos, stop;
+    size_t b, b1 = (size_t)((first + len + GZ_BLOCK - 1) / GZ_BLOCK);
+    if (g >= segs || pay > end)
+      continue; /* the last chunk has fewer; a chunk short of its table is flagged */
+    pos = g ? pay + gz_get_u32le(data + start + 4 * (g - 1)) : pay;
+    stop = g + 1 < segs ? pay + gz_get_u32le(data + start + 4 * g) : end;
+    b = (size_t)(first / GZ_BLOCK + g * seg_blocks);
+    b1 = b1 - b > seg_blocks ? b + (size_t)seg_blocks : b1;
+    if (pos > stop || stop > end) {
+      flag(flags, GZ_DEV_FLAG_CORRUPT);
+      continue;
+    }
+    for (; b < b1; b++) {
+      int vlen = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
+      size_t used =
+          gz_block_values_size(data + pos, (size_t)(stop - pos), vlen, esz, lossy);
+      if (!used)
+        break;
+      boff[b] = pos;
+      pos += used;
+    }
+    if (b < b1 || pos != stop)
+      flag(flags, GZ_DEV_FLAG_CORRUPT);
+  }
+}
+
+/* One warp per block (gz_warp.cuh), grid-stride. k_dec_segs has checked
+ * every block's size; a chunk's last block may be followed by the next
+ * chunk's segment table, so the decoder is given the room up to the next
+ * block's start (boff[nb]: the end of the data) and must use no more. */
 template <typename T>
 __global__ void k_dec_blocks(const uint8_t *s, const gz_dec_info_t *info,
                              const uint64_t *boff, size_t n, T *out, unsigned *flags) {
@@ -519,9 +600,9 @@ __global__ void k_dec_blocks(const uint8_t *s, const gz_dec_info_t *info,
   for (size_t b = warp_id(); b < nb; b += warp_count()) {
     uint64_t avail = boff[b + 1] - boff[b];
     int len = (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK);
-    if (gz_warp_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
-                       out + b * GZ_BLOCK) != avail &&
-        gz_lane() == 0)
+    size_t used = gz_warp_decode(s + info->data_off + boff[b], (size_t)avail, len, &qp,
+                                 out + b * GZ_BLOCK);
+    if ((used == 0 || used > avail) && gz_lane() == 0)
       flag(flags, GZ_DEV_FLAG_CORRUPT);
   }
 }
@@ -571,9 +652,13 @@ extern "C" int gz_dev_decompress(int dtype, const void *d_in, size_t size, void 
   /* at most nb chunks (chunk_len >= GZ_BLOCK); a block per chunk, grid-stride
    * over the real count (the host does not know it) */
   GZ_LAUNCH(k_dec_chunks, gz_grid(nb < GZ_DEC_CHUNK_GRID ? nb : GZ_DEC_CHUNK_GRID, 1),
+            128, 0, s, in, info, (const uint64_t *)(tmp + L.choff), n, d_flags);
+  GZ_CUDA_LAUNCHED("k_dec_chunks");
+  /* at most nb segments (a segment holds a block at least); grid-stride */
+  GZ_LAUNCH(k_dec_segs, gz_grid(nb < GZ_DEC_SEG_THREADS ? nb : GZ_DEC_SEG_THREADS, 128),
             128, 0, s, in, info, (const uint64_t *)(tmp + L.choff),
             (uint64_t *)(tmp + L.boff), n, esz, d_flags);
-  GZ_CUDA_LAUNCHED("k_dec_chunks");
+  GZ_CUDA_LAUNCHED("k_dec_segs");
   if (dtype == 1)
     GZ_LAUNCH(k_dec_blocks<float>, gz_grid(nb * 32, GZ_THREADS), GZ_THREADS, 0, s, in,
               info, (const uint64_t *)(tmp + L.boff), n, (float *)d_out, d_flags);

@@ -12,6 +12,10 @@
  * block sizes it; a scan with decoupled look-back over tiles of blocks gives
  * its offset; the warp writes it into place, and the first block of a
  * segment the segment's offset) -> k_codes_total (*d_size).
+ * Quantize fused with encode (the collectives' first message):
+ * k_codes_encode<float/double> quantizes lane i's value as k_quantize does,
+ * stores the code (the accumulator of the reduction) and encodes it in the
+ * same pass, so the codes are not read back for the first message.
  * Decoding: k_seg_walk (one thread per segment of GZ_SEG_BLOCKS blocks
  * finds where its blocks start) -> k_codes_decode_reduce (one warp per
  * block decodes it, lane i combining code i into the accumulator).
@@ -34,7 +38,14 @@ __device__ static inline double dequant(int64_t q, const gz_quant_t *qp, double 
 
 /* The collectives' quantizer (gz_run_quantize in coll_common.c): the code
  * of gz_quantize_one, an escape only when x is not finite or the code is out
- * of range (a tie rejected by one rounding is accepted there too). */
+ * of range (a tie rejected by one rounding is accepted there too). Returns 1
+ * for an escape. */
+template <typename T>
+__device__ static inline int coll_quantize(T x, const gz_quant_t *qp, int64_t *q) {
+  quantize_one(x, qp, q);
+  return !(fabs(rint(GZ_MUL((double)x, qp->inv_step))) <= qp->code_max);
+}
+
 template <typename T>
 __global__ void k_quantize(const T *x, size_t n, gz_quant_t qp, int64_t *codes,
                            unsigned *flags) {
@@ -42,10 +53,9 @@ __global__ void k_quantize(const T *x, size_t n, gz_quant_t qp, int64_t *codes,
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     int64_t q;
-    double v = (double)x[i];
-    quantize_one(x[i], &qp, &q);
+    int escape = coll_quantize(x[i], &qp, &q);
     codes[i] = q;
-    if (!(fabs(rint(GZ_MUL(v, qp.inv_step))) <= qp.code_max))
+    if (escape)
       atomicOr(flags, GZ_DEV_FLAG_ESCAPE);
   }
 }
@@ -227,13 +237,37 @@ __device__ static inline size_t warp_count(void) {
   return (size_t)gridDim.x * blockDim.x / 32;
 }
 
+/* Lane i's code of block b (len values): the code itself (T = int64_t), or
+ * (T = float/double) x quantized as k_quantize does, stored in codes[] (an
+ * escape sets the flag; its code is encoded all the same, the message is
+ * then not sent). */
+__device__ static inline int64_t lane_code(const int64_t *src, size_t i, int own,
+                                           const gz_quant_t *, int64_t *, unsigned *) {
+  return own ? src[i] : 0;
+}
+template <typename T>
+__device__ static inline int64_t lane_code(const T *src, size_t i, int own,
+                                           const gz_quant_t *qp, int64_t *codes,
+                                           unsigned *flags) {
+  int64_t q = 0;
+  if (own) {
+    if (coll_quantize(src[i], qp, &q))
+      atomicOr(flags, GZ_DEV_FLAG_ESCAPE);
+    codes[i] = q;
+  }
+  return q;
+}
+
 /* Sizing and placement in one pass (as k_encode of codec_cuda.cu): a thread
  * block takes tiles of GZ_TILE_BLOCKS blocks in order, each warp sizes its
- * block (lane i loads code i), the look-back scan gives the tile's offset,
- * each warp writes its block into place and ends[b]; the first block of a
- * segment also writes the segment's offset. */
-__global__ void k_codes_encode(const int64_t *codes, size_t n, uint8_t *out,
-                               uint64_t *ends, unsigned long long *state) {
+ * block (lane i loads code i, or quantizes value i: lane_code), the
+ * look-back scan gives the tile's offset, each warp writes its block into
+ * place and ends[b]; the first block of a segment also writes the segment's
+ * offset. */
+template <typename T>
+__global__ void k_codes_encode(const T *src, size_t n, gz_quant_t qp, int64_t *codes,
+                               unsigned *flags, uint8_t *out, uint64_t *ends,
+                               unsigned long long *state) {
   __shared__ unsigned area[GZ_TILE_BLOCKS][GZ_WARP_PACK_WORDS];
   __shared__ uint64_t wsize[GZ_TILE_BLOCKS], base;
   __shared__ size_t tile_now;
@@ -256,8 +290,9 @@ __global__ void k_codes_encode(const int64_t *codes, size_t n, uint8_t *out,
     b = tile * GZ_TILE_BLOCKS + warp;
     len = b < nb ? (int)(n - b * GZ_BLOCK < GZ_BLOCK ? n - b * GZ_BLOCK : GZ_BLOCK) : 0;
     if (len) /* the same for the whole warp */
-      size = gz_warp_codes_form((int)lane < len ? codes[b * GZ_BLOCK + lane] : 0, len, &u,
-                                &w, &w0);
+      size = gz_warp_codes_form(
+          lane_code(src, b * GZ_BLOCK + lane, (int)lane < len, &qp, codes, flags), len,
+          &u, &w, &w0);
     if (lane == 0)
       wsize[warp] = size;
     start = gz_tile_place(state, tile, wsize, &base, warp);
@@ -278,14 +313,17 @@ __global__ void k_codes_total(const uint64_t *ends, size_t n, uint64_t *d_size) 
   *d_size = nb ? 8 * gz_seg_count(n) + ends[nb - 1] : 0;
 }
 
-extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out,
-                                   size_t cap, void *d_tmp, size_t tmp_bytes,
-                                   uint64_t *d_size, void *stream) {
+/* The indexed encoding of n codes (dtype 0: src holds them) or of the codes
+ * of n values (dtype 1/2: src holds float/double values, quantized with qp
+ * into d_codes on the way, escapes flagged in *d_flags). */
+static int codes_encode(int dtype, const void *src, size_t n, gz_quant_t qp,
+                        int64_t *d_codes, unsigned *d_flags, void *d_out, size_t cap,
+                        void *d_tmp, size_t tmp_bytes, uint64_t *d_size, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
   size_t nb = blocks_of(n);
   uint8_t *tmp = (uint8_t *)d_tmp;
   codes_layout_t L;
-  if (!d_size || (n && (!d_codes || !d_out)) || n > SIZE_MAX / 16)
+  if (!d_size || (n && (!src || !d_out)) || n > SIZE_MAX / 16)
     return GZ_DEV_ERR_ARG;
   L = codes_layout(n);
   if (cap < gz_dev_codes_indexed_bound(n) || L.total == SIZE_MAX || tmp_bytes < L.total ||
@@ -295,14 +333,41 @@ extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out
     uint64_t *ends = (uint64_t *)(tmp + L.ends);
     unsigned long long *state = (unsigned long long *)(tmp + L.state);
     size_t ntiles = (nb + GZ_TILE_BLOCKS - 1) / GZ_TILE_BLOCKS;
+    unsigned grid = gz_grid(ntiles, 1);
     GZ_CUDA_TRY(cudaMemsetAsync(state, 0, GZ_TILE_WORDS(ntiles) * sizeof *state, s));
-    GZ_LAUNCH(k_codes_encode, gz_grid(ntiles, 1), GZ_THREADS, 0, s, d_codes, n,
-              (uint8_t *)d_out, ends, state);
+    if (dtype == 0)
+      GZ_LAUNCH(k_codes_encode<int64_t>, grid, GZ_THREADS, 0, s, (const int64_t *)src, n,
+                qp, d_codes, d_flags, (uint8_t *)d_out, ends, state);
+    else if (dtype == 1)
+      GZ_LAUNCH(k_codes_encode<float>, grid, GZ_THREADS, 0, s, (const float *)src, n, qp,
+                d_codes, d_flags, (uint8_t *)d_out, ends, state);
+    else
+      GZ_LAUNCH(k_codes_encode<double>, grid, GZ_THREADS, 0, s, (const double *)src, n,
+                qp, d_codes, d_flags, (uint8_t *)d_out, ends, state);
     GZ_CUDA_LAUNCHED("k_codes_encode");
   }
   GZ_LAUNCH(k_codes_total, 1, 1, 0, s, (const uint64_t *)(tmp + L.ends), n, d_size);
   GZ_CUDA_LAUNCHED("k_codes_total");
   return GZ_DEV_OK;
+}
+
+extern "C" int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out,
+                                   size_t cap, void *d_tmp, size_t tmp_bytes,
+                                   uint64_t *d_size, void *stream) {
+  return codes_encode(0, d_codes, n, gz_quant_make(0, 0), NULL, NULL, d_out, cap, d_tmp,
+                      tmp_bytes, d_size, stream);
+}
+
+extern "C" int gz_dev_quantize_encode(int dtype, const void *d_in, size_t n, double eb,
+                                      double code_limit, int64_t *d_codes,
+                                      unsigned *d_flags, void *d_out, size_t cap,
+                                      void *d_tmp, size_t tmp_bytes, uint64_t *d_size,
+                                      void *stream) {
+  if ((dtype != 1 && dtype != 2) || !(eb > 0) || !isfinite(eb) || !(code_limit > 0) ||
+      !d_flags || (n && !d_codes))
+    return GZ_DEV_ERR_ARG;
+  return codes_encode(dtype, d_in, n, gz_quant_make(eb, code_limit), d_codes, d_flags,
+                      d_out, cap, d_tmp, tmp_bytes, d_size, stream);
 }
 
 /* ---- indexed decoding ------------------------------------------------------ */

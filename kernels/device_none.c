@@ -100,6 +100,12 @@ int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out, size_t ca
                         void *d_tmp, size_t tmp_bytes, uint64_t *d_size, void *stream) {
   return GZ_DEV_ERR_UNSUPPORTED;
 }
+int gz_dev_quantize_encode(int dtype, const void *d_in, size_t n, double eb,
+                           double code_limit, int64_t *d_codes, unsigned *d_flags,
+                           void *d_out, size_t cap, void *d_tmp, size_t tmp_bytes,
+                           uint64_t *d_size, void *stream) {
+  return GZ_DEV_ERR_UNSUPPORTED;
+}
 int gz_dev_codes_decode_reduce(int op, const void *d_in, size_t size, int64_t *d_acc,
                                size_t n, void *d_tmp, size_t tmp_bytes, unsigned *d_flags,
                                void *stream) {

@@ -62,11 +62,31 @@
 #error "GZ_BLOCK / GZ_CHUNK_DEFAULT come from gzcoll.h: link gz_kernels"
 #endif
 
-/* The stream format (version 1), written and read by the CPU codec
- * (libgzcoll/src/codec/stream.c) and the GPU codec (codec_cuda.cu). */
+/* The block stream formats (versions 1 and 3), written and read by the CPU
+ * codec (libgzcoll/src/codec/stream.c) and the GPU codec (codec_cuda.cu);
+ * both write version 3, and read both. */
 #define GZ_STREAM_MAGIC "GZCS"
-#define GZ_STREAM_HEADER 44            /* bytes of a version-1 header */
+#define GZ_STREAM_HEADER 44            /* bytes of a version-1/3 header */
 #define GZ_STREAM_CHUNK_MAX (1u << 24) /* values per chunk, at most */
+
+/* Version 3: a chunk of B blocks is cut into segments of GZ_STREAM_SEG_BLOCKS
+ * blocks (the last may be shorter) and starts with a table of the byte
+ * offsets (u32 LE) of segments 1..S-1, relative to the first byte after the
+ * table; segment 0 starts there. A decoder then finds every block start with
+ * one walk per segment, all segments in parallel. */
+#define GZ_STREAM_SEG_BLOCKS 256
+
+/* Segments of a version-3 chunk of `values` values. */
+GZ_HD static inline size_t gz_stream_segs(size_t values) {
+  size_t blocks = (values + GZ_BLOCK - 1) / GZ_BLOCK;
+  return (blocks + GZ_STREAM_SEG_BLOCKS - 1) / GZ_STREAM_SEG_BLOCKS;
+}
+
+/* Bytes of a version-3 chunk's segment table. */
+GZ_HD static inline size_t gz_stream_table_bytes(size_t values) {
+  size_t segs = gz_stream_segs(values);
+  return segs ? 4 * (segs - 1) : 0;
+}
 
 #if GZ_BLOCK > 32 || GZ_BLOCK < 8
 #error "GZ_BLOCK must be 8..32 (escape bitmaps are 32-bit)"

@@ -149,6 +149,15 @@ size_t gz_dev_codes_indexed_bound(size_t n);
 int gz_dev_codes_encode(const int64_t *d_codes, size_t n, void *d_out, size_t cap,
                         void *d_tmp, size_t tmp_bytes, uint64_t *d_size, void *stream);
 
+/* Quantize fused with encode: codes[i] as gz_dev_quantize (escapes flagged in
+ * *d_flags) and, in the same pass, their indexed encoding as
+ * gz_dev_codes_encode (scratch gz_dev_codes_tmp_bytes(n)). The codes are
+ * not read back for the encoding. */
+int gz_dev_quantize_encode(int dtype, const void *d_in, size_t n, double eb,
+                           double code_limit, int64_t *d_codes, unsigned *d_flags,
+                           void *d_out, size_t cap, void *d_tmp, size_t tmp_bytes,
+                           uint64_t *d_size, void *stream);
+
 /* Decode an indexed message of size bytes (n codes) and combine into acc
  * (op GZ_DEV_OP_*; REPLACE overwrites). _CORRUPT / _OVERFLOW in *d_flags. */
 int gz_dev_codes_decode_reduce(int op, const void *d_in, size_t size, int64_t *d_acc,

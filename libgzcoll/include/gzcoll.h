@@ -86,9 +86,11 @@ size_t gz_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 if unknown */
  * is predicted in the data's own dimensions (Lorenzo or multilevel
  * interpolation, on the codes or, lossy, on reconstructed values with the
  * prediction error quantized; chosen per chunk from samples) and the
- * residuals coded by rANS or bit-packed, whichever is smaller. Format version 1 (codes
- * delta-coded within blocks of GZ_BLOCK values, bit-packed per block; still
- * written by the collectives and the GPU codec) decodes as before. Chunks are
+ * residuals coded by rANS or bit-packed, whichever is smaller. Without one,
+ * format version 3: codes delta-coded within blocks of GZ_BLOCK values,
+ * bit-packed per block (format 1's blocks, still used by the collectives),
+ * each chunk led by a table of its segments' offsets; the GPU codec writes
+ * the same bytes. Format 1 streams decode as before. Chunks are
  * independent (compressed and decompressed in parallel). The stream layout
  * is documented in libgzcoll/src/codec/stream.c and docs/codec.md.
  * ---------------------------------------------------------------------- */
@@ -97,7 +99,7 @@ size_t gz_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 if unknown */
 
 /* Predictor of the codes (format version 2). */
 typedef enum {
-  GZ_PRED_NONE = 0,    /* format version 1, the same bytes as before version 2 */
+  GZ_PRED_NONE = 0,    /* format version 3 (format 1 + segment tables) */
   GZ_PRED_LORENZO = 1, /* Lorenzo in the data's 1, 2 or 3 dimensions */
   GZ_PRED_INTERP = 2,  /* multilevel cubic/linear interpolation */
   GZ_PRED_AUTO = 3,    /* per chunk, the best of the four on a sample */
@@ -124,12 +126,13 @@ typedef struct gz_codec_params {
   size_t dims[GZ_CODEC_MAXDIMS]; /* C order (slowest first), product = n;
                                     dimensions before the last three are
                                     folded into the third from last */
-  gz_predictor_t predictor;      /* NONE (format 1, the default: the same
-                                    bytes as the GPU codec); any other
-                                    value writes format version 2 */
+  gz_predictor_t predictor;      /* NONE (format 3, format 1's blocks with
+                                    per-chunk segment tables; the default:
+                                    the same bytes as the GPU codec); any
+                                    other value writes format version 2 */
 } gz_codec_params_t;
 
-/* Version 1 callers keep working (and writing format version 1). */
+/* Version 1 callers keep working (and writing format version 3). */
 #define GZ_CODEC_PARAMS_VERSION 2u
 #define GZ_CODEC_PARAMS_INIT                                                             \
   { GZ_CODEC_PARAMS_VERSION, GZ_FLOAT32, GZ_EB_ABS, 0.0, 0u, 0, 0u, {0}, GZ_PRED_NONE }
@@ -144,10 +147,10 @@ typedef struct gz_stream_info {
   uint32_t chunk_len;
   uint32_t chunk_count;
   size_t stream_size;      /* total bytes of the stream */
-  unsigned format_version; /* 1 or 2 */
+  unsigned format_version; /* 1, 2 or 3 (docs/codec.md) */
   size_t dims[3];          /* version 2: the data as a 3-D box (C order,
-                              leading 1s for 1-D and 2-D data); version 1:
-                              {1, 1, count} */
+                              leading 1s for 1-D and 2-D data); versions 1
+                              and 3: {1, 1, count} */
 } gz_stream_info_t;
 
 /* Largest stream gz_compress() can produce for n values (incompressible

@@ -52,9 +52,12 @@ static gz_result_t range(const gz_args_t *a, gz_agree_t *ag) {
 }
 
 /* With range (host only; may be NULL): the finite range in the same pass;
- * *narrow in: try int32 codes for sums of terms, out: whether they are. */
+ * *narrow in: try int32 codes for sums of terms, out: whether they are.
+ * A job with msg0 (device rows with first_msg) gets the codes' encoding in
+ * the same pass (quantize_encode_async). */
 static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *plan,
-                            int64_t *codes, gz_agree_t *range, int *narrow, int terms) {
+                            int64_t *codes, gz_agree_t *range, int *narrow, int terms,
+                            gz_job_t *job) {
   gz_exec_t *ex = a->ex;
   gz_result_t rc;
   double t;
@@ -63,9 +66,17 @@ static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *
                                  plan->code_limit, codes, range, narrow, terms);
   *narrow = 0;
   t = MPI_Wtime();
-  rc = ex->be->quantize(ex, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit, codes);
+  if (job->msg0)
+    rc = ex->be->quantize_encode_async(ex, a->dtype, a->in, a->n_in, plan->eb,
+                                       plan->code_limit, codes, job->msg0,
+                                       ex->be->encode_bound(a->n_in));
+  else
+    rc =
+        ex->be->quantize(ex, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit, codes);
   if (rc == GZ_OK)
     rc = ex->be->sync(ex); /* a value not quantizable: GZ_ERR_RANGE */
+  if (job->msg0)
+    job->msg0_size = rc == GZ_OK ? (size_t)*ex->size_out : 0;
   run->t_codec += MPI_Wtime() - t;
   run->passes += a->n_in;
   return rc;
@@ -103,7 +114,7 @@ static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t 
                          const char *why) {
   const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI_NAME)
                                     : gz_algorithm(d->coll, GZ_ALGO_MPI_NAME);
-  gz_job_t job = {a, NULL, 0.0, run, mpi, "", 0};
+  gz_job_t job = {a, NULL, 0.0, run, mpi, "", 0, NULL, 0};
   gz_result_t rc = GZ_OK;
   double rb = 0, u = a->dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
   int P = ctx->size;
@@ -142,7 +153,7 @@ static double result_bound(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_
 static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
                              const gz_algorithm_t *alg, gz_agree_t *ag, gz_run_t *run,
                              gz_report_t *report) {
-  gz_job_t job = {a, NULL, 0.0, run, alg, "", 0};
+  gz_job_t job = {a, NULL, 0.0, run, alg, "", 0, NULL, 0};
   double unit = gz_cast_unit((gz_cast_t)a->cast);
   char why[96];
   gz_result_t rc;
@@ -184,7 +195,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   gz_choice_t ch;
   gz_agree_t ag;
   gz_plan_t plan;
-  gz_job_t job = {a, NULL, 0.0, NULL, NULL, "", 0};
+  gz_job_t job = {a, NULL, 0.0, NULL, NULL, "", 0, NULL, 0};
   const gz_algorithm_t *alg;
   gz_result_t rc = GZ_OK, local;
   const char *why = NULL; /* the reason for taking the MPI path */
@@ -245,6 +256,8 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
       a->ex->tmp_bytes = scratch;
       a->ex->tmp = gz_dev_take(ctx, on_dev, scratch, 1);
     }
+    if (a->ex && alg->first_msg && a->quantizes) /* taken from alg->ws's share */
+      job.msg0 = gz_dev_take(ctx, on_dev, a->ex->be->encode_bound(a->n_in), 1);
   }
   /* the plan: REL agrees on the global range first */
   if (local == GZ_OK && !fused && a->quantizes &&
@@ -272,9 +285,9 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   narrow = fused && d->coll == GZ_COLL_ALLREDUCE && !a->in_off && !a->out_off &&
            !ctx->wide_codes;
   if (a->quantizes)
-    local =
-        quantize(a, &run, &plan, codes + a->in_off,
-                 fused && (sum || !d->reduces || narrow) ? &ag : NULL, &narrow, terms);
+    local = quantize(a, &run, &plan, codes + a->in_off,
+                     fused && (sum || !d->reduces || narrow) ? &ag : NULL, &narrow, terms,
+                     &job);
   rc = gz_agree_quantized(ctx, &ag, local, &agreed);
   if (rc != GZ_OK)
     goto fn_exit;

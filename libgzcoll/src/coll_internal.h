@@ -468,7 +468,9 @@ typedef struct gz_job {
   const gz_algorithm_t *chosen; /* what selection chose (a host row; a
                                    device row of another name may stand in) */
   char reason[96];
-  int narrow; /* codes are int32 (host allreduce whose agreed range fits) */
+  int narrow;       /* codes are int32 (host allreduce whose agreed range fits) */
+  void *msg0;       /* first_msg rows: the encoded codes (encode_bound bytes) */
+  size_t msg0_size; /* its size */
 } gz_job_t;
 
 /* The cost model's inputs for one call (select.c, docs/performance-model.md):
@@ -493,6 +495,10 @@ struct gz_algorithm {
   gz_result_t (*run)(gz_ctx_t ctx, gz_job_t *j);
   /* modelled seconds */
   double (*cost)(const gz_cost_t *c);
+  /* device rows: the first message is the call's own codes; the driver
+   * quantizes fused with its encoding into j->msg0, which the algorithm
+   * sends first and then uses as its send buffer (its ws counts it) */
+  int first_msg;
 };
 
 /* The MPI library's own collectives whose cost is (P-1) messages of D

@@ -31,43 +31,52 @@ static uint8_t *compress_field(field_kind_t kind, int is_f32, double eb, size_t 
   return stream;
 }
 
-/* CRC-32 of the stream bytes: a change of the wire format changes these. */
+/* CRC-32 of the stream bytes: a change of the wire format changes these.
+ * Not a change of the header alone: a CRC over bytes followed by their own
+ * CRC-32 (the header and its CRC) does not depend on those bytes, so the
+ * header's version byte is checked on its own. Chunks of 4096 values (128
+ * blocks) have no segment table; the last two rows (chunks of 16384 values,
+ * format 3) have one in their first chunks. */
 static void test_golden(void) {
   struct {
     field_kind_t kind;
     int is_f32;
     double eb;
     size_t n;
-    uint32_t size, crc;
+    uint32_t chunk, size, crc;
   } golden[] = {
-      {FIELD_SMOOTH, 1, 1e-4, 10000, 12242, 0x84bc7974u},
-      {FIELD_SMOOTH, 0, 1e-6, 10000, 20571, 0xb3788d7cu},
-      {FIELD_SPECIALS, 1, 1e-3, 777, 1905, 0x67352c92u},
-      {FIELD_NOISE, 0, 0.0, 333, 2731, 0x3c82167bu},
-      {FIELD_CONSTANT, 1, 1e-2, 100, 72, 0x4ecb27d4u},
+      {FIELD_SMOOTH, 1, 1e-4, 10000, 4096, 12242, 0x84bc7974u},
+      {FIELD_SMOOTH, 0, 1e-6, 10000, 4096, 20571, 0xb3788d7cu},
+      {FIELD_SPECIALS, 1, 1e-3, 777, 4096, 1905, 0x67352c92u},
+      {FIELD_NOISE, 0, 0.0, 333, 4096, 2731, 0x3c82167bu},
+      {FIELD_CONSTANT, 1, 1e-2, 100, 4096, 72, 0x4ecb27d4u},
+      {FIELD_SMOOTH, 1, 1e-4, 40000, 16384, 48734, 0xe4903318u},
+      {FIELD_SPECIALS, 0, 1e-3, 40000, 16384, 129241, 0x69f1b39bu},
   };
   int print = getenv("GZ_PRINT_GOLDEN") != NULL;
   for (size_t g = 0; g < sizeof golden / sizeof *golden; g++) {
     size_t size = 0;
     void *field;
     uint8_t *s = compress_field(golden[g].kind, golden[g].is_f32, golden[g].eb,
-                                golden[g].n, 4096, &size, &field);
+                                golden[g].n, golden[g].chunk, &size, &field);
     uint32_t crc = s ? (uint32_t)crc32(0, s, (uInt)size) : 0;
     if (print)
       printf("golden %zu: size %zu crc 0x%08x\n", g, size, crc);
-    GZ_CHECK(s && size == golden[g].size && crc == golden[g].crc,
-             "golden stream %zu: size %zu crc 0x%08x, expected %u 0x%08x (wire format "
-             "changed? bump the format version)",
-             g, size, crc, golden[g].size, golden[g].crc);
+    GZ_CHECK(s && size == golden[g].size && crc == golden[g].crc && s[4] == 3,
+             "golden stream %zu: size %zu crc 0x%08x version %d, expected %u 0x%08x 3 "
+             "(wire format changed? bump the format version)",
+             g, size, crc, s ? s[4] : -1, golden[g].size, golden[g].crc);
     free(s);
     free(field);
   }
 }
 
-static void test_truncation_and_corruption(void) {
-  size_t size = 0, n = 5000;
+/* n values in chunks of chunk_len: 5000 in 1024 (5 chunks, no tables) and
+ * 9000 in one chunk of two segments (a table). */
+static void test_truncation_and_corruption(size_t n, uint32_t chunk_len) {
+  size_t size = 0;
   void *field;
-  uint8_t *s = compress_field(FIELD_SMOOTH, 1, 1e-3, n, 1024, &size, &field);
+  uint8_t *s = compress_field(FIELD_SMOOTH, 1, 1e-3, n, chunk_len, &size, &field);
   float *out = malloc(n * sizeof *out);
   uint8_t *copy = malloc(size);
   size_t undetected = 0, wrong = 0;
@@ -90,6 +99,71 @@ static void test_truncation_and_corruption(void) {
   }
   GZ_CHECK(wrong == 0, "%zu single-bit corruptions decoded without error", wrong);
   GZ_CHECK(gz_decompress(s, size, out, n - 1) == GZ_ERR_ARG, "wrong count refused");
+done:
+  free(copy);
+  free(out);
+  free(s);
+  free(field);
+}
+
+/* Redo the chunk CRCs and the index CRC of a format-3 stream. */
+static void restamp(uint8_t *s) {
+  uint32_t nchunks = (uint32_t)s[36] | (uint32_t)s[37] << 8 | (uint32_t)s[38] << 16 |
+                     (uint32_t)s[39] << 24;
+  uint8_t *index = s + 44, *chunk = index + 8 * (size_t)nchunks + 4;
+  for (uint32_t c = 0; c < nchunks; c++) {
+    uint32_t size = (uint32_t)index[8 * c] | (uint32_t)index[8 * c + 1] << 8 |
+                    (uint32_t)index[8 * c + 2] << 16 | (uint32_t)index[8 * c + 3] << 24;
+    uint32_t crc = (uint32_t)crc32(0, chunk, size);
+    memcpy(index + 8 * c + 4, &crc, 4); /* little-endian hosts */
+    chunk += size;
+  }
+  {
+    uint32_t crc = (uint32_t)crc32(0, index, 8 * nchunks);
+    memcpy(index + 8 * nchunks, &crc, 4);
+  }
+}
+
+/* A damaged segment-table entry with every checksum redone (so only the
+ * table's consistency with the blocks can catch it) is refused; a version
+ * the decoder does not know is reported as such. */
+static void test_tables(void) {
+  size_t size = 0, n = 40000;
+  void *field;
+  uint8_t *s = compress_field(FIELD_SMOOTH, 1, 1e-4, n, 16384, &size, &field);
+  uint8_t *copy = malloc(size);
+  float *out = malloc(n * sizeof *out);
+  /* chunks 0 and 1 (512 blocks, 2 segments) have one entry each */
+  static const long delta[] = {1, -1, 2, 32, -32, 100000, -100000};
+  size_t undetected = 0;
+  GZ_CHECK(s && gz_decompress(s, size, out, n) == GZ_OK, "stream with tables decodes");
+  if (!s)
+    goto done;
+  memcpy(copy, s, size);
+  restamp(copy);
+  GZ_CHECK(memcmp(copy, s, size) == 0, "restamp reproduces the stream's checksums");
+  for (int c = 0; c < 2; c++) {
+    size_t at = 44 + 8 * 3 + 4;
+    uint32_t e;
+    if (c == 1)
+      at += (size_t)s[44] | (size_t)s[45] << 8 | (size_t)s[46] << 16;
+    memcpy(&e, s + at, 4);
+    for (size_t k = 0; k < sizeof delta / sizeof *delta; k++) {
+      uint32_t v = (uint32_t)((long)e + delta[k]);
+      memcpy(copy, s, size);
+      memcpy(copy + at, &v, 4);
+      restamp(copy);
+      undetected += gz_decompress(copy, size, out, n) != GZ_ERR_CORRUPT;
+    }
+  }
+  GZ_CHECK(undetected == 0, "%zu damaged table entries not refused", undetected);
+  memcpy(copy, s, size);
+  copy[4] = 4;
+  {
+    uint32_t crc = (uint32_t)crc32(0, copy, 40);
+    memcpy(copy + 40, &crc, 4);
+  }
+  GZ_CHECK(gz_decompress(copy, size, out, n) == GZ_ERR_VERSION, "version 4 unknown");
 done:
   free(copy);
   free(out);
@@ -141,7 +215,9 @@ static void test_sizes(void) {
 
 int main(void) {
   test_golden();
-  test_truncation_and_corruption();
+  test_truncation_and_corruption(5000, 1024);
+  test_truncation_and_corruption(9000, 0);
+  test_tables();
   test_arguments();
   test_sizes();
   return gz_test_finish();

@@ -160,7 +160,8 @@ static void test_fields(void) {
 }
 
 /* A stream through gz_compress decodes within the bound, and its chunk
- * bytes are the reference's. */
+ * bytes are the reference's: the segment table of format 3 (offsets of the
+ * reference's first 8192 k values, k = 1..7), then the reference's blocks. */
 static void test_stream(void) {
   size_t n = 3 * GZ_CHUNK_DEFAULT + 77, cap = gz_compress_bound(GZ_FLOAT32, n, 4096),
          size, bad = 0;
@@ -181,28 +182,38 @@ static void test_stream(void) {
   GZ_CHECK(bad == 0, "%zu values off the bound", bad);
   {
     /* the first chunk's bytes are the reference encoder's */
-    size_t first = 44 + 8 * (size_t)info.chunk_count + 4;
+    size_t first = 44 + 8 * (size_t)info.chunk_count + 4, table = 0, wrong = 0;
     size_t len = ref_encode(x, GZ_CHUNK_DEFAULT, &qp, r);
-    GZ_CHECK(len == (size_t)(s[44] | s[45] << 8 | s[46] << 16 | (size_t)s[47] << 24) &&
-                 memcmp(s + first, r, len) == 0,
-             "chunk 0 holds the reference bytes");
+    for (size_t k = 1; k * GZ_STREAM_SEG_BLOCKS * GZ_BLOCK < GZ_CHUNK_DEFAULT; k++) {
+      size_t at = ref_encode(x, k * GZ_STREAM_SEG_BLOCKS * GZ_BLOCK, &qp, r);
+      const uint8_t *e = s + first + 4 * (k - 1);
+      wrong += at != (size_t)(e[0] | e[1] << 8 | e[2] << 16 | (size_t)e[3] << 24);
+      table += 4;
+    }
+    ref_encode(x, GZ_CHUNK_DEFAULT, &qp, r);
+    GZ_CHECK(info.format_version == 3 && table == 28 && wrong == 0,
+             "chunk 0's segment table: %zu of %zu entries wrong", wrong, table / 4);
+    GZ_CHECK(table + len ==
+                     (size_t)(s[44] | s[45] << 8 | s[46] << 16 | (size_t)s[47] << 24) &&
+                 memcmp(s + first + table, r, len) == 0,
+             "chunk 0 holds the reference bytes after its table");
   }
   /* the same bytes for any thread count, formats 1 and 2 */
   for (int pred = GZ_PRED_NONE; pred <= GZ_PRED_AUTO; pred += GZ_PRED_AUTO) {
     uint8_t *t = malloc(cap);
     size_t tsize = 0;
     p.predictor = (gz_predictor_t)pred;
-    p.chunk_len = pred ? 0 : 4096; /* format 1: many chunks */
+    p.chunk_len = pred ? 0 : 4096; /* format 3: many chunks */
     p.threads = 1;
     GZ_CHECK(gz_compress(&p, x, n, s, cap, &size) == GZ_OK, "format %d, 1 thread",
-             pred ? 2 : 1);
+             pred ? 2 : 3);
     for (int th = 2; th <= 3; th++) {
       p.threads = th;
       GZ_CHECK(gz_compress(&p, x, n, t, cap, &tsize) == GZ_OK && tsize == size &&
                    memcmp(s, t, size) == 0,
-               "format %d: %d threads write the bytes of one", pred ? 2 : 1, th);
+               "format %d: %d threads write the bytes of one", pred ? 2 : 3, th);
     }
-    GZ_CHECK(gz_decompress(t, tsize, y, n) == GZ_OK, "format %d decodes", pred ? 2 : 1);
+    GZ_CHECK(gz_decompress(t, tsize, y, n) == GZ_OK, "format %d decodes", pred ? 2 : 3);
     free(t);
   }
   free(x);

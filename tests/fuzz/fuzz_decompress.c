@@ -1,5 +1,5 @@
 /* fuzz_decompress.c - libFuzzer target: any byte string given to the stream
- * parser and decoder (format versions 1 and 2; the HDF5 filter plugin's
+ * parser and decoder (format versions 1, 2 and 3; the HDF5 filter plugin's
  * decode is this same call) must give GZ_OK or an error, never a memory
  * error. Checksums stop most mutations at the stream level, so the input is
  * also handed straight to the format-2 chunk decoder (predictors, residual

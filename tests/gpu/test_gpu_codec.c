@@ -6,12 +6,21 @@
  *     ragged tails, and on the real seismic data (GZ_DATA_DIR);
  *   - the GPU decompresses the CPU's stream to the CPU's values, with zero
  *     bound violations; a damaged stream is reported by the GPU;
+ *   - segment tables (format 3): streams whose chunks hold several segments
+ *     decode on both sides; the same stream rewritten as format 1 (tables
+ *     removed, sizes and CRCs redone) decodes to the same values on both;
+ *     every kind of damaged table entry (checksums redone, so only the
+ *     table walk can catch it) is refused by both;
  *   - codes: gz_dev_quantize == the CPU backend, the indexed encoding ==
- *     gz_codes_encode_indexed, decode-reduce == the CPU for SUM/MAX/MIN. */
+ *     gz_codes_encode_indexed, decode-reduce == the CPU for SUM/MAX/MIN;
+ *     quantize fused with encode (gz_dev_quantize_encode, and the backends'
+ *     quantize_encode_async) == quantize then encode: the same codes, the
+ *     same message bytes, the same escape verdict. */
 #include "gz_test.h"
 
 #include "codec_fields.h"
 #include "device/backend.h"
+#include "gz_block_walk.h"
 #include "gz_device.h"
 #include "gzcoll.h"
 
@@ -125,6 +134,129 @@ static void check_stream(const char *what, int f32, const void *x, size_t n, dou
   free(y);
 }
 
+static uint32_t crc_of(const uint8_t *p, size_t size) {
+  static uint32_t table[256];
+  if (!table[1])
+    gz_crc32_table_fill(table);
+  return gz_crc32_tab(table, p, size);
+}
+
+/* Redo the chunk CRCs, the index CRC and the header CRC of a format-1/3
+ * stream whose chunk sizes in the index are right. */
+static void restamp(uint8_t *s) {
+  uint32_t nchunks = gz_get_u32le(s + 36);
+  uint8_t *index = s + GZ_STREAM_HEADER, *chunk = index + 8 * (size_t)nchunks + 4;
+  for (uint32_t c = 0; c < nchunks; c++) {
+    uint32_t size = gz_get_u32le(index + 8 * c);
+    gz_put_u32le(index + 8 * c + 4, crc_of(chunk, size));
+    chunk += size;
+  }
+  gz_put_u32le(index + 8 * nchunks, crc_of(index, 8 * (size_t)nchunks));
+  gz_put_u32le(s + 40, crc_of(s, 40));
+}
+
+/* The format-1 stream of a format-3 one (the same blocks, no tables); returns
+ * its size. */
+static size_t to_format1(const uint8_t *in, uint8_t *out) {
+  uint64_t n = gz_get_u64le(in + 24);
+  uint32_t chunk_len = gz_get_u32le(in + 32), nchunks = gz_get_u32le(in + 36);
+  const uint8_t *src = in + GZ_STREAM_HEADER + 8 * (size_t)nchunks + 4;
+  uint8_t *dst = out + GZ_STREAM_HEADER + 8 * (size_t)nchunks + 4;
+  memcpy(out, in, GZ_STREAM_HEADER + 8 * (size_t)nchunks + 4);
+  out[4] = 1;
+  for (uint32_t c = 0; c < nchunks; c++) {
+    uint64_t first = (uint64_t)c * chunk_len;
+    size_t table = gz_stream_table_bytes(n - first < chunk_len ? n - first : chunk_len);
+    uint32_t size = gz_get_u32le(in + GZ_STREAM_HEADER + 8 * c);
+    memcpy(dst, src + table, size - table);
+    gz_put_u32le(out + GZ_STREAM_HEADER + 8 * c, (uint32_t)(size - table));
+    src += size;
+    dst += size - table;
+  }
+  restamp(out);
+  return (size_t)(dst - out);
+}
+
+/* Decode s on the CPU and the GPU: 1 when both succeed with the same
+ * values (y), 0 when both refuse it, -1 when they disagree. */
+static int decode_both(const uint8_t *s, size_t size, int f32, size_t n, void *y) {
+  size_t esz = f32 ? 4 : 8, tmpb = gz_dev_decompress_tmp_bytes(n);
+  void *ds = dmalloc(size), *dy = dmalloc(n * esz), *dt = dmalloc(tmpb);
+  void *g = malloc(n * esz + 1);
+  unsigned *dflags = dmalloc(sizeof *dflags), flags = 0;
+  gz_result_t rc = gz_decompress(s, size, y, n);
+  int verdict;
+  h2d(ds, s, size);
+  gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+  gz_dev_decompress(f32 ? 1 : 2, ds, size, dy, n, dt, tmpb, dflags, NULL);
+  d2h(&flags, dflags, sizeof flags);
+  d2h(g, dy, n * esz);
+  if (rc == GZ_OK && flags == 0)
+    verdict = memcmp(g, y, n * esz) == 0 ? 1 : -1;
+  else
+    verdict = rc == GZ_ERR_CORRUPT && (flags & GZ_DEV_FLAG_CORRUPT) ? 0 : -1;
+  gz_dev_free(ds);
+  gz_dev_free(dy);
+  gz_dev_free(dt);
+  gz_dev_free(dflags);
+  free(g);
+  return verdict;
+}
+
+/* Segment tables: n values in chunks of `chunk` (several segments each). */
+static void check_tables(const char *what, int f32, const void *x, size_t n, double eb,
+                         uint32_t chunk) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  size_t esz = f32 ? 4 : 8, cap, size = 0, size1, table0;
+  uint8_t *s, *s1, *bad;
+  void *y = malloc(n * esz + 1), *y1 = malloc(n * esz + 1);
+  p.dtype = f32 ? GZ_FLOAT32 : GZ_FLOAT64;
+  p.error_bound = eb;
+  p.chunk_len = chunk;
+  cap = gz_compress_bound(p.dtype, n, chunk);
+  s = malloc(cap);
+  s1 = malloc(cap);
+  bad = malloc(cap);
+  table0 = gz_stream_table_bytes(
+      n < (chunk ? chunk : GZ_CHUNK_DEFAULT) ? n : (chunk ? chunk : GZ_CHUNK_DEFAULT));
+  if (!GZ_CHECK(gz_compress(&p, x, n, s, cap, &size) == GZ_OK && s[4] == 3 && table0 >= 4,
+                "%s: format 3 with a table (%zu bytes)", what, table0))
+    table0 = 0;
+  GZ_CHECK(decode_both(s, size, f32, n, y) == 1, "%s: format 3 decodes alike", what);
+  size1 = to_format1(s, s1);
+  GZ_CHECK(
+      decode_both(s1, size1, f32, n, y1) == 1 && memcmp(y, y1, n * esz) == 0,
+      "%s: the format-1 copy (%zu bytes, %zu with tables) decodes to the same values",
+      what, size1, size);
+  if (table0) {
+    const uint8_t *t = s + GZ_STREAM_HEADER + 8 * (size_t)gz_get_u32le(s + 36) + 4;
+    size_t off = (size_t)(t - s), last = table0 / 4 - 1;
+    uint32_t e0 = gz_get_u32le(t), el = gz_get_u32le(t + 4 * last);
+    const uint32_t damage[][2] = {{0, e0 + 1},
+                                  {0, e0 - 1},
+                                  {0, 0},
+                                  {0, 0xffffffffu},
+                                  {(uint32_t)last, el + 1},
+                                  {(uint32_t)last, el - 2},
+                                  {(uint32_t)last, e0}};
+    for (size_t k = 0; k < sizeof damage / sizeof *damage; k++) {
+      memcpy(bad, s, size);
+      gz_put_u32le(bad + off + 4 * damage[k][0], damage[k][1]);
+      restamp(bad);
+      if (memcmp(bad, s, size) == 0)
+        continue; /* entry 0 == entry last: nothing changed */
+      GZ_CHECK(decode_both(bad, size, f32, n, y1) == 0,
+               "%s: table entry %u set to %u (was %u) not refused by both", what,
+               damage[k][0], damage[k][1], gz_get_u32le(t + 4 * damage[k][0]));
+    }
+  }
+  free(s);
+  free(s1);
+  free(bad);
+  free(y);
+  free(y1);
+}
+
 static void check_codes(const char *what, int f32, const void *x, size_t n, double eb) {
   size_t esz = f32 ? 4 : 8, bound = gz_codes_indexed_bound(n), hsize = 0;
   size_t tmpb = gz_dev_codes_tmp_bytes(n);
@@ -138,13 +270,19 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
   memset(&ex, 0, sizeof ex);
   ex.be = &gz_backend_cpu;
   ex.size_out = &hs;
+  unsigned qflags = 0, fflags = 0;
+  gz_result_t qrc;
   ex.be->quantize(&ex, f32 ? GZ_FLOAT32 : GZ_FLOAT64, x, n, eb, (int64_t)1 << 40, q);
-  ex.be->sync(&ex);
+  qrc = ex.be->sync(&ex);
   h2d(dx, x, n * esz);
   gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
   gz_dev_quantize(f32 ? 1 : 2, dx, n, eb, (double)((int64_t)1 << 40), dq, dflags, NULL);
   d2h(g, dq, n * 8);
+  d2h(&qflags, dflags, sizeof qflags);
   GZ_CHECK(memcmp(q, g, n * 8) == 0, "%s: GPU codes differ", what);
+  GZ_CHECK((qrc == GZ_ERR_RANGE) == (qflags == GZ_DEV_FLAG_ESCAPE) &&
+               (qrc == GZ_OK || qrc == GZ_ERR_RANGE),
+           "%s: escape verdicts: CPU %d, GPU flags %u", what, (int)qrc, qflags);
   GZ_CHECK(gz_codes_encode_indexed(q, n, hm, bound, &hsize) == GZ_OK, "%s: encode", what);
   GZ_CHECK(gz_dev_codes_encode(dq, n, dm, bound, dt, tmpb, dsize, NULL) == GZ_DEV_OK,
            "%s: GPU encode: %s", what, gz_dev_last_error());
@@ -152,6 +290,36 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
   d2h(gm, dm, gsize <= bound ? gsize : bound);
   GZ_CHECK(gsize == hsize && memcmp(gm, hm, hsize) == 0, "%s: GPU indexed bytes differ",
            what);
+  /* quantize fused with encode: GPU kernel, then both backends' op */
+  gz_dev_memset_async(dq, 0x5a, n * 8, NULL);
+  gz_dev_memset_async(dm, 0x5a, bound, NULL);
+  gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
+  GZ_CHECK(gz_dev_quantize_encode(f32 ? 1 : 2, dx, n, eb, (double)((int64_t)1 << 40), dq,
+                                  dflags, dm, bound, dt, tmpb, dsize, NULL) == GZ_DEV_OK,
+           "%s: GPU quantize-encode: %s", what, gz_dev_last_error());
+  d2h(g, dq, n * 8);
+  d2h(&fflags, dflags, sizeof fflags);
+  d2h(&gsize, dsize, 8);
+  d2h(gm, dm, gsize <= bound ? gsize : bound);
+  GZ_CHECK(memcmp(q, g, n * 8) == 0 && fflags == qflags && gsize == hsize &&
+               memcmp(gm, hm, hsize) == 0,
+           "%s: fused quantize-encode differs (flags %u, quantize's %u; %llu bytes, %zu)",
+           what, fflags, qflags, (unsigned long long)gsize, hsize);
+  { /* the CPU backend's op (the CUDA one, through the collectives' tests) */
+    gz_exec_t fx;
+    uint64_t fsize = 0;
+    gz_result_t frc;
+    memset(&fx, 0, sizeof fx);
+    fx.be = &gz_backend_cpu;
+    fx.size_out = &fsize;
+    memset(g, 0x5a, n * 8);
+    frc = fx.be->quantize_encode_async(&fx, f32 ? GZ_FLOAT32 : GZ_FLOAT64, x, n, eb,
+                                       (int64_t)1 << 40, g, gm, bound);
+    frc = frc == GZ_OK ? fx.be->sync(&fx) : frc;
+    GZ_CHECK(frc == qrc && memcmp(q, g, n * 8) == 0 && fsize == hsize &&
+                 memcmp(gm, hm, hsize) == 0,
+             "%s: the CPU backend's quantize_encode_async differs", what);
+  }
   for (int op = GZ_DEV_OP_SUM; op <= GZ_DEV_OP_REPLACE; op++) {
     for (size_t i = 0; i < n; i++)
       acc[i] = (int64_t)(i % 1000) - 500;
@@ -215,6 +383,26 @@ int main(int argc, char **argv) {
         free(x);
       }
     }
+  }
+  /* segment tables: 3 chunks of 2 segments + a tail (1 segment; tsan: one
+   * chunk of 2 segments); and one chunk of 9 (the default chunk) */
+  for (int kind = 0; kind < FIELD_COUNT; kind += tsan ? 2 : 1) {
+    for (int f32 = 0; f32 < 2; f32++) {
+      size_t n = tsan ? 9001 : 3 * 16384 + 5000;
+      void *x = malloc(n * (f32 ? 4 : 8));
+      field_fill((field_kind_t)kind, f32, x, n, 77 + n);
+      snprintf(what, sizeof what, "tables %s %s n %zu", field_names[kind],
+               f32 ? "f32" : "f64", n);
+      check_tables(what, f32, x, n, kind == FIELD_NOISE ? 0.0 : 1e-3, tsan ? 0 : 16384);
+      free(x);
+    }
+  }
+  if (!tsan) {
+    size_t n = 70001;
+    float *x = malloc(n * 4);
+    field_fill(FIELD_SMOOTH, 1, x, n, 5);
+    check_tables("tables smooth f32 default chunk", 1, x, n, 1e-4, 0);
+    free(x);
   }
   soda = small || tsan ? NULL : gz_test_data_path(SODA);
   if (soda) {

@@ -41,19 +41,23 @@
 typedef struct step_bufs {
   unsigned char *sbuf, *rbuf, *stage;
   size_t cap;
+  size_t pre; /* sbuf holds acc encoded (the driver's fused quantize-encode) */
 } step_bufs_t;
 
 /* Encode acc, send to dest and/or receive from src, combine (or replace). */
 static gz_result_t exchange(gz_ctx_t ctx, gz_exec_t *ex, int64_t *acc, size_t count,
-                            int op, int dest, int src, const step_bufs_t *b,
-                            gz_run_t *run, gz_result_t *local) {
-  size_t ssize = 0, rsize = 0;
-  gz_result_t rc;
-  if (dest != MPI_PROC_NULL) {
+                            int op, int dest, int src, step_bufs_t *b, gz_run_t *run,
+                            gz_result_t *local) {
+  size_t ssize = dest != MPI_PROC_NULL ? b->pre : 0, rsize = 0;
+  gz_result_t rc = GZ_OK;
+  b->pre = 0; /* acc changes below, or sbuf is reused */
+  if (dest != MPI_PROC_NULL && !ssize) {
     double t = MPI_Wtime();
     rc = gz_exec_encode(ex, acc, count, b->sbuf, b->cap, &ssize);
     run->t_codec += MPI_Wtime() - t;
     run->passes += count;
+  }
+  if (dest != MPI_PROC_NULL) {
     if (rc == GZ_OK) {
       run->code_elems += count;
       run->code_bytes += ssize;
@@ -78,7 +82,7 @@ static gz_result_t exchange(gz_ctx_t ctx, gz_exec_t *ex, int64_t *acc, size_t co
 }
 
 static gz_result_t redoub(gz_ctx_t ctx, gz_exec_t *ex, int64_t *acc, size_t count,
-                          gz_op_t op, const step_bufs_t *b, gz_run_t *run) {
+                          gz_op_t op, step_bufs_t *b, gz_run_t *run) {
   int P = ctx->size, rank = ctx->rank, pof2 = 1, rem, newrank;
   gz_result_t rc = GZ_OK, local = GZ_OK;
   while (pof2 * 2 <= P)
@@ -135,8 +139,9 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   gz_exec_t *ex = j->a->ex;
   int on_dev = ex->be->on_device;
   size_t count = j->a->count;
-  step_bufs_t b = {NULL, NULL, ctx->hstage.base, ex->be->encode_bound(count)};
-  b.sbuf = gz_dev_take(ctx, on_dev, b.cap, 1);
+  step_bufs_t b = {NULL, NULL, ctx->hstage.base, ex->be->encode_bound(count), 0};
+  b.sbuf = j->msg0 ? j->msg0 : gz_dev_take(ctx, on_dev, b.cap, 1);
+  b.pre = j->msg0 ? j->msg0_size : 0;
   b.rbuf = gz_dev_take(ctx, on_dev, b.cap, 1);
   int other = j->chosen && strcmp(j->chosen->name, "redoub") != 0;
   snprintf(j->reason, sizeof j->reason, "device-centric redoub on %s%s%s%s", ex->be->name,
@@ -147,5 +152,10 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   return redoub(ctx, ex, j->codes, count, j->a->op, &b, j->run);
 }
 
-const gz_algorithm_t gz_algo_allreduce_recursive_doubling_device = {
-    .name = "redoub", .coll = GZ_COLL_ALLREDUCE, .device = 1, .ws = ws, .run = run};
+const gz_algorithm_t gz_algo_allreduce_recursive_doubling_device = {.name = "redoub",
+                                                                    .coll =
+                                                                        GZ_COLL_ALLREDUCE,
+                                                                    .device = 1,
+                                                                    .ws = ws,
+                                                                    .run = run,
+                                                                    .first_msg = 1};

@@ -1,12 +1,12 @@
 /*
- * stream.c - the self-describing compressed stream, format versions 1 and 2.
+ * stream.c - the self-describing compressed stream, format versions 1, 2 and 3.
  *
- * Format version 1 (written when params->predictor is GZ_PRED_NONE, and by
- * the GPU codec):
+ * Format version 3 (written when params->predictor is GZ_PRED_NONE, and by
+ * the GPU codec), and version 1 (written before 2026-11-24, still read):
  * Layout, all integers little-endian:
  *   off  size  field
  *     0     4  magic "GZCS"
- *     4     1  format version (1)
+ *     4     1  format version (3, or 1)
  *     5     1  dtype (1 = float32, 2 = float64)
  *     6     1  error-bound mode (0 = ABS, 1 = REL)
  *     7     1  flags (0)
@@ -19,7 +19,15 @@
  *    44  8*C  chunk index: per chunk, compressed size (u32) and CRC-32 (u32)
  *   ...     4  CRC-32 of the chunk index
  *   ...        chunks, back to back; each is a sequence of blocks
- *              (kernels/gz_block.h), ceil(len / GZ_BLOCK) of them.
+ *              (kernels/gz_block.h), ceil(len / GZ_BLOCK) of them; in
+ *              version 3 they are preceded by the chunk's segment table:
+ *              S = ceil(blocks / GZ_STREAM_SEG_BLOCKS) segments, 4 (S - 1)
+ *              bytes, the offset (u32) of each segment's first block after
+ *              the first, relative to the end of the table. Chunk sizes and
+ *              CRCs in the index cover the table. A chunk of at most
+ *              GZ_STREAM_SEG_BLOCKS blocks has no table (its bytes are those
+ *              of version 1). The table lets a GPU find every block start
+ *              with one walk per segment instead of one per chunk.
  *
  * Format version 2 (any other predictor; chunk2.c, docs/codec.md): the same
  * first 40 bytes with version 2, where "values per chunk" is a whole number of
@@ -57,7 +65,7 @@
 #include <omp.h>
 #endif
 
-#define GZ_STREAM_VERSION 1
+#define GZ_STREAM_VERSION 3
 #define GZ_HEADER2_SIZE 72
 #define GZ_CHUNK2_DEFAULT (1u << 21)
 
@@ -77,9 +85,49 @@ static uint32_t chunk_len_of(const gz_codec_params_t *p) {
   return p->chunk_len ? p->chunk_len : GZ_CHUNK_DEFAULT;
 }
 
+/* Worst case of a chunk, segment table included (4 (ceil(B / G) - 1) <=
+ * 4 floor(B / G) bytes, and the floors of all chunks sum to at most that of
+ * the whole stream's blocks). */
 static size_t chunk_bound(size_t values, size_t elem) {
   size_t blocks = (values + GZ_BLOCK - 1) / GZ_BLOCK;
-  return blocks + values * elem;
+  return blocks + values * elem + 4 * (blocks / GZ_STREAM_SEG_BLOCKS);
+}
+
+/* A version-3 chunk: the segment table, then each segment's blocks. */
+static size_t encode_chunk(gz_dtype_t dtype, const uint8_t *x, size_t len,
+                           const gz_quant_t *qp, uint8_t *out) {
+  size_t elem = gz_dtype_size(dtype), segs = gz_stream_segs(len);
+  size_t table = gz_stream_table_bytes(len), pos = 0, seg_vals;
+  seg_vals = (size_t)GZ_STREAM_SEG_BLOCKS * GZ_BLOCK;
+  for (size_t s = 0; s < segs; s++) {
+    size_t first = s * seg_vals, vals = len - first < seg_vals ? len - first : seg_vals;
+    if (s)
+      gz_put_u32le(out + 4 * (s - 1), (uint32_t)pos);
+    pos += gz_encode_values(dtype, x + first * elem, vals, qp, out + table + pos);
+  }
+  return table + pos;
+}
+
+/* Blocks of a version-3 chunk (csize bytes at in): each segment must decode
+ * exactly the bytes its table entries give it. */
+static gz_result_t decode_chunk3(gz_dtype_t dtype, const uint8_t *in, size_t csize,
+                                 size_t len, const gz_quant_t *qp, uint8_t *out) {
+  size_t elem = gz_dtype_size(dtype), segs = gz_stream_segs(len);
+  size_t table = gz_stream_table_bytes(len), seg_vals, paysize;
+  seg_vals = (size_t)GZ_STREAM_SEG_BLOCKS * GZ_BLOCK;
+  if (csize < table)
+    return GZ_ERR_CORRUPT;
+  paysize = csize - table;
+  for (size_t s = 0; s < segs; s++) {
+    size_t first = s * seg_vals, vals = len - first < seg_vals ? len - first : seg_vals;
+    size_t start = s ? gz_get_u32le(in + 4 * (s - 1)) : 0;
+    size_t end = s + 1 < segs ? gz_get_u32le(in + 4 * s) : paysize;
+    if (start > end || end > paysize ||
+        gz_decode_values(dtype, in + table + start, end - start, vals, qp,
+                         out + first * elem) != GZ_OK)
+      return GZ_ERR_CORRUPT;
+  }
+  return GZ_OK;
 }
 
 size_t gz_compress_bound(gz_dtype_t dtype, size_t n, uint32_t chunk_len) {
@@ -89,7 +137,7 @@ size_t gz_compress_bound(gz_dtype_t dtype, size_t n, uint32_t chunk_len) {
   if (!chunk_len)
     chunk_len = GZ_CHUNK_DEFAULT;
   chunks = n / chunk_len + (n % chunk_len != 0);
-  if (n > (SIZE_MAX - 4096) / (elem + 1) || chunks > SIZE_MAX / 16)
+  if (n > (SIZE_MAX - 4096) / (elem + 2) || chunks > SIZE_MAX / 16)
     return 0;
   total = GZ_STREAM_HEADER + 8 * chunks + 4 + chunk_bound(n, elem);
   /* format 2: chunks of more than half the target, 2 more bytes each */
@@ -305,8 +353,8 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
     size_t pos = 0;
     for (size_t c = 0; c < nchunks; c++) {
       size_t first = c * chunk_len, len = n - first < chunk_len ? n - first : chunk_len;
-      size_t size = gz_encode_values(params->dtype, (const uint8_t *)in + first * elem,
-                                     len, &qp, data + pos);
+      size_t size = encode_chunk(params->dtype, (const uint8_t *)in + first * elem, len,
+                                 &qp, data + pos);
       gz_put_u32le(index + 8 * c, (uint32_t)size);
       gz_put_u32le(index + 8 * c + 4, gz_crc32(data + pos, size));
       pos += size;
@@ -325,8 +373,8 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
     size_t first = (size_t)c * chunk_len;
     size_t len = n - first < chunk_len ? n - first : chunk_len;
     uint8_t *dst = data + (size_t)c * slot;
-    size_t size = gz_encode_values(params->dtype, (const uint8_t *)in + first * elem, len,
-                                   &qp, dst);
+    size_t size =
+        encode_chunk(params->dtype, (const uint8_t *)in + first * elem, len, &qp, dst);
     gz_put_u32le(index + 8 * c, (uint32_t)size);
     gz_put_u32le(index + 8 * c + 4, gz_crc32(dst, size));
   }
@@ -347,9 +395,9 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
   if (size < GZ_STREAM_HEADER || memcmp(s, GZ_STREAM_MAGIC, 4) != 0)
     return GZ_ERR_CORRUPT;
   version = s[4];
-  if (version != 1 && version != 2)
+  if (version < 1 || version > 3)
     return gz_get_u32le(s + 40) == gz_crc32(s, 40) ? GZ_ERR_VERSION : GZ_ERR_CORRUPT;
-  hsize = version == 1 ? GZ_STREAM_HEADER : GZ_HEADER2_SIZE;
+  hsize = version == 2 ? GZ_HEADER2_SIZE : GZ_STREAM_HEADER;
   if (size < hsize || gz_get_u32le(s + hsize - 4) != gz_crc32(s, hsize - 4))
     return GZ_ERR_CORRUPT;
   elem = gz_dtype_size((gz_dtype_t)s[5]);
@@ -363,7 +411,7 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
       !isfinite(abs_eb) || (abs_eb > 0 && abs_eb < 1e-300) || chunk_len == 0 ||
       chunk_len > GZ_STREAM_CHUNK_MAX)
     return GZ_ERR_CORRUPT;
-  if (version == 1 && chunk_len % GZ_BLOCK)
+  if (version != 2 && chunk_len % GZ_BLOCK)
     return GZ_ERR_CORRUPT;
   if (version == 2) {
     uint64_t slab;
@@ -421,8 +469,9 @@ static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
     chunk_box(info->dims, len, box);
     return gz_chunk2_decode(info->dtype, src, csize, box, qp, dst, w) != GZ_OK;
   }
-  return gz_decode_values(info->dtype, src, csize, len, qp,
-                          (uint8_t *)out + first * gz_dtype_size(info->dtype)) != GZ_OK;
+  if (info->format_version == 3)
+    return decode_chunk3(info->dtype, src, csize, len, qp, dst) != GZ_OK;
+  return gz_decode_values(info->dtype, src, csize, len, qp, dst) != GZ_OK;
 }
 
 gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out_count) {
@@ -439,7 +488,7 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
     return GZ_ERR_ARG;
   qp = gz_codec_quant(info.abs_bound);
   index = (const uint8_t *)stream +
-          (info.format_version == 1 ? GZ_STREAM_HEADER : GZ_HEADER2_SIZE);
+          (info.format_version == 2 ? GZ_HEADER2_SIZE : GZ_STREAM_HEADER);
   data = index + 8 * (size_t)info.chunk_count + 4;
 #ifdef _OPENMP
   threads = omp_get_max_threads();

@@ -84,6 +84,14 @@ typedef struct gz_backend {
   /* wait for the exec's work; returns the first launch error or the
    * deferred flags as a result, and clears them */
   gz_result_t (*sync)(gz_exec_t *ex);
+  /* async: quantize fused with encode_async (the first message of a
+   * collective): codes as quantize writes them (an escape -> GZ_ERR_RANGE at
+   * sync) and, in the same pass, their indexed encoding in out;
+   * *ex->size_out holds its size after sync. The device does not read the
+   * codes back for the encoding. */
+  gz_result_t (*quantize_encode_async)(gz_exec_t *ex, gz_dtype_t dtype, const void *in,
+                                       size_t n, double eb, int64_t code_limit,
+                                       int64_t *codes, void *out, size_t cap);
 } gz_backend_t;
 
 extern const gz_backend_t gz_backend_cpu;

@@ -96,6 +96,14 @@ static gz_result_t cpu_encode_async(gz_exec_t *ex, const int64_t *codes, size_t 
   return rc;
 }
 
+static gz_result_t cpu_quantize_encode_async(gz_exec_t *ex, gz_dtype_t dtype,
+                                             const void *in, size_t n, double eb,
+                                             int64_t code_limit, int64_t *codes,
+                                             void *out, size_t cap) {
+  gz_result_t rc = cpu_quantize(ex, dtype, in, n, eb, code_limit, codes);
+  return rc == GZ_OK ? cpu_encode_async(ex, codes, n, out, cap) : rc;
+}
+
 static gz_result_t cpu_decode_reduce(gz_exec_t *ex, int op, const void *in, size_t size,
                                      int64_t *acc, size_t n) {
   gz_result_t rc = gz_codes_decode_indexed(op, in, size, acc, n);
@@ -162,4 +170,5 @@ const gz_backend_t gz_backend_cpu = {"cpu",
                                      cpu_compress,
                                      cpu_decompress,
                                      cpu_memcpy,
-                                     cpu_sync};
+                                     cpu_sync,
+                                     cpu_quantize_encode_async};

@@ -118,6 +118,19 @@ static gz_result_t dev_encode_async(gz_exec_t *ex, const int64_t *codes, size_t 
                 gz_dev_memcpy_async(ex->size_out, d_size, sizeof *d_size, ex->stream));
 }
 
+static gz_result_t dev_quantize_encode_async(gz_exec_t *ex, gz_dtype_t dtype,
+                                             const void *in, size_t n, double eb,
+                                             int64_t code_limit, int64_t *codes,
+                                             void *out, size_t cap) {
+  uint64_t *d_size = (uint64_t *)(ex->d_small + SM_SIZE);
+  if (dev_rc(ex, gz_dev_quantize_encode((int)dtype, in, n, eb, (double)code_limit, codes,
+                                        ex->d_flags, out, cap, ex->tmp, ex->tmp_bytes,
+                                        d_size, ex->stream)) != GZ_OK)
+    return ex->err;
+  return dev_rc(ex,
+                gz_dev_memcpy_async(ex->size_out, d_size, sizeof *d_size, ex->stream));
+}
+
 static gz_result_t dev_decode_reduce(gz_exec_t *ex, int op, const void *in, size_t size,
                                      int64_t *acc, size_t n) {
   return dev_rc(ex, gz_dev_codes_decode_reduce(op, in, size, acc, n, ex->tmp,
@@ -166,4 +179,4 @@ const gz_backend_t gz_backend_cuda = {"cuda",           1,
                                       dev_encode_async, dev_decode_reduce,
                                       dev_reduce,       dev_compress,
                                       dev_decompress,   dev_memcpy,
-                                      dev_sync};
+                                      dev_sync,         dev_quantize_encode_async};
