@@ -22,6 +22,7 @@
  * A chunk that would not shrink below the raw values, or whose sample
  * estimate is above 90% of them, falls back to 0.
  */
+#define _DEFAULT_SOURCE /* posix_memalign, madvise */
 #include "codec/chunk2.h"
 
 #include "codec/entropy.h"
@@ -30,6 +31,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #define SAMPLE_VALUES 8192
 #ifndef SAMPLE_BOXES
@@ -46,12 +50,32 @@ void gz_chunk2_work_free(gz_chunk2_work_t *w) {
   }
 }
 
+/* Scratch of bytes bytes. Large buffers are fresh pages on every call
+ * (glibc maps them), and faulting them in 4 KiB at a time cost a quarter of
+ * a compress of soda lakes or TREFHT: on Linux they are aligned to and
+ * advised for 2 MiB pages (a hint; transparent huge pages in madvise mode),
+ * 512 times fewer faults. */
+#define HUGE_PAGE ((size_t)2 << 20)
+static void *scratch(size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= 2 * HUGE_PAGE) {
+    void *p = NULL;
+    size_t len = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    if (posix_memalign(&p, HUGE_PAGE, len) != 0)
+      return NULL;
+    (void)madvise(p, len, MADV_HUGEPAGE);
+    return p;
+  }
+#endif
+  return malloc(bytes ? bytes : 1);
+}
+
 /* Buffer k of the workspace with at least bytes bytes (kept for the next
  * chunk, so the pages are touched once per call, not once per chunk). */
 static void *work(gz_chunk2_work_t *w, int k, size_t bytes) {
   if (w->cap[k] < bytes) {
     free(w->buf[k]);
-    w->buf[k] = malloc(bytes ? bytes : 1);
+    w->buf[k] = scratch(bytes);
     w->cap[k] = w->buf[k] ? bytes : 0;
   }
   return w->buf[k];
