@@ -12,6 +12,12 @@ typedef struct gz_chunk2_work {
 } gz_chunk2_work_t;
 void gz_chunk2_work_free(gz_chunk2_work_t *w);
 
+/* The quantizer's instruction set: want < 0 asks (the best the CPU has, on
+ * first use), 0 forces the portable loop, 1 AVX2 when the CPU has it.
+ * Returns the level in effect; both write the same bytes (for tests and
+ * benchmarks). */
+int gz_chunk2_simd(int want);
+
 /* Largest encoded chunk of n values of elem bytes. */
 size_t gz_chunk2_bound(size_t n, size_t elem);
 
