@@ -77,13 +77,13 @@ typedef struct enc_sym {
  * + start, the division by reciprocal. Branch-free: a byte is always
  * stored below *rp and kept only when the state needs it. */
 static inline uint32_t enc_put(uint32_t x, const enc_sym_t *e, uint8_t **rp) {
-  uint32_t q, b;
-  b = x >= e->xmax;
+  uint32_t q;
+  /* bytes to emit: one when x >= xmax, two when x >= 256 xmax (both
+   * compared at once, so the state's chain is short) */
+  unsigned b =
+      (unsigned)(x >= e->xmax) + (unsigned)((uint64_t)x >= (uint64_t)e->xmax << 8);
   (*rp)[-1] = (uint8_t)x;
-  *rp -= b;
-  x >>= 8 * b;
-  b = x >= e->xmax;
-  (*rp)[-1] = (uint8_t)x;
+  (*rp)[-2] = (uint8_t)(x >> 8);
   *rp -= b;
   x >>= 8 * b;
   q = (uint32_t)(((uint64_t)x * e->rcp) >> e->shift);
