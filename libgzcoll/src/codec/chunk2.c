@@ -70,8 +70,33 @@ void gz_chunk2_work_free(gz_chunk2_work_t *w) {
     w->buf[k] = NULL;
     w->cap[k] = 0;
   }
+  if (mine && !parked.zc) {
+    parked.zc = w->zc;
+    w->zc = NULL;
+  }
+  if (mine && !parked.zd) {
+    parked.zd = w->zd;
+    w->zd = NULL;
+  }
+  gz_zstd_free(w->zc, w->zd);
+  w->zc = w->zd = NULL;
   if (mine)
     atomic_flag_clear(&park_busy);
+}
+
+/* The parked zstd contexts, when the workspace has none yet. */
+static void adopt_zstd(gz_chunk2_work_t *w) {
+  if ((w->zc && w->zd) || atomic_flag_test_and_set(&park_busy))
+    return;
+  if (!w->zc) {
+    w->zc = parked.zc;
+    parked.zc = NULL;
+  }
+  if (!w->zd) {
+    w->zd = parked.zd;
+    parked.zd = NULL;
+  }
+  atomic_flag_clear(&park_busy);
 }
 
 /* Scratch of bytes bytes. Large buffers are fresh pages on every call
@@ -118,6 +143,27 @@ static void *work(gz_chunk2_work_t *w, int k, size_t bytes) {
 
 size_t gz_chunk2_bound(size_t n, size_t elem) {
   return 1 + (n + GZ_BLOCK - 1) / GZ_BLOCK + n * elem;
+}
+
+/* The first i >= from with flag[i] set (flags are 0 or 1, mostly 0), or n:
+ * eight flags at a time (a byte loop cost a tenth of a compress of the
+ * smooth field, and memchr per escape an eighth of ERSST's, whose land
+ * points are escapes). */
+static size_t next_flag(const uint8_t *flag, size_t from, size_t n) {
+  size_t i = from;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                                      \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, flag + i, 8);
+    if (w)
+      return i + (size_t)__builtin_ctzll(w) / 8;
+  }
+#endif
+  for (; i < n; i++)
+    if (flag[i])
+      return i;
+  return n;
 }
 
 /* The instruction set of the quantizer: -1 not asked yet, 0 portable, 1
@@ -196,8 +242,8 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
     }
     for (size_t i = 0; i < n; i++)
       bad += esc[i];
-    for (size_t i = 0; i < n && bad; i++) /* an escape repeats the previous code */
-      if (esc[i])
+    if (bad) /* an escape repeats the previous code */
+      for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n))
         q[i] = i ? q[i - 1] : 0;
   } else {
     memset(esc, 0, n);
@@ -379,18 +425,13 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
   p += gz_varint_put(nesc, p);
   if (nesc == 0)
     return (size_t)(p - out);
-  /* the flags are 0 or 1 and mostly 0: memchr skips the zeros a vector at
-   * a time (a byte loop here cost a tenth of a compress of the smooth field) */
-  for (const uint8_t *e = memchr(esc, 1, n); e;
-       e = memchr(e + 1, 1, n - (size_t)(e + 1 - esc))) {
-    size_t i = (size_t)(e - esc);
+  for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n)) {
     p += gz_varint_put(i - next, p);
     next = i + 1;
   }
   vals = p;
-  for (const uint8_t *e = memchr(esc, 1, n); e;
-       e = memchr(e + 1, 1, n - (size_t)(e + 1 - esc))) {
-    memcpy(vals, (const uint8_t *)x + (size_t)(e - esc) * elem, elem);
+  for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n)) {
+    memcpy(vals, (const uint8_t *)x + i * elem, elem);
     vals += elem;
   }
   return (size_t)(vals - out);
@@ -408,12 +449,12 @@ static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_
     len = gz_res_rans(u, n, syms, sym);
     if (len < psize) {
       *coding = GZ_RES_RANS;
-      return gz_section_put(sym, len, 0, out);
+      return gz_section_put(sym, len, 0, out, NULL);
     }
   }
   *coding = GZ_RES_PACKED;
   len = gz_res_pack(u, n, sym);
-  return gz_section_put(sym, len, 0, out);
+  return gz_section_put(sym, len, 0, out, NULL);
 }
 
 size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
@@ -443,6 +484,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   syms = work(w, 5, n);
   if (!q || !u || !esc || !sec || !sym || !syms)
     goto nomem;
+  adopt_zstd(w);
   predictor = choose(dtype, x, d, qp, predictor, &est);
   if (!predictor)
     goto nomem;
@@ -464,7 +506,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   rsec = residual_section(u, n, sym, syms, sec, &coding);
   /* escapes after the residuals */
   eraw = escapes(x, elem, esc, n, nesc, sym);
-  esec = gz_section_put(sym, eraw, 1, sec + rsec);
+  esec = gz_section_put(sym, eraw, 1, sec + rsec, &w->zc);
   if (!esec)
     goto nomem;
   glen = gz_varint_put(g > 1 ? g : 1, gbytes);
@@ -573,7 +615,8 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     rc = GZ_ERR_NOMEM;
     goto done;
   }
-  if (gz_section_get(in + hdr, raw, rraw) != 0)
+  adopt_zstd(w);
+  if (gz_section_get(in + hdr, raw, rraw, &w->zd) != 0)
     goto done;
   if (in[1] == GZ_RES_PACKED  ? gz_res_unpack(raw, rraw, n, u) != 0
       : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
@@ -595,7 +638,7 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
         q[i] = (int64_t)((uint64_t)q[i] * g);
     reconstruct(dtype, q, n, qp, out);
   }
-  if (gz_section_get(in + hdr + rused, raw, eraw) != 0 ||
+  if (gz_section_get(in + hdr + rused, raw, eraw, &w->zd) != 0 ||
       put_escapes(raw, eraw, n, elem, out) != 0)
     goto done;
   rc = GZ_OK;

@@ -9,7 +9,10 @@
 typedef struct gz_chunk2_work {
   void *buf[GZ_CHUNK2_BUFS];
   size_t cap[GZ_CHUNK2_BUFS];
+  void *zc, *zd; /* zstd contexts (entropy.h), made on first use */
 } gz_chunk2_work_t;
+#define GZ_CHUNK2_WORK_INIT                                                              \
+  { {NULL}, {0}, NULL, NULL }
 void gz_chunk2_work_free(gz_chunk2_work_t *w);
 
 /* The quantizer's instruction set: want < 0 asks (the best the CPU has, on
