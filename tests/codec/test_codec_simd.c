@@ -4,10 +4,15 @@
  * and noisy data, ties, values beyond the code limit, NaN and infinities,
  * codes beyond 2^51 (the dequantizer's other path), every block width; and
  * the int32 code kernels, whose encoded bytes must equal those of the same
- * codes as int64. On a CPU without AVX2 the test says so and skips. */
+ * codes as int64; and format-2 streams (chunk2.c's quantizer, chosen with
+ * gz_chunk2_simd) are the same bytes with either set, on every field of
+ * codec_fields.h, odd lengths, several bounds. On a CPU without AVX2 the
+ * test says so and skips. */
 #include "gz_test.h"
 
+#include "codec/chunk2.h"
 #include "codec/codec.h"
+#include "codec_fields.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -135,6 +140,47 @@ static void check_dequant(const char *what, const out_t *o, const int64_t *codes
            what);
 }
 
+/* A format-2 stream of x (float32, 3-D box) with the quantizer at level. */
+static uint8_t *stream2(int level, const float *x, const size_t dims[3], double eb,
+                        gz_predictor_t pred, size_t *size) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  size_t n = dims[0] * dims[1] * dims[2], cap = gz_compress_bound(GZ_FLOAT32, n, 0);
+  uint8_t *s = malloc(cap);
+  GZ_CHECK(gz_chunk2_simd(level) == level, "chunk2 level %d taken", level);
+  p.error_bound = eb;
+  p.predictor = pred;
+  p.threads = 1;
+  p.ndims = 3;
+  memcpy(p.dims, dims, 3 * sizeof *dims);
+  *size = 0;
+  GZ_CHECK(s && gz_compress(&p, x, n, s, cap, size) == GZ_OK, "format 2 compresses");
+  return s;
+}
+
+static void test_stream2(void) {
+  static const size_t shapes[2][3] = {{7, 33, 129}, {1, 1, 20011}};
+  static const double ebs[3] = {1e-2, 1e-4, 1e-7};
+  static float x[7 * 33 * 129];
+  for (int kind = 0; kind < FIELD_COUNT; kind++)
+    for (int sh = 0; sh < 2; sh++)
+      for (int e = 0; e < 3; e++)
+        for (int pred = GZ_PRED_LORENZO; pred <= GZ_PRED_AUTO; pred += 2) {
+          const size_t *d = shapes[sh];
+          size_t n = d[0] * d[1] * d[2], sa, sb;
+          uint8_t *a, *b;
+          field_fill((field_kind_t)kind, 1, x, n, 29 + (uint64_t)kind);
+          a = stream2(0, x, d, ebs[e], (gz_predictor_t)pred, &sa);
+          b = stream2(1, x, d, ebs[e], (gz_predictor_t)pred, &sb);
+          GZ_CHECK(sa == sb && !memcmp(a, b, sa),
+                   "format 2, %s, %zu values, eb %g, predictor %d: the same bytes "
+                   "from the portable and AVX2 quantizers",
+                   field_names[kind], n, ebs[e], pred);
+          free(a);
+          free(b);
+        }
+  gz_chunk2_simd(-1);
+}
+
 int main(void) {
   static out_t a, b;
   static float xf[N];
@@ -205,5 +251,6 @@ int main(void) {
       GZ_CHECK(a.rc_q32 == GZ_ERR_RANGE && a.rc_q64 == GZ_ERR_RANGE, "%s refused",
                names[kind]);
   }
+  test_stream2();
   return gz_test_finish();
 }

@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fuzz_chunk(const uint8_t *data, size_t size) {
-  gz_chunk2_work_t w = {{NULL}, {0}};
+  gz_chunk2_work_t w = GZ_CHUNK2_WORK_INIT;
   gz_dtype_t dtype = data[0] & 1 ? GZ_FLOAT64 : GZ_FLOAT32;
   gz_quant_t qp = gz_codec_quant(data[0] & 2 ? 0.0 : 1e-3);
   size_t d[3] = {1 + (data[1] & 15), 1 + (data[2] & 15), 1 + (data[3] & 15)};

@@ -22,14 +22,23 @@
  * A chunk that would not shrink below the raw values, or whose sample
  * estimate is above 90% of them, falls back to 0.
  */
+#define _DEFAULT_SOURCE /* posix_memalign, madvise */
 #include "codec/chunk2.h"
 
 #include "codec/entropy.h"
 #include "codec/predict.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
 
 #define SAMPLE_VALUES 8192
 #ifndef SAMPLE_BOXES
@@ -38,20 +47,95 @@
 /* Fewest residuals worth a rANS table (and within the scratch of 11 n). */
 #define RANS_MIN 1024
 
+/* One workspace parked between calls, process-wide: a call that repeats
+ * (a stream written slab by slab, a benchmark) finds its scratch already
+ * faulted in instead of clearing fresh pages, which cost as much as the
+ * coding itself on TREFHT. The largest buffer of each kind is kept (at most
+ * about 60 bytes per value of the largest chunk coded, resident only where
+ * touched); a thread that finds the slot busy allocates and frees as
+ * before. */
+static atomic_flag park_busy = ATOMIC_FLAG_INIT;
+static gz_chunk2_work_t parked;
+
 void gz_chunk2_work_free(gz_chunk2_work_t *w) {
+  int mine = !atomic_flag_test_and_set(&park_busy);
   for (int k = 0; k < GZ_CHUNK2_BUFS; k++) {
+    if (mine && w->cap[k] > parked.cap[k]) {
+      void *t = parked.buf[k];
+      parked.buf[k] = w->buf[k];
+      parked.cap[k] = w->cap[k];
+      w->buf[k] = t;
+    }
     free(w->buf[k]);
     w->buf[k] = NULL;
     w->cap[k] = 0;
   }
+  if (mine && !parked.zc) {
+    parked.zc = w->zc;
+    w->zc = NULL;
+  }
+  if (mine && !parked.zd) {
+    parked.zd = w->zd;
+    w->zd = NULL;
+  }
+  gz_zstd_free(w->zc, w->zd);
+  w->zc = w->zd = NULL;
+  if (mine)
+    atomic_flag_clear(&park_busy);
+}
+
+/* The parked zstd contexts, when the workspace has none yet. */
+static void adopt_zstd(gz_chunk2_work_t *w) {
+  if ((w->zc && w->zd) || atomic_flag_test_and_set(&park_busy))
+    return;
+  if (!w->zc) {
+    w->zc = parked.zc;
+    parked.zc = NULL;
+  }
+  if (!w->zd) {
+    w->zd = parked.zd;
+    parked.zd = NULL;
+  }
+  atomic_flag_clear(&park_busy);
+}
+
+/* Scratch of bytes bytes. Large buffers are fresh pages on every call
+ * (glibc maps them), and faulting them in 4 KiB at a time cost a quarter of
+ * a compress of soda lakes or TREFHT: on Linux they are aligned to and
+ * advised for 2 MiB pages (a hint; transparent huge pages in madvise mode),
+ * 512 times fewer faults. */
+#define HUGE_PAGE ((size_t)2 << 20)
+static void *scratch(size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= 2 * HUGE_PAGE) {
+    void *p = NULL;
+    size_t len = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    if (posix_memalign(&p, HUGE_PAGE, len) != 0)
+      return NULL;
+    (void)madvise(p, len, MADV_HUGEPAGE);
+    return p;
+  }
+#endif
+  return malloc(bytes ? bytes : 1);
 }
 
 /* Buffer k of the workspace with at least bytes bytes (kept for the next
  * chunk, so the pages are touched once per call, not once per chunk). */
 static void *work(gz_chunk2_work_t *w, int k, size_t bytes) {
+  if (w->cap[k] < bytes && !atomic_flag_test_and_set(&park_busy)) {
+    if (parked.cap[k] >= bytes) { /* the parked one: swap */
+      void *t = w->buf[k];
+      size_t c = w->cap[k];
+      w->buf[k] = parked.buf[k];
+      w->cap[k] = parked.cap[k];
+      parked.buf[k] = t;
+      parked.cap[k] = c;
+    }
+    atomic_flag_clear(&park_busy);
+  }
   if (w->cap[k] < bytes) {
     free(w->buf[k]);
-    w->buf[k] = malloc(bytes ? bytes : 1);
+    w->buf[k] = scratch(bytes);
     w->cap[k] = w->buf[k] ? bytes : 0;
   }
   return w->buf[k];
@@ -61,14 +145,96 @@ size_t gz_chunk2_bound(size_t n, size_t elem) {
   return 1 + (n + GZ_BLOCK - 1) / GZ_BLOCK + n * elem;
 }
 
+/* The first i >= from with flag[i] set (flags are 0 or 1, mostly 0), or n:
+ * eight flags at a time (a byte loop cost a tenth of a compress of the
+ * smooth field, and memchr per escape an eighth of ERSST's, whose land
+ * points are escapes). */
+static size_t next_flag(const uint8_t *flag, size_t from, size_t n) {
+  size_t i = from;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                                      \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, flag + i, 8);
+    if (w)
+      return i + (size_t)__builtin_ctzll(w) / 8;
+  }
+#endif
+  for (; i < n; i++)
+    if (flag[i])
+      return i;
+  return n;
+}
+
+/* The instruction set of the quantizer: -1 not asked yet, 0 portable, 1
+ * AVX2 (gz_chunk2_simd). */
+static int simd_level = -1;
+
+int gz_chunk2_simd(int want) {
+  int have = gz_cpu_avx2();
+  if (want >= 0)
+    simd_level = want && have;
+  else if (simd_level < 0)
+    simd_level = have;
+  return simd_level;
+}
+
+/* float32 codes and escape flags, as gz_quantize_one_f32 for a stream:
+ * one value at a time, or (quant_f32_avx2) four lanes of the same double
+ * operations, no FMA, so both give the same codes and flags. */
+static void quant_f32_portable(const float *v, size_t n, const gz_quant_t *qp, int64_t *q,
+                               uint8_t *esc) {
+  for (size_t i = 0; i < n; i++)
+    esc[i] = (uint8_t)!gz_quantize_one_f32(v[i], qp, 1, &q[i]);
+}
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static void
+quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8_t *esc) {
+  const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
+                eb = _mm256_set1_pd(qp->eb), cmax = _mm256_set1_pd(qp->code_max),
+                shift = _mm256_set1_pd(GZ_RINT_SHIFT),
+                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  const __m256i base = _mm256_castpd_si256(shift);
+  const __m128i expo = _mm_set1_epi32(0x7f800000), zero = _mm_setzero_si128();
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+    /* -0.0 and subnormals: exponent field 0, bits not 0 */
+    __m128i refused = _mm_andnot_si128(_mm_cmpeq_epi32(b, zero),
+                                       _mm_cmpeq_epi32(_mm_and_si128(b, expo), zero));
+    __m256d v = _mm256_cvtps_pd(_mm_castsi128_ps(b));
+    __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
+    __m256d qd = _mm256_sub_pd(sh, shift);
+    __m256d in = _mm256_cmp_pd(_mm256_and_pd(qd, absm), cmax, _CMP_LE_OQ);
+    __m256i qi = _mm256_and_si256(_mm256_sub_epi64(_mm256_castpd_si256(sh), base),
+                                  _mm256_castpd_si256(in));
+    __m256d r = _mm256_mul_pd(_mm256_and_pd(qd, in), step);
+    __m256d rf = _mm256_cvtps_pd(_mm256_cvtpd_ps(r));
+    __m256d close =
+        _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rf), absm), eb, _CMP_LE_OQ);
+    unsigned good = (unsigned)_mm256_movemask_pd(_mm256_and_pd(in, close)) &
+                    ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(refused));
+    uint32_t flags = 0x01010101u & ~((good & 1) | (good & 2) << 7 | (good & 4) << 14 |
+                                     (good & 8) << 21);
+    _mm256_storeu_si256((__m256i *)(void *)(q + i), qi);
+    memcpy(esc + i, &flags, 4); /* little-endian: byte j is lane j */
+  }
+  quant_f32_portable(x + i, n - i, qp, q + i, esc + i);
+}
+#endif
+
 static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t *qp,
                      int64_t *q, uint8_t *esc, size_t *nesc) {
   size_t bad = 0;
   if (qp->eb > 0) {
     if (dtype == GZ_FLOAT32) {
-      const float *v = x;
-      for (size_t i = 0; i < n; i++)
-        esc[i] = (uint8_t)!gz_quantize_one_f32(v[i], qp, 1, &q[i]);
+#ifdef HAVE_AVX2_PATH
+      if (gz_chunk2_simd(-1))
+        quant_f32_avx2(x, n, qp, q, esc);
+      else
+#endif
+        quant_f32_portable(x, n, qp, q, esc);
     } else {
       const double *v = x;
       for (size_t i = 0; i < n; i++)
@@ -76,8 +242,8 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
     }
     for (size_t i = 0; i < n; i++)
       bad += esc[i];
-    for (size_t i = 0; i < n && bad; i++) /* an escape repeats the previous code */
-      if (esc[i])
+    if (bad) /* an escape repeats the previous code */
+      for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n))
         q[i] = i ? q[i - 1] : 0;
   } else {
     memset(esc, 0, n);
@@ -95,19 +261,24 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
  * symbols min(u, 255) (what the byte coder and zstd's Huffman stage see)
  * plus the width of every residual of 255 and more. */
 static double cost_bits(const uint64_t *u, size_t n) {
-  size_t hist[256] = {0};
-  double bits = 0;
+  size_t hist[4][256], h;
+  uint64_t wide = 0; /* integer, so the same total as adding widths one by one */
+  double bits;
+  memset(hist, 0, sizeof hist);
+  /* no branch per residual, and four histograms so that runs of one symbol
+   * do not wait on one counter */
   for (size_t i = 0; i < n; i++) {
-    if (u[i] < 255) {
-      hist[u[i]]++;
-    } else {
-      hist[255]++;
-      bits += 64 - __builtin_clzll(u[i]);
-    }
+    uint64_t v = u[i];
+    int big = v >= 255;
+    hist[i & 3][big ? 255 : v]++;
+    wide += big ? (uint64_t)(64 - __builtin_clzll(v | 1)) : 0;
   }
-  for (int k = 0; k < 256; k++)
-    if (hist[k])
-      bits -= (double)hist[k] * log2((double)hist[k] / (double)n);
+  bits = (double)wide;
+  for (int k = 0; k < 256; k++) {
+    h = hist[0][k] + hist[1][k] + hist[2][k] + hist[3][k];
+    if (h)
+      bits -= (double)h * log2((double)h / (double)n);
+  }
   return bits;
 }
 
@@ -158,7 +329,7 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
   uint8_t *sx = malloc(SAMPLE_VALUES * elem), *esc = malloc(SAMPLE_VALUES);
   int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
   uint64_t *su = malloc(2 * SAMPLE_VALUES * sizeof *su);
-  int best = 0;
+  int best = 0, boxes;
   /* boxes of 4 x 16 x 128 (2-D: 64 x 128; 1-D: SAMPLE_VALUES), chosen on
    * the real fields and a smooth one: boxes much shorter along the fastest
    * axis misjudge interpolation's coarse levels (soda lakes 23 instead of
@@ -170,7 +341,11 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
          : d[0] * d[1] > 1                              ? 128
                                                         : SAMPLE_VALUES;
   m = s[0] * s[1] * s[2];
-  for (int box = 0; box < SAMPLE_BOXES && sx && esc && sq && su; box++) {
+  /* at most a quarter of a small chunk (F3: one box, not four of its 31,050
+   * values, whose trials had cost three quarters of its compress) */
+  boxes = (int)(d[0] * d[1] * d[2] / (4 * m));
+  boxes = boxes < 1 ? 1 : boxes > SAMPLE_BOXES ? SAMPLE_BOXES : boxes;
+  for (int box = 0; box < boxes && sx && esc && sq && su; box++) {
     size_t o[3], nesc;
     uint64_t g;
     o[0] = (d[0] - s[0]) / 2;
@@ -217,7 +392,7 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
       if (cost[kind][view] < best_cost) {
         best_cost = cost[kind][view];
         best = kind | view << 4;
-        *bits_per_value = best_cost / (double)(m * SAMPLE_BOXES);
+        *bits_per_value = best_cost / (double)(m * (size_t)boxes);
       }
     }
   }
@@ -255,17 +430,15 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
   p += gz_varint_put(nesc, p);
   if (nesc == 0)
     return (size_t)(p - out);
-  for (size_t i = 0; i < n; i++)
-    if (esc[i]) {
-      p += gz_varint_put(i - next, p);
-      next = i + 1;
-    }
+  for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n)) {
+    p += gz_varint_put(i - next, p);
+    next = i + 1;
+  }
   vals = p;
-  for (size_t i = 0; i < n; i++)
-    if (esc[i]) {
-      memcpy(vals, (const uint8_t *)x + i * elem, elem);
-      vals += elem;
-    }
+  for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n)) {
+    memcpy(vals, (const uint8_t *)x + i * elem, elem);
+    vals += elem;
+  }
   return (size_t)(vals - out);
 }
 
@@ -281,12 +454,12 @@ static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_
     len = gz_res_rans(u, n, syms, sym);
     if (len < psize) {
       *coding = GZ_RES_RANS;
-      return gz_section_put(sym, len, 0, out);
+      return gz_section_put(sym, len, 0, out, NULL);
     }
   }
   *coding = GZ_RES_PACKED;
   len = gz_res_pack(u, n, sym);
-  return gz_section_put(sym, len, 0, out);
+  return gz_section_put(sym, len, 0, out, NULL);
 }
 
 size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
@@ -316,6 +489,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   syms = work(w, 5, n);
   if (!q || !u || !esc || !sec || !sym || !syms)
     goto nomem;
+  adopt_zstd(w);
   predictor = choose(dtype, x, d, qp, predictor, &est);
   if (!predictor)
     goto nomem;
@@ -337,7 +511,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   rsec = residual_section(u, n, sym, syms, sec, &coding);
   /* escapes after the residuals */
   eraw = escapes(x, elem, esc, n, nesc, sym);
-  esec = gz_section_put(sym, eraw, 1, sec + rsec);
+  esec = gz_section_put(sym, eraw, 1, sec + rsec, &w->zc);
   if (!esec)
     goto nomem;
   glen = gz_varint_put(g > 1 ? g : 1, gbytes);
@@ -446,7 +620,8 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     rc = GZ_ERR_NOMEM;
     goto done;
   }
-  if (gz_section_get(in + hdr, raw, rraw) != 0)
+  adopt_zstd(w);
+  if (gz_section_get(in + hdr, raw, rraw, &w->zd) != 0)
     goto done;
   if (in[1] == GZ_RES_PACKED  ? gz_res_unpack(raw, rraw, n, u) != 0
       : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
@@ -468,7 +643,7 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
         q[i] = (int64_t)((uint64_t)q[i] * g);
     reconstruct(dtype, q, n, qp, out);
   }
-  if (gz_section_get(in + hdr + rused, raw, eraw) != 0 ||
+  if (gz_section_get(in + hdr + rused, raw, eraw, &w->zd) != 0 ||
       put_escapes(raw, eraw, n, elem, out) != 0)
     goto done;
   rc = GZ_OK;

@@ -9,8 +9,17 @@
 typedef struct gz_chunk2_work {
   void *buf[GZ_CHUNK2_BUFS];
   size_t cap[GZ_CHUNK2_BUFS];
+  void *zc, *zd; /* zstd contexts (entropy.h), made on first use */
 } gz_chunk2_work_t;
+#define GZ_CHUNK2_WORK_INIT                                                              \
+  { {NULL}, {0}, NULL, NULL }
 void gz_chunk2_work_free(gz_chunk2_work_t *w);
+
+/* The quantizer's instruction set: want < 0 asks (the best the CPU has, on
+ * first use), 0 forces the portable loop, 1 AVX2 when the CPU has it.
+ * Returns the level in effect; both write the same bytes (for tests and
+ * benchmarks). */
+int gz_chunk2_simd(int want);
 
 /* Largest encoded chunk of n values of elem bytes. */
 size_t gz_chunk2_bound(size_t n, size_t elem);

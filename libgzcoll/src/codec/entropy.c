@@ -187,12 +187,19 @@ size_t gz_section_max(size_t len) {
   return GZ_SECTION_HEADER + (z > len ? z : len);
 }
 
-size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out) {
+size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out,
+                      void **zc) {
   size_t stored = len;
   out[0] = 0;
   if (try_zstd && len >= 64) {
-    size_t z = ZSTD_compress(out + GZ_SECTION_HEADER, ZSTD_compressBound(len), raw, len,
-                             GZ_ZSTD_LEVEL);
+    size_t z;
+    if (!*zc)
+      *zc = ZSTD_createCCtx();
+    if (!*zc)
+      return 0;
+    /* the same bytes as ZSTD_compress at this level */
+    z = ZSTD_compressCCtx(*zc, out + GZ_SECTION_HEADER, ZSTD_compressBound(len), raw, len,
+                          GZ_ZSTD_LEVEL);
     if (ZSTD_isError(z))
       return 0;
     if (z < len) {
@@ -205,6 +212,11 @@ size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out
   put32(out + 1, (uint32_t)len);
   put32(out + 5, (uint32_t)stored);
   return GZ_SECTION_HEADER + stored;
+}
+
+void gz_zstd_free(void *zc, void *zd) {
+  ZSTD_freeCCtx(zc);
+  ZSTD_freeDCtx(zd);
 }
 
 int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw_len,
@@ -222,15 +234,17 @@ int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw
   return 0;
 }
 
-int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len) {
-  size_t stored = get32(in + 5);
+int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len, void **zd) {
+  size_t stored = get32(in + 5), got;
   if (in[0] == 0) {
     if (raw_len)
       memcpy(raw, in + GZ_SECTION_HEADER, raw_len);
     return 0;
   }
-  {
-    size_t got = ZSTD_decompress(raw, raw_len, in + GZ_SECTION_HEADER, stored);
-    return ZSTD_isError(got) || got != raw_len ? -1 : 0;
-  }
+  if (!*zd)
+    *zd = ZSTD_createDCtx();
+  if (!*zd)
+    return -1;
+  got = ZSTD_decompressDCtx(*zd, raw, raw_len, in + GZ_SECTION_HEADER, stored);
+  return ZSTD_isError(got) || got != raw_len ? -1 : 0;
 }

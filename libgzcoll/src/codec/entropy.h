@@ -36,17 +36,23 @@ size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out);
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 
 /* Write raw (len bytes) as a section at out, compressed with zstd when that
- * is smaller (try_zstd), else stored; out needs gz_section_max(len). Returns
- * bytes written, 0 on failure (no memory). */
+ * is smaller (try_zstd), else stored; out needs gz_section_max(len). *zc
+ * holds the zstd context kept across calls (NULL at first: made here; free
+ * with gz_zstd_free), since a fresh one per call cost an eighth of a
+ * compress of ERSST in clearing its pages. Returns bytes written, 0 on
+ * failure (no memory). */
 size_t gz_section_max(size_t len);
-size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out);
+size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out,
+                      void **zc);
+void gz_zstd_free(void *zc, void *zd);
 
 /* Parse a section at in (avail bytes): *raw_len receives its raw length
  * (refused above max_raw), *used its size. */
 int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw_len,
                     size_t *used);
-/* Unpack the section at in (already peeked) into raw (raw_len bytes). */
-int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len);
+/* Unpack the section at in (already peeked) into raw (raw_len bytes); *zd
+ * the decompression context kept across calls, as *zc above. */
+int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len, void **zd);
 
 /* LEB128 varints. */
 size_t gz_varint_put(uint64_t v, uint8_t *out);

@@ -24,14 +24,6 @@
 #define PROB_SCALE (1u << PROB_BITS)
 #define RANS_L (1u << 23)
 
-static inline unsigned sym_of(uint64_t u) {
-  unsigned nb;
-  if (u < 16)
-    return (unsigned)u;
-  nb = 64u - (unsigned)__builtin_clzll(u);
-  return 16 + 4 * (nb - 5) + (unsigned)((u >> (nb - 3)) & 3);
-}
-
 static void put32le(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
     p[i] = (uint8_t)(v >> (8 * i));
@@ -80,20 +72,33 @@ typedef struct enc_sym {
   uint32_t shift;
 } enc_sym_t;
 
-/* One symbol into state x: renormalise (bytes written backwards at *rp),
- * then x = (x / f) * 2^14 + x % f + start, the division by reciprocal. */
+/* One symbol into state x: renormalise (bytes written backwards at *rp, at
+ * most two since x < 2^31 and xmax >= 2^17), then x = (x / f) * 2^14 + x % f
+ * + start, the division by reciprocal. Branch-free: a byte is always
+ * stored below *rp and kept only when the state needs it. */
 static inline uint32_t enc_put(uint32_t x, const enc_sym_t *e, uint8_t **rp) {
   uint32_t q;
-  while (x >= e->xmax) {
-    *--*rp = (uint8_t)x;
-    x >>= 8;
-  }
+  /* bytes to emit: one when x >= xmax, two when x >= 256 xmax (both
+   * compared at once, so the state's chain is short) */
+  unsigned b =
+      (unsigned)(x >= e->xmax) + (unsigned)((uint64_t)x >= (uint64_t)e->xmax << 8);
+  (*rp)[-1] = (uint8_t)x;
+  (*rp)[-2] = (uint8_t)(x >> 8);
+  *rp -= b;
+  x >>= 8 * b;
   q = (uint32_t)(((uint64_t)x * e->rcp) >> e->shift);
   return x + e->start + q * e->cmpl;
 }
 
+static inline void store32le(uint8_t *p, uint64_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
 size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
-  size_t count[256] = {0};
+  size_t count[4][256], cnt[256];
   uint32_t f[256];
   enc_sym_t tab[256];
   uint8_t *p = out, *raw, *rp, *end;
@@ -102,42 +107,49 @@ size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
   uint32_t x0 = RANS_L, x1 = RANS_L, cum = 0;
   size_t rlen;
 
-  /* symbols and raw bits */
+  /* symbols and raw bits: the raw bits go into a 64-bit accumulator that
+   * is flushed 32 bits at a time (the same LSB-first bytes as one by one);
+   * four histograms, so that runs of one symbol do not serialise on one
+   * counter */
+  memset(count, 0, sizeof count);
   raw = out + 32 + 3 * 256 + 4; /* provisional: moved after the table below */
   rp = raw;
   for (size_t i = 0; i < n; i++) {
-    unsigned s = sym_of(u[i]);
+    uint64_t v = u[i];
+    unsigned nb = 64u - (unsigned)__builtin_clzll(v | 16), big = v >= 16;
+    unsigned s = big ? 16 + 4 * (nb - 5) + (unsigned)((v >> (nb - 3)) & 3) : (unsigned)v;
+    unsigned k = big ? nb - 3 : 0; /* raw bits below the two after the top */
     syms[i] = (uint8_t)s;
-    count[s]++;
-    if (s >= 16) {
-      unsigned k = (s - 16) / 4 + 2; /* nb - 3 raw bits */
-      uint64_t v = u[i] & ((k < 64 ? (1ull << k) : 0) - 1);
-      if (k > 32) {
-        acc |= (v & 0xffffffffu) << nbits;
-        nbits += 32;
-        while (nbits >= 8) {
-          *rp++ = (uint8_t)acc;
-          acc >>= 8;
-          nbits -= 8;
-        }
-        v >>= 32;
-        k -= 32;
-      }
-      acc |= v << nbits;
-      nbits += k;
-      while (nbits >= 8) {
-        *rp++ = (uint8_t)acc;
-        acc >>= 8;
-        nbits -= 8;
-      }
+    count[i & 3][s]++;
+    v &= (1ull << k) - 1;
+    if (k > 32) { /* rare: residuals of 2^35 and more */
+      acc |= (v & 0xffffffffu) << nbits;
+      store32le(rp, acc);
+      rp += 4;
+      acc >>= 32;
+      v >>= 32;
+      k -= 32;
+    }
+    acc |= v << nbits;
+    nbits += k;
+    if (nbits >= 32) {
+      store32le(rp, acc);
+      rp += 4;
+      acc >>= 32;
+      nbits -= 32;
     }
   }
-  if (nbits)
+  while (nbits > 0) {
     *rp++ = (uint8_t)acc;
+    acc >>= 8;
+    nbits = nbits > 8 ? nbits - 8 : 0;
+  }
   rlen = (size_t)(rp - raw);
+  for (int s = 0; s < 256; s++)
+    cnt[s] = count[0][s] + count[1][s] + count[2][s] + count[3][s];
 
   /* the table */
-  normalise(count, n, f);
+  normalise(cnt, n, f);
   memset(p, 0, 32);
   for (int s = 0; s < 256; s++)
     if (f[s])
@@ -188,17 +200,54 @@ size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
   return (size_t)(p - out);
 }
 
+/* The raw-bit reader of the decoder: at least 32 bits in acc after a
+ * refill while the raw bytes last. */
+typedef struct rawr {
+  const uint8_t *raw;
+  size_t len, pos;
+  uint64_t acc, used; /* used: bits taken so far */
+  unsigned nbits;
+} rawr_t;
+
+static inline void raw_refill(rawr_t *r) {
+  if (r->len - r->pos >= 4) {
+    r->acc |= (uint64_t)get32le(r->raw + r->pos) << r->nbits;
+    r->pos += 4;
+    r->nbits += 32;
+  } else {
+    while (r->nbits <= 56 && r->pos < r->len) {
+      r->acc |= (uint64_t)r->raw[r->pos++] << r->nbits;
+      r->nbits += 8;
+    }
+  }
+}
+
+/* Take k <= 32 bits; -1 past the end of the raw bits. */
+static inline int raw_take(rawr_t *r, unsigned k, uint64_t *v) {
+  if (r->nbits < k) {
+    raw_refill(r);
+    if (r->nbits < k)
+      return -1;
+  }
+  *v = r->acc & ((1ull << k) - 1);
+  r->acc >>= k;
+  r->nbits -= k;
+  r->used += k;
+  return 0;
+}
+
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, uint64_t *u) {
-  const uint8_t *p = in, *end = in + size, *raw, *rs;
+  const uint8_t *p = in, *end = in + size, *rs;
   uint32_t f[256] = {0}, start[256] = {0}, sum = 0, x[2];
-  uint8_t slot_sym[PROB_SCALE];
-  uint64_t acc = 0;
-  unsigned nbits = 0;
-  size_t rlen, rpos = 0;
+  uint64_t base[256];
+  uint8_t slot_sym[PROB_SCALE], kbits[256];
+  rawr_t r;
   if (size < 32)
     return -1;
   p += 32;
   for (int s = 0; s < 256; s++) {
+    kbits[s] = s < 16 ? 0 : (uint8_t)((s - 16) / 4 + 2);
+    base[s] = s < 16 ? (uint64_t)s : (uint64_t)(4 | ((s - 16) & 3)) << kbits[s];
     if (in[s >> 3] & (1u << (s & 7))) {
       uint64_t v;
       if (gz_varint_get(&p, end, &v) != 0 || v == 0 || v > PROB_SCALE - sum)
@@ -211,46 +260,49 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, uint64_t *u) {
   }
   if (sum != PROB_SCALE || (size_t)(end - p) < 4)
     return -1;
-  rlen = get32le(p);
+  memset(&r, 0, sizeof r);
+  r.len = get32le(p);
   p += 4;
-  if (rlen > (size_t)(end - p) || (size_t)(end - p) - rlen < 8)
+  if (r.len > (size_t)(end - p) || (size_t)(end - p) - r.len < 8)
     return -1;
-  raw = p;
-  rs = p + rlen;
+  r.raw = p;
+  rs = p + r.len;
   x[0] = get32le(rs);
   x[1] = get32le(rs + 4);
   rs += 8;
   if (x[0] < RANS_L || x[1] < RANS_L || x[0] >= (1u << 31) || x[1] >= (1u << 31))
     return -1;
   for (size_t i = 0; i < n; i++) {
-    uint32_t *st = &x[i & 1], slot = *st & (PROB_SCALE - 1);
-    unsigned s = slot_sym[slot];
-    *st = f[s] * (*st >> PROB_BITS) + slot - start[s];
-    while (*st < RANS_L) {
+    uint32_t st = x[i & 1], slot = st & (PROB_SCALE - 1), b;
+    unsigned s = slot_sym[slot], k = kbits[s];
+    uint64_t v = 0;
+    st = f[s] * (st >> PROB_BITS) + slot - start[s];
+    /* at most two bytes (the encoder wrote at most two), branch-free
+     * while two are left */
+    if (end - rs >= 2) {
+      b = st < RANS_L;
+      st = b ? st << 8 | rs[0] : st;
+      rs += b;
+      b = st < RANS_L;
+      st = b ? st << 8 | rs[0] : st;
+      rs += b;
+    }
+    while (st < RANS_L) {
       if (rs >= end)
         return -1;
-      *st = *st << 8 | *rs++;
+      st = st << 8 | *rs++;
     }
-    if (s < 16) {
-      u[i] = s;
-    } else {
-      unsigned k = (s - 16) / 4 + 2, got = 0;
-      uint64_t v = 0;
-      while (got < k) { /* up to 32 bits at a time */
-        unsigned take = k - got < 32 ? k - got : 32;
-        while (nbits < take) {
-          if (rpos >= rlen)
-            return -1;
-          acc |= (uint64_t)raw[rpos++] << nbits;
-          nbits += 8;
-        }
-        v |= (acc & ((1ull << take) - 1)) << got;
-        acc >>= take;
-        nbits -= take;
-        got += take;
-      }
-      u[i] = ((uint64_t)(4 | ((s - 16) & 3)) << k) | v;
+    x[i & 1] = st;
+    if (k > 32) {
+      uint64_t hi;
+      if (raw_take(&r, 32, &v) != 0 || raw_take(&r, k - 32, &hi) != 0)
+        return -1;
+      v |= hi << 32;
+    } else if (raw_take(&r, k, &v) != 0) {
+      return -1;
     }
+    u[i] = base[s] | v;
   }
-  return rs == end && rpos == rlen && x[0] == RANS_L && x[1] == RANS_L ? 0 : -1;
+  return rs == end && (r.used + 7) / 8 == r.len && x[0] == RANS_L && x[1] == RANS_L ? 0
+                                                                                    : -1;
 }

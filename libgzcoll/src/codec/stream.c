@@ -287,7 +287,7 @@ static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, 
     num_threads(params->threads > 1 ? params->threads : 1)
 #endif
   {
-    gz_chunk2_work_t w = {{NULL}, {0}};
+    gz_chunk2_work_t w = GZ_CHUNK2_WORK_INIT;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -506,7 +506,7 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
 #pragma omp parallel reduction(| : failed)
 #endif
     {
-      gz_chunk2_work_t w = {{NULL}, {0}};
+      gz_chunk2_work_t w = GZ_CHUNK2_WORK_INIT;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -516,7 +516,7 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
     }
     free(offsets);
   } else {
-    gz_chunk2_work_t w = {{NULL}, {0}};
+    gz_chunk2_work_t w = GZ_CHUNK2_WORK_INIT;
     for (uint32_t c = 0; c < info.chunk_count && !failed; c++) {
       failed = decode_chunk(&info, index, data, c, pos, &qp, out, &w);
       pos += gz_get_u32le(index + 8 * (size_t)c);
