@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +239,73 @@ static int range_streamed(gz_reader_t *r, const gz_meta_t *meta, size_t n, void 
   return 0;
 }
 
+/* The next batch read while this one is compressed and written: a thread
+ * reads batches into two buffers in turn (it alone calls the reader while it
+ * runs). state[s]: 0 empty, 1 full, -1 failed (err). */
+typedef struct prefetch {
+  gz_reader_t *r;
+  gz_dtype_t dtype;
+  size_t n, batch;
+  void *buf[2];
+  int state[2], stop;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  char err[1024];
+} prefetch_t;
+
+static void *prefetch_run(void *arg) {
+  prefetch_t *q = arg;
+  for (size_t first = 0, b = 0; first < q->n; first += q->batch, b++) {
+    size_t m = q->n - first < q->batch ? q->n - first : q->batch;
+    int s = (int)(b % 2), rc;
+    pthread_mutex_lock(&q->mu);
+    while (q->state[s] != 0 && !q->stop)
+      pthread_cond_wait(&q->cv, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+    if (q->stop)
+      break;
+    rc = gz_reader_read_values(q->r, first, m, q->dtype, q->buf[s], q->err, sizeof q->err);
+    pthread_mutex_lock(&q->mu);
+    q->state[s] = rc == 0 ? 1 : -1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    if (rc != 0)
+      break;
+  }
+  return NULL;
+}
+
+/* Batch b's values (NULL with err on a read failure); release it with
+ * prefetch_done. */
+static void *prefetch_take(prefetch_t *q, size_t b, char *err, size_t errlen) {
+  int s = (int)(b % 2), state;
+  pthread_mutex_lock(&q->mu);
+  while (q->state[s] == 0)
+    pthread_cond_wait(&q->cv, &q->mu);
+  state = q->state[s];
+  pthread_mutex_unlock(&q->mu);
+  if (state < 0) {
+    snprintf(err, errlen, "%s", q->err);
+    return NULL;
+  }
+  return q->buf[s];
+}
+
+static void prefetch_done(prefetch_t *q, size_t b) {
+  pthread_mutex_lock(&q->mu);
+  q->state[b % 2] = 0;
+  pthread_cond_broadcast(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+static void prefetch_stop(prefetch_t *q, pthread_t t) {
+  pthread_mutex_lock(&q->mu);
+  q->stop = 1;
+  pthread_cond_broadcast(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+  pthread_join(t, NULL);
+}
+
 /* Compress the reader's n values into the archive `out` a few chunks at a
  * time: reserve the stream's head, write the chunks as they are encoded, then
  * the head in its place. The same bytes as compressing the whole buffer;
@@ -256,8 +324,13 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
   size_t msize = 0, elem = gz_dtype_size(p->dtype), batch, pos;
   uint32_t k;
   gz_result_t rc;
-  int fd = -1, ret = -1;
+  int fd = -1, ret = -1, reading = 0;
+  prefetch_t q;
+  pthread_t reader;
 
+  memset(&q, 0, sizeof q);
+  pthread_mutex_init(&q.mu, NULL);
+  pthread_cond_init(&q.cv, NULL);
   vbuf = malloc(GZ_STREAM_BATCH * elem);
   if (!vbuf)
     goto nomem;
@@ -274,12 +347,18 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
   k = batch_chunks(lay.chunk_values, lay.chunk_count, p->threads);
   batch = (size_t)k * lay.chunk_values;
   free(vbuf);
-  vbuf = malloc(batch * elem + 1);
+  vbuf = malloc(2 * batch * elem + 1);
   cbuf = malloc((size_t)k * lay.chunk_bound + 1);
   head = malloc(lay.head_size);
   header = archive_header(meta, &msize);
   if (!vbuf || !cbuf || !head || !header)
     goto nomem;
+  q.r = r;
+  q.dtype = p->dtype;
+  q.n = n;
+  q.batch = batch;
+  q.buf[0] = vbuf;
+  q.buf[1] = (uint8_t *)vbuf + batch * elem;
   if (gz_io_check_target(out, o->force, err, errlen) != 0)
     goto fail;
   if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
@@ -296,14 +375,31 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
   if (put_bytes(fd, header, GZA_HEADER + msize, 0) != 0)
     goto write_error;
   pos = GZA_HEADER + msize + lay.head_size; /* the head goes before, at the end */
-  for (uint32_t c = 0; c < lay.chunk_count; c += k) {
-    uint32_t m = lay.chunk_count - c < k ? lay.chunk_count - c : k;
-    size_t first = (size_t)c * lay.chunk_values, size = 0;
-    size_t vals = n - first < (size_t)m * lay.chunk_values ? n - first
-                                                           : (size_t)m * lay.chunk_values;
-    if (gz_reader_read_values(r, first, vals, p->dtype, vbuf, err, errlen) != 0)
+  /* with --threads > 1 a thread reads the next batch meanwhile; one thread
+   * reads, compresses and writes in turn (on one core a second thread costs
+   * more than it hides; the kernel's read-ahead and write-back still overlap
+   * the device with the compression) */
+  if (p->threads > 1) {
+    if (pthread_create(&reader, NULL, prefetch_run, &q) != 0) {
+      snprintf(err, errlen, "%s: cannot start the reading thread", in);
       goto fail;
-    rc = gz_stream_writer_encode(w, c, m, vbuf, cbuf, (size_t)k * lay.chunk_bound, &size);
+    }
+    reading = 1;
+  }
+  for (uint32_t c = 0, b = 0; c < lay.chunk_count; c += k, b++) {
+    uint32_t m = lay.chunk_count - c < k ? lay.chunk_count - c : k;
+    size_t size = 0, first = (size_t)c * lay.chunk_values;
+    void *x = vbuf;
+    if (reading)
+      x = prefetch_take(&q, b, err, errlen);
+    else if (gz_reader_read_values(r, first, n - first < batch ? n - first : batch,
+                                   p->dtype, vbuf, err, errlen) != 0)
+      x = NULL;
+    if (!x)
+      goto fail;
+    rc = gz_stream_writer_encode(w, c, m, x, cbuf, (size_t)k * lay.chunk_bound, &size);
+    if (reading)
+      prefetch_done(&q, b);
     if (rc != GZ_OK) {
       snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
       goto fail;
@@ -337,6 +433,10 @@ write_error:
 nomem:
   snprintf(err, errlen, "%s: out of memory for a batch of values", in);
 fail:
+  if (reading)
+    prefetch_stop(&q, reader);
+  pthread_cond_destroy(&q.cv);
+  pthread_mutex_destroy(&q.mu);
   if (fd >= 0)
     close(fd);
   if (tmp[0])
