@@ -264,7 +264,8 @@ static void *prefetch_run(void *arg) {
     pthread_mutex_unlock(&q->mu);
     if (q->stop)
       break;
-    rc = gz_reader_read_values(q->r, first, m, q->dtype, q->buf[s], q->err, sizeof q->err);
+    rc =
+        gz_reader_read_values(q->r, first, m, q->dtype, q->buf[s], q->err, sizeof q->err);
     pthread_mutex_lock(&q->mu);
     q->state[s] = rc == 0 ? 1 : -1;
     pthread_cond_broadcast(&q->cv);
