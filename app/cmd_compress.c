@@ -747,7 +747,7 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
   uint8_t header[GZA_HEADER], *blob = NULL, *head = NULL;
   void *data = NULL;
   size_t n, hsize;
-  uint64_t msize;
+  uint64_t msize, fsize = 0;
   gz_result_t rc;
   gz_format_t fmt;
   FILE *f = NULL;
@@ -784,7 +784,13 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
              (unsigned)get_le(header + 4, 4));
     goto fail;
   }
-  blob = msize < ((uint64_t)1 << 32) ? malloc((size_t)msize + 1) : NULL;
+  { /* sizes read from the file are trusted only as far as the file goes */
+    struct stat st;
+    fsize = fstat(fileno(f), &st) == 0 && st.st_size > GZA_HEADER
+                ? (uint64_t)st.st_size - GZA_HEADER
+                : 0;
+  }
+  blob = msize <= fsize && msize < ((uint64_t)1 << 32) ? malloc((size_t)msize + 1) : NULL;
   if (!blob || get_bytes(f, blob, (size_t)msize) != 0 ||
       get_le(header + 16, 4) != crc32_of(blob, (size_t)msize)) {
     snprintf(err, errlen, "%s: corrupted or truncated archive metadata", in);
@@ -797,7 +803,7 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
   rc = head && get_bytes(f, head, 40) == 0 ? gz_stream_head_size(head, 40, &hsize)
                                            : GZ_ERR_CORRUPT;
   if (rc == GZ_OK) {
-    uint8_t *grown = hsize >= 40 ? realloc(head, hsize) : NULL;
+    uint8_t *grown = hsize >= 40 && hsize <= fsize - msize ? realloc(head, hsize) : NULL;
     if (grown)
       head = grown;
     rc = grown && get_bytes(f, head + 40, hsize - 40) == 0

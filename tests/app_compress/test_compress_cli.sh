@@ -120,9 +120,14 @@ expect_error "truncated archive" "corrupt|truncat" "$GZ" decompress -i "$TMP/tru
 cp "$TMP/t.gzc" "$TMP/flip.gzc"
 printf '\x55' | dd of="$TMP/flip.gzc" bs=1 seek=5000 conv=notrunc status=none
 expect_error "corrupted archive" "corrupt" "$GZ" decompress -i "$TMP/flip.gzc" -o "$TMP/x.nc"
+# a chunk count of 2^31 in the stream header: refused before anything that size is allocated
+msize=$(od -An -t u8 -j 8 -N 8 "$TMP/t.gzc" | tr -d ' ')
+cp "$TMP/t.gzc" "$TMP/count.gzc"
+printf '\xff\xff\xff\x7f' | dd of="$TMP/count.gzc" bs=1 seek=$((20 + msize + 36)) conv=notrunc status=none
+expect_error "huge chunk count" "corrupt" "$GZ" decompress -i "$TMP/count.gzc" -o "$TMP/x.raw"
 echo "not an archive" >"$TMP/junk.gzc"
 expect_error "not an archive" "not a gzstack archive" "$GZ" decompress -i "$TMP/junk.gzc" -o "$TMP/x.nc"
-[ ! -e "$TMP/x.nc" ] && ok || ko "no output after a failed decompress"
+[ ! -e "$TMP/x.nc" ] && [ ! -e "$TMP/x.raw" ] && ok || ko "no output after a failed decompress"
 ls "$TMP" | grep -q "tmp-" && ko "temporary files left behind" || ok
 
 app_finish

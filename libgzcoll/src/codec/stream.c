@@ -50,6 +50,7 @@
 #include "gz_block_walk.h" /* gz_put_u32le ... gz_get_u64le */
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -561,9 +562,10 @@ gz_result_t gz_stream_writer_open(const gz_codec_params_t *params, size_t n,
   w = calloc(1, sizeof *w);
   if (!w)
     return GZ_ERR_NOMEM;
-  w->p = *params;
-  if (params->version < 2)
-    w->p.predictor = GZ_PRED_NONE;
+  if (params->version >= 2) /* a version-1 caller's struct ends before ndims */
+    w->p = *params;
+  else
+    memcpy(&w->p, params, offsetof(gz_codec_params_t, ndims)); /* the rest stays 0 */
   w->n = n;
   w->elem = gz_dtype_size(params->dtype);
   eb = params->error_bound;
