@@ -23,8 +23,10 @@
 
 #include <argtable2.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,281 @@ static int write_file(const char *path, const void *a, size_t alen, const void *
   return gz_io_commit(tmp, path, force, err, errlen);
 }
 
+/* The archive's header and metadata (GZA_HEADER + *msize bytes, malloc'd). */
+static uint8_t *archive_header(const gz_meta_t *meta, size_t *msize) {
+  uint8_t *header;
+  *msize = gz_meta_pack(meta, NULL, 0);
+  header = malloc(GZA_HEADER + *msize);
+  if (!header)
+    return NULL;
+  memcpy(header, GZA_MAGIC, 4);
+  put_le(header + 4, GZA_VERSION, 4);
+  gz_meta_pack(meta, header + GZA_HEADER, *msize);
+  put_le(header + 8, *msize, 8);
+  put_le(header + 16, crc32_of(header + GZA_HEADER, *msize), 4);
+  return header;
+}
+
+/* n bytes at offset off of fd; -1 with errno set. */
+static int put_bytes(int fd, const void *buf, size_t n, off_t off) {
+  const uint8_t *p = buf;
+  while (n) {
+    ssize_t k = pwrite(fd, p, n, off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      if (k == 0)
+        errno = EIO;
+      return -1;
+    }
+    p += k;
+    n -= (size_t)k;
+    off += k;
+  }
+  return 0;
+}
+
+/* Streaming works on batches of about this many values (a few chunks). */
+#define GZ_STREAM_BATCH ((size_t)1 << 18)
+
+static uint32_t batch_chunks(size_t chunk_values, uint32_t chunks, int threads) {
+  size_t k = GZ_STREAM_BATCH / (chunk_values ? chunk_values : 1);
+  k = (k ? k : 1) * (size_t)(threads > 1 ? threads : 1);
+  return k < chunks ? (uint32_t)k : (chunks ? chunks : 1);
+}
+
+/* The range of the valid values read in batches (a pass that reads the
+ * input without holding it). */
+static int range_streamed(gz_reader_t *r, const gz_meta_t *meta, size_t n, void *buf,
+                          size_t batch, gzc_range_t *range, char *err, size_t errlen) {
+  range->count = n;
+  range->valid = 0;
+  range->lo = INFINITY;
+  range->hi = -INFINITY;
+  for (size_t first = 0; first < n; first += batch) {
+    size_t m = n - first < batch ? n - first : batch;
+    gzc_range_t part;
+    if (gz_reader_read_values(r, first, m, meta->dtype, buf, err, errlen) != 0)
+      return -1;
+    gzc_range_compute(meta->dtype, buf, m, meta->has_fill, meta->fill_value, &part);
+    range->valid += part.valid;
+    range->lo = part.lo < range->lo ? part.lo : range->lo;
+    range->hi = part.hi > range->hi ? part.hi : range->hi;
+  }
+  return 0;
+}
+
+/* The next batch read while this one is compressed and written: a thread
+ * reads batches into two buffers in turn (it alone calls the reader while it
+ * runs). state[s]: 0 empty, 1 full, -1 failed (err). */
+typedef struct prefetch {
+  gz_reader_t *r;
+  gz_dtype_t dtype;
+  size_t n, batch;
+  void *buf[2];
+  int state[2], stop;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  char err[1024];
+} prefetch_t;
+
+static void *prefetch_run(void *arg) {
+  prefetch_t *q = arg;
+  for (size_t first = 0, b = 0; first < q->n; first += q->batch, b++) {
+    size_t m = q->n - first < q->batch ? q->n - first : q->batch;
+    int s = (int)(b % 2), rc;
+    pthread_mutex_lock(&q->mu);
+    while (q->state[s] != 0 && !q->stop)
+      pthread_cond_wait(&q->cv, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+    if (q->stop)
+      break;
+    rc =
+        gz_reader_read_values(q->r, first, m, q->dtype, q->buf[s], q->err, sizeof q->err);
+    pthread_mutex_lock(&q->mu);
+    q->state[s] = rc == 0 ? 1 : -1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    if (rc != 0)
+      break;
+  }
+  return NULL;
+}
+
+/* Batch b's values (NULL with err on a read failure); release it with
+ * prefetch_done. */
+static void *prefetch_take(prefetch_t *q, size_t b, char *err, size_t errlen) {
+  int s = (int)(b % 2), state;
+  pthread_mutex_lock(&q->mu);
+  while (q->state[s] == 0)
+    pthread_cond_wait(&q->cv, &q->mu);
+  state = q->state[s];
+  pthread_mutex_unlock(&q->mu);
+  if (state < 0) {
+    snprintf(err, errlen, "%s", q->err);
+    return NULL;
+  }
+  return q->buf[s];
+}
+
+static void prefetch_done(prefetch_t *q, size_t b) {
+  pthread_mutex_lock(&q->mu);
+  q->state[b % 2] = 0;
+  pthread_cond_broadcast(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+static void prefetch_stop(prefetch_t *q, pthread_t t) {
+  pthread_mutex_lock(&q->mu);
+  q->stop = 1;
+  pthread_cond_broadcast(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+  pthread_join(t, NULL);
+}
+
+/* Compress the reader's n values into the archive `out` a few chunks at a
+ * time: reserve the stream's head, write the chunks as they are encoded, then
+ * the head in its place. The same bytes as compressing the whole buffer;
+ * memory: one batch of values and its encoding. The file is written under a
+ * temporary name and renamed when complete. */
+static int compress_streamed(const compress_opts_t *o, const char *in, const char *out,
+                             gz_reader_t *r, gz_codec_params_t *p, size_t n,
+                             size_t *file_size, char *err, size_t errlen) {
+  const gz_meta_t *meta = gz_reader_meta(r);
+  gz_stream_writer_t *w = NULL;
+  gz_stream_layout_t lay;
+  gzc_range_t range = {n, 0, 0, 0};
+  uint8_t *header = NULL, *head = NULL, *cbuf = NULL;
+  void *vbuf = NULL;
+  char tmp[4200] = "";
+  size_t msize = 0, elem = gz_dtype_size(p->dtype), batch, pos;
+  uint32_t k;
+  gz_result_t rc;
+  int fd = -1, ret = -1, reading = 0;
+  prefetch_t q;
+  pthread_t reader;
+
+  memset(&q, 0, sizeof q);
+  pthread_mutex_init(&q.mu, NULL);
+  pthread_cond_init(&q.cv, NULL);
+  vbuf = malloc(GZ_STREAM_BATCH * elem);
+  if (!vbuf)
+    goto nomem;
+  if (o->eb_mode != GZC_EB_ABS &&
+      range_streamed(r, meta, n, vbuf, GZ_STREAM_BATCH, &range, err, errlen) != 0)
+    goto fail;
+  p->eb_mode = GZ_EB_ABS;
+  p->error_bound = gzc_abs_bound(o->eb_mode, o->eb, &range);
+  rc = gz_stream_writer_open(p, n, &w, &lay);
+  if (rc != GZ_OK) {
+    snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
+    goto fail;
+  }
+  k = batch_chunks(lay.chunk_values, lay.chunk_count, p->threads);
+  batch = (size_t)k * lay.chunk_values;
+  free(vbuf);
+  vbuf = malloc(2 * batch * elem + 1);
+  cbuf = malloc((size_t)k * lay.chunk_bound + 1);
+  head = malloc(lay.head_size);
+  header = archive_header(meta, &msize);
+  if (!vbuf || !cbuf || !head || !header)
+    goto nomem;
+  q.r = r;
+  q.dtype = p->dtype;
+  q.n = n;
+  q.batch = batch;
+  q.buf[0] = vbuf;
+  q.buf[1] = (uint8_t *)vbuf + batch * elem;
+  if (gz_io_check_target(out, o->force, err, errlen) != 0)
+    goto fail;
+  if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
+    snprintf(err, errlen, "%s: path too long", out);
+    tmp[0] = '\0';
+    goto fail;
+  }
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    tmp[0] = '\0';
+    goto fail;
+  }
+  if (put_bytes(fd, header, GZA_HEADER + msize, 0) != 0)
+    goto write_error;
+  pos = GZA_HEADER + msize + lay.head_size; /* the head goes before, at the end */
+  /* with --threads > 1 a thread reads the next batch meanwhile; one thread
+   * reads, compresses and writes in turn (on one core a second thread costs
+   * more than it hides; the kernel's read-ahead and write-back still overlap
+   * the device with the compression) */
+  if (p->threads > 1) {
+    if (pthread_create(&reader, NULL, prefetch_run, &q) != 0) {
+      snprintf(err, errlen, "%s: cannot start the reading thread", in);
+      goto fail;
+    }
+    reading = 1;
+  }
+  for (uint32_t c = 0, b = 0; c < lay.chunk_count; c += k, b++) {
+    uint32_t m = lay.chunk_count - c < k ? lay.chunk_count - c : k;
+    size_t size = 0, first = (size_t)c * lay.chunk_values;
+    void *x = vbuf;
+    if (reading)
+      x = prefetch_take(&q, b, err, errlen);
+    else if (gz_reader_read_values(r, first, n - first < batch ? n - first : batch,
+                                   p->dtype, vbuf, err, errlen) != 0)
+      x = NULL;
+    if (!x)
+      goto fail;
+    rc = gz_stream_writer_encode(w, c, m, x, cbuf, (size_t)k * lay.chunk_bound, &size);
+    if (reading)
+      prefetch_done(&q, b);
+    if (rc != GZ_OK) {
+      snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
+      goto fail;
+    }
+    if (put_bytes(fd, cbuf, size, (off_t)pos) != 0)
+      goto write_error;
+    pos += size;
+  }
+  if (gz_stream_writer_head(w, head, lay.head_size) != GZ_OK) {
+    snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(GZ_ERR_ARG));
+    goto fail;
+  }
+  if (put_bytes(fd, head, lay.head_size, (off_t)(GZA_HEADER + msize)) != 0)
+    goto write_error;
+  if (close(fd) != 0) {
+    fd = -1;
+    goto write_error;
+  }
+  fd = -1;
+  *file_size = pos;
+  if (gz_io_commit(tmp, out, o->force, err, errlen) != 0) {
+    tmp[0] = '\0'; /* removed by the commit */
+    goto fail;
+  }
+  tmp[0] = '\0';
+  ret = 0;
+  goto fail;
+write_error:
+  snprintf(err, errlen, "cannot write %s: %s", out, strerror(errno));
+  goto fail;
+nomem:
+  snprintf(err, errlen, "%s: out of memory for a batch of values", in);
+fail:
+  if (reading)
+    prefetch_stop(&q, reader);
+  pthread_cond_destroy(&q.cv);
+  pthread_mutex_destroy(&q.mu);
+  if (fd >= 0)
+    close(fd);
+  if (tmp[0])
+    unlink(tmp);
+  free(header);
+  free(head);
+  free(cbuf);
+  free(vbuf);
+  gz_stream_writer_close(w);
+  return ret;
+}
+
 static void print_verify(const compress_opts_t *o, const char *in, const char *out,
                          size_t n, gz_dtype_t dtype, size_t file_size, double t_comp,
                          double t_dec, double eb, const gzc_figures_t *f) {
@@ -262,6 +539,13 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
   for (unsigned d = 0; d < p.ndims; d++)
     p.dims[d] = meta->dims[d];
+  if (!to_nc && !o->verify) { /* streamed: a few chunks in memory, not the input */
+    ret = compress_streamed(o, in, out, r, &p, n, &file_size, err, errlen);
+    if (ret == 0 && !o->quiet)
+      printf("%s -> %s: ratio %.3f\n", in, out,
+             (double)(n * gz_dtype_size(p.dtype)) / (double)(file_size ? file_size : 1));
+    goto fail;
+  }
   data = malloc(n * gz_dtype_size(p.dtype) + 1);
   check = o->verify ? malloc(n * gz_dtype_size(p.dtype) + 1) : NULL;
   if (!data || (o->verify && !check)) {
@@ -292,9 +576,8 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
     t_dec = now() - t0;
   } else {
     cap = gz_compress_bound(p.dtype, n, o->chunk);
-    msize = gz_meta_pack(meta, NULL, 0);
     stream = malloc(cap ? cap : 1);
-    header = malloc(GZA_HEADER + msize);
+    header = archive_header(meta, &msize);
     if (!stream || !header || !cap) {
       snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
       goto fail;
@@ -306,11 +589,6 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
       snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
       goto fail;
     }
-    memcpy(header, GZA_MAGIC, 4);
-    put_le(header + 4, GZA_VERSION, 4);
-    gz_meta_pack(meta, header + GZA_HEADER, msize);
-    put_le(header + 8, msize, 8);
-    put_le(header + 16, crc32_of(header + GZA_HEADER, msize), 4);
     file_size = size + GZA_HEADER + msize;
     t0 = now();
     rc = o->verify ? gz_decompress(stream, size, check, n) : GZ_OK;
@@ -367,19 +645,112 @@ static gz_format_t format_of(const compress_opts_t *o, const char *path) {
   return gz_io_format_from_path(path);
 }
 
+/* Exactly n bytes of f into buf; -1 at the end of the file or on an error. */
+static int get_bytes(FILE *f, void *buf, size_t n) {
+  return fread(buf, 1, n, f) == n ? 0 : -1;
+}
+
+/* Decode the archive's chunks a few at a time, each batch into data (the
+ * whole output) or, data NULL, appended to the file fd (named out). Returns
+ * 0, or -1 with err. */
+static int decode_streamed(FILE *f, const char *in, const char *out,
+                           gz_stream_reader_t *rd, const gz_stream_info_t *info,
+                           void *data, int fd, char *err, size_t errlen) {
+  size_t elem = gz_dtype_size(info->dtype), cap = 0, pos = 0;
+  uint32_t k = batch_chunks(info->chunk_len, info->chunk_count, 1);
+  uint8_t *cbuf = NULL, *vbuf = NULL;
+  gz_result_t rc;
+  int ret = -1;
+
+  if (!data && !(vbuf = malloc((size_t)k * info->chunk_len * elem + 1)))
+    goto nomem;
+  for (uint32_t c = 0; c < info->chunk_count; c += k) {
+    uint32_t m = info->chunk_count - c < k ? info->chunk_count - c : k;
+    size_t size = 0, first = (size_t)c * info->chunk_len, vals;
+    uint8_t *dst = data ? (uint8_t *)data + first * elem : vbuf;
+    for (uint32_t j = 0; j < m; j++)
+      size += gz_stream_reader_chunk_size(rd, c + j);
+    if (size > cap) {
+      free(cbuf);
+      cap = size;
+      if (!(cbuf = malloc(cap)))
+        goto nomem;
+    }
+    if (get_bytes(f, cbuf, size) != 0) {
+      snprintf(err, errlen, "%s: %s", in, gz_strerror(GZ_ERR_CORRUPT));
+      goto done;
+    }
+    rc = gz_stream_reader_decode(rd, c, m, cbuf, size, dst);
+    if (rc != GZ_OK) {
+      snprintf(err, errlen, "%s: %s", in, gz_strerror(rc));
+      goto done;
+    }
+    vals = info->count - first < (size_t)m * info->chunk_len
+               ? info->count - first
+               : (size_t)m * info->chunk_len;
+    if (fd >= 0 && put_bytes(fd, dst, vals * elem, (off_t)pos) != 0) {
+      snprintf(err, errlen, "%s: write failed: %s", out, strerror(errno));
+      goto done;
+    }
+    pos += vals * elem;
+  }
+  ret = 0;
+  goto done;
+nomem:
+  snprintf(err, errlen, "%s: out of memory for a batch of chunks", in);
+done:
+  free(cbuf);
+  free(vbuf);
+  return ret;
+}
+
+/* A raw output written as it is decoded, under a temporary name. */
+static int decompress_raw(const compress_opts_t *o, FILE *f, const char *in,
+                          const char *out, gz_stream_reader_t *rd,
+                          const gz_stream_info_t *info, char *err, size_t errlen) {
+  char tmp[4200];
+  int fd;
+  if (gz_io_check_space(out, info->count * gz_dtype_size(info->dtype) + 65536, err,
+                        errlen) != 0)
+    return -1;
+  if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
+    snprintf(err, errlen, "%s: path too long", out);
+    return -1;
+  }
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    return -1;
+  }
+  if (decode_streamed(f, in, out, rd, info, NULL, fd, err, errlen) != 0) {
+    close(fd);
+    unlink(tmp);
+    return -1;
+  }
+  if (close(fd) != 0) {
+    snprintf(err, errlen, "%s: write failed: %s", out, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return gz_io_commit(tmp, out, o->force, err, errlen);
+}
+
+/* Decompress one archive. Its chunks are read and decoded a few at a time:
+ * into the output file directly for raw outputs (memory: a few chunks),
+ * into the whole field for the other formats, whose writers take it whole. */
 static int decompress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
   const char *in = o->inputs[i];
   char out[4096], suffix[8];
   gz_meta_t meta;
   gz_stream_info_t info;
-  uint8_t *file = NULL;
+  gz_stream_reader_t *rd = NULL;
+  uint8_t header[GZA_HEADER], *blob = NULL, *head = NULL;
   void *data = NULL;
-  size_t size = 0, n;
-  uint64_t msize;
+  size_t n, hsize;
+  uint64_t msize, fsize = 0;
   gz_result_t rc;
   gz_format_t fmt;
-  FILE *f;
-  long len;
+  FILE *f = NULL;
   int ret = -1;
 
   memset(&meta, 0, sizeof meta);
@@ -403,63 +774,71 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
     snprintf(err, errlen, "%s: %s", in, strerror(errno));
     return -1;
   }
-  if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    size = (size_t)len;
-    file = malloc(size + 1);
-    if (file && fread(file, 1, size, f) != size) {
-      free(file);
-      file = NULL;
-    }
-  }
-  fclose(f);
-  if (!file) {
-    snprintf(err, errlen, "%s: cannot read the file", in);
-    goto fail;
-  }
-  if (size < GZA_HEADER || memcmp(file, GZA_MAGIC, 4) != 0) {
+  if (get_bytes(f, header, GZA_HEADER) != 0 || memcmp(header, GZA_MAGIC, 4) != 0) {
     snprintf(err, errlen, "%s: not a gzstack archive (no GZCA header)", in);
     goto fail;
   }
-  msize = get_le(file + 8, 8);
-  if (get_le(file + 4, 4) != GZA_VERSION) {
+  msize = get_le(header + 8, 8);
+  if (get_le(header + 4, 4) != GZA_VERSION) {
     snprintf(err, errlen, "%s: archive version %u is not supported", in,
-             (unsigned)get_le(file + 4, 4));
+             (unsigned)get_le(header + 4, 4));
     goto fail;
   }
-  if (msize > size - GZA_HEADER ||
-      get_le(file + 16, 4) != crc32_of(file + GZA_HEADER, (size_t)msize)) {
+  { /* sizes read from the file are trusted only as far as the file goes */
+    struct stat st;
+    fsize = fstat(fileno(f), &st) == 0 && st.st_size > GZA_HEADER
+                ? (uint64_t)st.st_size - GZA_HEADER
+                : 0;
+  }
+  blob = msize <= fsize && msize < ((uint64_t)1 << 32) ? malloc((size_t)msize + 1) : NULL;
+  if (!blob || get_bytes(f, blob, (size_t)msize) != 0 ||
+      get_le(header + 16, 4) != crc32_of(blob, (size_t)msize)) {
     snprintf(err, errlen, "%s: corrupted or truncated archive metadata", in);
     goto fail;
   }
-  if (gz_meta_unpack(file + GZA_HEADER, (size_t)msize, &meta, err, errlen) != 0)
+  if (gz_meta_unpack(blob, (size_t)msize, &meta, err, errlen) != 0)
     goto fail;
-  rc =
-      gz_stream_info(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, &info);
+  /* the stream's head: its first 40 bytes give its size */
+  head = malloc(40);
+  rc = head && get_bytes(f, head, 40) == 0 ? gz_stream_head_size(head, 40, &hsize)
+                                           : GZ_ERR_CORRUPT;
+  if (rc == GZ_OK) {
+    uint8_t *grown = hsize >= 40 && hsize <= fsize - msize ? realloc(head, hsize) : NULL;
+    if (grown)
+      head = grown;
+    rc = grown && get_bytes(f, head + 40, hsize - 40) == 0
+             ? gz_stream_reader_open(head, hsize, &rd, &info)
+             : GZ_ERR_CORRUPT;
+  }
   n = meta_count(&meta);
   if (rc != GZ_OK || info.count != n || info.dtype != meta.dtype) {
     snprintf(err, errlen, "%s: %s", in,
              rc != GZ_OK ? gz_strerror(rc) : "stream does not match its metadata");
     goto fail;
   }
-  data = malloc(n * gz_dtype_size(info.dtype) + 1);
-  if (!data) {
-    snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
-    goto fail;
+  if (fmt == GZ_FMT_RAW) {
+    if (decompress_raw(o, f, in, out, rd, &info, err, errlen) != 0)
+      goto fail;
+  } else {
+    data = malloc(n * gz_dtype_size(info.dtype) + 1);
+    if (!data) {
+      snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
+      goto fail;
+    }
+    if (decode_streamed(f, in, out, rd, &info, data, -1, err, errlen) != 0 ||
+        gz_io_write(out, fmt, &meta, data, o->force, err, errlen) != 0)
+      goto fail;
   }
-  rc = gz_decompress(file + GZA_HEADER + msize, size - GZA_HEADER - (size_t)msize, data,
-                     n);
-  if (rc != GZ_OK) {
-    snprintf(err, errlen, "%s: %s", in, gz_strerror(rc));
-    goto fail;
-  }
-  if (gz_io_write(out, fmt, &meta, data, o->force, err, errlen) != 0)
-    goto fail;
   if (!o->quiet)
     printf("%s -> %s: %zu values, max error %g\n", in, out, n, info.abs_bound);
   ret = 0;
 fail:
+  if (f)
+    fclose(f);
+  gz_stream_reader_close(rd);
   free(data);
-  free(file);
+  free(head);
+  free(blob);
   gz_meta_free(&meta);
   return ret;
 }

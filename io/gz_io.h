@@ -174,6 +174,11 @@ int gz_reader_read(gz_reader_t *r, size_t first, size_t count, gz_dtype_t dtype,
 int gz_reader_read_part(gz_reader_t *r, size_t rec, size_t offset, size_t n,
                         gz_dtype_t dtype, void *dst, char *err, size_t errlen);
 
+/* Values [first, first+n) of the whole variable, flattened in C order (they
+ * may span records), into dst (caller owns, n values of dtype). */
+int gz_reader_read_values(gz_reader_t *r, size_t first, size_t n, gz_dtype_t dtype,
+                          void *dst, char *err, size_t errlen);
+
 /* Close and free (NULL is accepted). Collective for HDF5 (see above). */
 void gz_reader_close(gz_reader_t *r);
 

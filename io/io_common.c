@@ -505,6 +505,24 @@ int gz_reader_read_part(gz_reader_t *r, size_t rec, size_t offset, size_t n,
   return read_flat(r, rec * r->record_size + offset, n, dtype, dst, err, errlen);
 }
 
+int gz_reader_read_values(gz_reader_t *r, size_t first, size_t n, gz_dtype_t dtype,
+                          void *dst, char *err, size_t errlen) {
+  if (!r) {
+    gz_io_errorf(err, errlen, "gz_reader_read_values: no reader");
+    return -1;
+  }
+  if (first > r->records * r->record_size || n > r->records * r->record_size - first) {
+    gz_io_errorf(err, errlen, "%s: values %zu..%zu requested, the file has %zu", r->path,
+                 first, first + n, r->records * r->record_size);
+    return -1;
+  }
+  if (n && !dst) {
+    gz_io_errorf(err, errlen, "%s: no destination buffer", r->path);
+    return -1;
+  }
+  return read_flat(r, first, n, dtype, dst, err, errlen);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Writing                                                                */
 

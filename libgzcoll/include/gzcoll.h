@@ -173,6 +173,53 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
  * GZ_ERR_CORRUPT and never reads or writes out of bounds. */
 gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out_count);
 
+/* Chunk by chunk: the same streams (byte for byte) written and read a few
+ * chunks at a time, for inputs too large to hold (`gzstack compress` and
+ * `decompress`). A stream is its head (header and chunk index, head_size
+ * bytes) followed by its chunks back to back; a writer knows the head only
+ * once every chunk is encoded, so a file reserves head_size bytes first and
+ * writes the head there at the end. */
+typedef struct gz_stream_layout {
+  size_t head_size; /* header and chunk index: the bytes before chunk 0 */
+  uint32_t chunk_count;
+  size_t chunk_values; /* values per chunk (the last one holds the rest) */
+  size_t chunk_bound;  /* largest encoded chunk */
+} gz_stream_layout_t;
+
+typedef struct gz_stream_writer gz_stream_writer_t;
+/* A writer of n values with params as gz_compress() takes them, except that
+ * the bound must be GZ_EB_ABS (a REL bound needs the range of the whole
+ * input first: compute it and pass the absolute bound). */
+gz_result_t gz_stream_writer_open(const gz_codec_params_t *params, size_t n,
+                                  gz_stream_writer_t **w, gz_stream_layout_t *layout);
+/* Encode chunks [first, first + count): in holds their values back to back,
+ * out (cap >= count * chunk_bound) receives their bytes back to back, *size
+ * of them; params->threads threads over the chunks. */
+gz_result_t gz_stream_writer_encode(gz_stream_writer_t *w, uint32_t first, uint32_t count,
+                                    const void *in, void *out, size_t cap, size_t *size);
+/* The head (head_size bytes into out) once every chunk was encoded:
+ * GZ_ERR_ARG before. */
+gz_result_t gz_stream_writer_head(const gz_stream_writer_t *w, void *out, size_t cap);
+void gz_stream_writer_close(gz_stream_writer_t *w); /* NULL is accepted */
+
+/* Bytes of the head of the stream whose first size >= 40 bytes are at
+ * stream (GZ_ERR_CORRUPT / GZ_ERR_VERSION when they are not a header). */
+gz_result_t gz_stream_head_size(const void *stream, size_t size, size_t *head_size);
+
+typedef struct gz_stream_reader gz_stream_reader_t;
+/* A reader from a stream's head (head_size bytes, validated as
+ * gz_stream_info() validates a stream; info->stream_size is the size the
+ * index announces). */
+gz_result_t gz_stream_reader_open(const void *head, size_t head_size,
+                                  gz_stream_reader_t **r, gz_stream_info_t *info);
+size_t gz_stream_reader_chunk_size(const gz_stream_reader_t *r, uint32_t c);
+/* Verify and decode chunks [first, first + count), whose bytes are at in
+ * back to back (size = the sum of their chunk sizes), into out (their
+ * values); OpenMP threads as gz_decompress(). */
+gz_result_t gz_stream_reader_decode(gz_stream_reader_t *r, uint32_t first, uint32_t count,
+                                    const void *in, size_t size, void *out);
+void gz_stream_reader_close(gz_stream_reader_t *r); /* NULL is accepted */
+
 /* ------------------------------------------------------------------------
  * Integer-domain API, used by the collectives: quantize once, move and
  * combine integer codes exactly, dequantize once.

@@ -3,7 +3,8 @@
  * computed independently here (frexp, nearbyint in the default
  * round-to-nearest-even mode, ldexp); every value within 2^-p |x| or
  * verbatim, escapes exactly where the reference leaves the format's normal
- * range, specials bit-exact, the raw fallback, and corrupt blocks refused. */
+ * range, specials bit-exact, the raw fallback, and corrupt blocks refused;
+ * the AVX2 loops give the portable path's bytes and values. */
 #include "gz_test.h"
 
 #include "codec/codec.h"
@@ -165,6 +166,99 @@ static void test_formats(void) {
   free(x);
 }
 
+/* The AVX2 loops (four values at a time, a group with an escape or a special
+ * through the portable element code) against the portable path: the same
+ * bytes, and each decodes the other's bytes to the same values. */
+static void compare_isa(gz_dtype_t dt, int f, const double *x, size_t n,
+                        const char *set) {
+  size_t esz = gz_dtype_size(dt), cap = gz_cast_bound(dt, n), sp = 0, sv = 0;
+  unsigned char *in = malloc(n * esz + 1), *ep = malloc(cap), *ev = malloc(cap);
+  unsigned char *op = malloc(n * esz + 1), *ov = malloc(n * esz + 1);
+  for (size_t i = 0; i < n; i++) {
+    if (dt == GZ_FLOAT32) {
+      float v = (float)x[i];
+      memcpy(in + 4 * i, &v, 4);
+    } else {
+      memcpy(in + 8 * i, &x[i], 8);
+    }
+  }
+  GZ_CHECK(gz_cast_encode_isa(GZ_ISA_PORTABLE, dt, fmt[f].cast, in, n, ep, cap, &sp) ==
+                   GZ_OK &&
+               gz_cast_encode_isa(GZ_ISA_AVX2, dt, fmt[f].cast, in, n, ev, cap, &sv) ==
+                   GZ_OK,
+           "%s %s n=%zu: encode", fmt[f].name, set, n);
+  GZ_CHECK(sp == sv && memcmp(ep, ev, sp) == 0,
+           "%s from %s, %s n=%zu: AVX2 bytes (%zu) differ from the portable ones (%zu)",
+           fmt[f].name, dt == GZ_FLOAT32 ? "float32" : "float64", set, n, sv, sp);
+  GZ_CHECK(gz_cast_decode_isa(GZ_ISA_PORTABLE, dt, fmt[f].cast, ev, sv, op, n) == GZ_OK &&
+               gz_cast_decode_isa(GZ_ISA_AVX2, dt, fmt[f].cast, ep, sp, ov, n) == GZ_OK &&
+               memcmp(op, ov, n * esz) == 0,
+           "%s %s n=%zu: AVX2 and portable decode to different values", fmt[f].name, set,
+           n);
+  free(in);
+  free(ep);
+  free(ev);
+  free(op);
+  free(ov);
+}
+
+static void test_isa(void) {
+  const size_t sizes[] = {0, 1, 3, 4, 5, 8, 9, 1001, 65537};
+  const size_t n = 65537;
+  double *x = malloc(n * sizeof *x);
+  if (!gz_cast_isa_available(GZ_ISA_AVX2)) {
+    printf("note: no AVX2 on this CPU: the AVX2 cast is not compared\n");
+    free(x);
+    return;
+  }
+  for (int set = 0; set < 4; set++) {
+    const char *names[] = {"in range", "wide range", "random bits", "edges"};
+    if (set < 2) {
+      make_values(x, n, set == 0 ? 12 : 160);
+    } else if (set == 2) { /* any bits: NaNs, subnormals, infinities */
+      for (size_t i = 0; i < n; i++) {
+        uint64_t b = next();
+        memcpy(&x[i], &b, 8);
+      }
+    } else { /* ties, carries into the next binade, range edges, at every lane */
+      for (size_t i = 0; i < n; i++) {
+        int f = (int)(i % 3), p = fmt[f].p, e = (int)(next() % 300) - 150;
+        double m;
+        switch (next() % 6) {
+        case 0: /* a tie: half an ulp of the format above an odd or even value */
+          m = 1.0 + (double)(next() % 64) * ldexp(1, 1 - p) + ldexp(1, -p);
+          break;
+        case 1: /* all ones: rounds up into the next binade */
+          m = 2.0 - ldexp(1, -40);
+          break;
+        case 2: /* around the format's smallest and largest normals */
+          m = 1.0;
+          e = next() & 1 ? fmt[f].emin : fmt[f].emax;
+          if (next() & 1)
+            m = 2.0 - ldexp(1, -p - 1);
+          break;
+        case 3:
+          m = 0.0;
+          break;
+        case 4:
+          m = next() & 1 ? INFINITY : NAN;
+          break;
+        default:
+          m = 1.0 + (double)(next() >> 12) * ldexp(1, -52);
+        }
+        x[i] = ldexp(m, e) * (next() & 1 ? -1 : 1);
+      }
+    }
+    for (int f = 0; f < 3; f++)
+      for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        compare_isa(GZ_FLOAT64, f, x, sizes[k], names[set]);
+        if (fmt[f].cast != GZ_CAST_F32)
+          compare_isa(GZ_FLOAT32, f, x, sizes[k], names[set]);
+      }
+  }
+  free(x);
+}
+
 /* Which format a bound picks: the narrowest within it. */
 static void test_pick(void) {
   GZ_CHECK(gz_cast_pick(GZ_FLOAT64, 0.01) == GZ_CAST_BF16, "0.01: bfloat16");
@@ -210,5 +304,6 @@ int main(void) {
   test_pick();
   test_formats();
   test_raw();
+  test_isa();
   return gz_test_finish();
 }

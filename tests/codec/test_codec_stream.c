@@ -213,7 +213,128 @@ static void test_sizes(void) {
   free(field);
 }
 
+/* Chunk by chunk: a writer fed batches of k chunks writes gz_compress()'s
+ * bytes (head, then the chunks), and a reader fed batches decodes them to
+ * gz_decompress()'s values, in formats 1 and 2, with 1 and 3 threads. */
+static void check_chunked(field_kind_t kind, int is_f32, double eb, size_t n,
+                          uint32_t chunk_len, gz_predictor_t pred, const size_t *dims,
+                          unsigned ndims, int threads, uint32_t k) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  gz_stream_writer_t *w = NULL;
+  gz_stream_reader_t *r = NULL;
+  gz_stream_layout_t lay;
+  gz_stream_info_t info;
+  size_t elem = is_f32 ? 4 : 8, cap, size = 0, pos, hsize = 0;
+  uint8_t *whole, *chunked, *field = malloc(n * elem + 1);
+  uint8_t *a = malloc(n * elem + 1), *b = malloc(n * elem + 1);
+  int same = 1;
+  p.dtype = is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
+  p.error_bound = eb;
+  p.chunk_len = chunk_len;
+  p.predictor = pred;
+  p.threads = threads;
+  p.ndims = ndims;
+  for (unsigned d = 0; d < ndims; d++)
+    p.dims[d] = dims[d];
+  cap = gz_compress_bound(p.dtype, n, chunk_len);
+  whole = malloc(cap);
+  chunked = malloc(cap);
+  field_fill(kind, is_f32, field, n, 7);
+  GZ_CHECK(gz_compress(&p, field, n, whole, cap, &size) == GZ_OK,
+           "whole-buffer compress");
+  GZ_CHECK(gz_stream_writer_open(&p, n, &w, &lay) == GZ_OK, "writer opens");
+  if (!w)
+    goto done;
+  GZ_CHECK(gz_stream_writer_head(w, chunked, cap) == GZ_ERR_ARG || lay.chunk_count == 0,
+           "no head before the chunks");
+  pos = lay.head_size;
+  for (uint32_t c = 0; c < lay.chunk_count; c += k) {
+    uint32_t m = lay.chunk_count - c < k ? lay.chunk_count - c : k;
+    uint8_t *out = malloc((size_t)m * lay.chunk_bound);
+    size_t got = 0;
+    GZ_CHECK(c == 0 || gz_stream_writer_encode(w, c - 1, 1, field, out, lay.chunk_bound,
+                                               &got) == GZ_ERR_ARG,
+             "chunks in order only");
+    GZ_CHECK(gz_stream_writer_encode(w, c, m, field + (size_t)c * lay.chunk_values * elem,
+                                     out, (size_t)m * lay.chunk_bound, &got) == GZ_OK,
+             "encode chunks %u..%u", c, c + m);
+    if (pos + got <= cap)
+      memcpy(chunked + pos, out, got);
+    pos += got;
+    free(out);
+  }
+  GZ_CHECK(gz_stream_writer_head(w, chunked, lay.head_size) == GZ_OK, "head");
+  GZ_CHECK(pos == size && memcmp(whole, chunked, size) == 0,
+           "chunked stream (%zu B) is the whole-buffer stream (%zu B): kind %d f%d eb %g "
+           "chunk %u pred %d threads %d batch %u",
+           pos, size, (int)kind, is_f32 ? 32 : 64, eb, chunk_len, (int)pred, threads, k);
+  /* read back a batch at a time, from the head alone */
+  GZ_CHECK(gz_stream_head_size(whole, 40, &hsize) == GZ_OK && hsize == lay.head_size,
+           "head size from the first 40 bytes");
+  GZ_CHECK(gz_stream_reader_open(whole, lay.head_size, &r, &info) == GZ_OK &&
+               info.stream_size == size && info.count == n,
+           "reader opens from the head");
+  GZ_CHECK(gz_decompress(whole, size, a, n) == GZ_OK, "whole-buffer decompress");
+  pos = lay.head_size;
+  for (uint32_t c = 0; r && c < info.chunk_count; c += k) {
+    uint32_t m = info.chunk_count - c < k ? info.chunk_count - c : k;
+    size_t bytes = 0;
+    for (uint32_t j = 0; j < m; j++)
+      bytes += gz_stream_reader_chunk_size(r, c + j);
+    GZ_CHECK(gz_stream_reader_decode(r, c, m, whole + pos, bytes + 1,
+                                     b + (size_t)c * info.chunk_len * elem) == GZ_ERR_ARG,
+             "a batch of the wrong size is refused");
+    GZ_CHECK(gz_stream_reader_decode(r, c, m, whole + pos, bytes,
+                                     b + (size_t)c * info.chunk_len * elem) == GZ_OK,
+             "decode chunks %u..%u", c, c + m);
+    pos += bytes;
+  }
+  same = memcmp(a, b, n * elem) == 0;
+  GZ_CHECK(same, "chunked decode gives gz_decompress's values");
+  if (r && info.chunk_count > 0) { /* a flipped byte in chunk 0 */
+    size_t bytes = gz_stream_reader_chunk_size(r, 0);
+    whole[lay.head_size + bytes / 2] ^= 0x10;
+    GZ_CHECK(gz_stream_reader_decode(r, 0, 1, whole + lay.head_size, bytes, b) ==
+                 GZ_ERR_CORRUPT,
+             "corrupt chunk detected");
+  }
+done:
+  gz_stream_writer_close(w);
+  gz_stream_reader_close(r);
+  free(whole);
+  free(chunked);
+  free(field);
+  free(a);
+  free(b);
+}
+
+static void test_chunked(void) {
+  size_t d3[3] = {12, 40, 50}, d2[2] = {300, 77};
+  for (int f32 = 0; f32 < 2; f32++) {
+    check_chunked(FIELD_SMOOTH, f32, 1e-4, 100003, 4096, GZ_PRED_NONE, NULL, 0, 1, 3);
+    check_chunked(FIELD_SPECIALS, f32, 1e-3, 50000, 1024, GZ_PRED_NONE, NULL, 0, 3, 4);
+    check_chunked(FIELD_NOISE, f32, 0.0, 9000, 0, GZ_PRED_NONE, NULL, 0, 1, 1);
+    check_chunked(FIELD_SMOOTH, f32, 1e-4, 24000, 2048, GZ_PRED_AUTO, d3, 3, 1, 2);
+    check_chunked(FIELD_SPECIALS, f32, 1e-3, 23100, 4096, GZ_PRED_QLORENZO, d2, 2, 3, 3);
+    check_chunked(FIELD_SMOOTH, f32, 1e-5, 24000, 0, GZ_PRED_QINTERP, d3, 3, 2, 1);
+  }
+  check_chunked(FIELD_SMOOTH, 1, 1e-4, 0, 0, GZ_PRED_NONE, NULL, 0, 1, 1);
+  {
+    gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+    gz_stream_writer_t *w = NULL;
+    gz_stream_layout_t lay;
+    size_t hsize;
+    uint8_t bad[40] = "GZCX";
+    p.eb_mode = GZ_EB_REL;
+    p.error_bound = 1e-3;
+    GZ_CHECK(gz_stream_writer_open(&p, 100, &w, &lay) == GZ_ERR_ARG && !w,
+             "a REL bound is refused (it needs the whole input)");
+    GZ_CHECK(gz_stream_head_size(bad, sizeof bad, &hsize) == GZ_ERR_CORRUPT, "bad magic");
+  }
+}
+
 int main(void) {
+  test_chunked();
   test_golden();
   test_truncation_and_corruption(5000, 1024);
   test_truncation_and_corruption(9000, 0);

@@ -28,6 +28,11 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
+
 static const struct {
   int bytes; /* size on the wire */
   int man;   /* explicit significand bits (p - 1) */
@@ -114,47 +119,206 @@ static double widen(uint32_t bits, gz_cast_t cast) {
   return x;
 }
 
-/* The cast of n values of type T into the narrow type N: one pass,
- * escapes appended after the narrow values; returns the escape count. */
-#define GZ_CAST_LOOP(T, N)                                                               \
-  for (size_t i = 0; i < n; i++) {                                                       \
+/* Element i of the cast of values of type T into the narrow type N: its
+ * narrow bits, or an escape appended (positions increasing); the function
+ * returns SIZE_MAX when the escapes would make the block no smaller than
+ * raw. The portable loop and the AVX2 loop's fallback both use it. */
+#define GZ_CAST_ONE(T, N, i)                                                             \
+  do {                                                                                   \
     T v;                                                                                 \
     N w;                                                                                 \
     uint32_t bits = 0;                                                                   \
-    memcpy(&v, (const char *)in + i * sizeof(T), sizeof(T));                             \
+    memcpy(&v, (const char *)in + (i) * sizeof(T), sizeof(T));                           \
     if (narrow((double)v, cast, &bits) != 0) {                                           \
       uint8_t *rec = esc + k * (8 + sizeof(T));                                          \
       if (rec + 8 + sizeof(T) > end)                                                     \
         return SIZE_MAX; /* no smaller than raw: stop */                                 \
-      gz_put_u64le(rec, i);                                                              \
+      gz_put_u64le(rec, (i));                                                            \
       memcpy(rec + 8, &v, sizeof(T));                                                    \
       k++;                                                                               \
     }                                                                                    \
     w = (N)bits;                                                                         \
-    memcpy(narrow_at + i * sizeof(N), &w, sizeof(N));                                    \
-  }
+    memcpy(narrow_at + (i) * sizeof(N), &w, sizeof(N));                                  \
+  } while (0)
 
+/* The cast of n values in one pass, escapes appended after the narrow
+ * values; returns the escape count. */
 static size_t cast_f64_u32(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
                            uint8_t *esc, const uint8_t *end) {
   size_t k = 0;
-  GZ_CAST_LOOP(double, uint32_t)
+  for (size_t i = 0; i < n; i++)
+    GZ_CAST_ONE(double, uint32_t, i);
   return k;
 }
 static size_t cast_f64_u16(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
                            uint8_t *esc, const uint8_t *end) {
   size_t k = 0;
-  GZ_CAST_LOOP(double, uint16_t)
+  for (size_t i = 0; i < n; i++)
+    GZ_CAST_ONE(double, uint16_t, i);
   return k;
 }
 static size_t cast_f32_u16(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
                            uint8_t *esc, const uint8_t *end) {
   size_t k = 0;
-  GZ_CAST_LOOP(float, uint16_t)
+  for (size_t i = 0; i < n; i++)
+    GZ_CAST_ONE(float, uint16_t, i);
   return k;
 }
 
-gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, size_t n,
-                           uint8_t *out, size_t cap, size_t *size) {
+/* Widen n narrow values into out (dtype): the escapes are patched after. */
+static void widen_all(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in, size_t n,
+                      void *out) {
+  size_t tsize = (size_t)formats[cast].bytes;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t bits = 0;
+    double x;
+    memcpy(&bits, in + i * tsize, tsize); /* little-endian */
+    x = widen(bits, cast);
+    if (dtype == GZ_FLOAT32) {
+      float f = (float)x; /* exact: the narrow formats fit in float32 */
+      memcpy((char *)out + 4 * i, &f, 4);
+    } else {
+      memcpy((char *)out + 8 * i, &x, 8);
+    }
+  }
+}
+
+#ifdef HAVE_AVX2_PATH
+/* narrow() on four doubles' bits b: the narrow bits in each 64-bit lane,
+ * and in *ok the lanes narrow() would round the same way (normal values
+ * that stay normal, and zeros); the others (infinities, NaN, subnormals,
+ * escapes) take narrow() itself. */
+__attribute__((target("avx2"))) static inline __m256i narrow4(__m256i b, gz_cast_t cast,
+                                                              __m256i *ok) {
+  const int man = formats[cast].man, shift = 52 - man;
+  const int emax = (1 << formats[cast].ebits) - 2;
+  const __m256i abs_mask = _mm256_set1_epi64x(INT64_MAX), one = _mm256_set1_epi64x(1);
+  const __m256i half = _mm256_set1_epi64x(((int64_t)1 << (shift - 1)) - 1);
+  const __m256i rebias = _mm256_set1_epi64x((int64_t)(1023 - formats[cast].bias) << man);
+  const __m256i min_normal = _mm256_set1_epi64x(((int64_t)1 << 52) - 1); /* a > this */
+  const __m256i inf = _mm256_set1_epi64x((int64_t)0x7ff << 52);          /* a < this */
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i a = _mm256_and_si256(b, abs_mask), sign, r, e, normal, fits, is_zero;
+  sign = _mm256_slli_epi64(_mm256_srli_epi64(b, 63), formats[cast].bytes * 8 - 1);
+  /* round to man bits, ties to even, as narrow() */
+  r = _mm256_add_epi64(
+      a, _mm256_add_epi64(half, _mm256_and_si256(_mm256_srli_epi64(a, shift), one)));
+  r = _mm256_srli_epi64(r, shift);
+  e = _mm256_sub_epi64(_mm256_srli_epi64(r, man),
+                       _mm256_set1_epi64x(1023 - formats[cast].bias));
+  normal =
+      _mm256_and_si256(_mm256_cmpgt_epi64(a, min_normal), _mm256_cmpgt_epi64(inf, a));
+  fits = _mm256_and_si256(_mm256_cmpgt_epi64(e, zero),
+                          _mm256_cmpgt_epi64(_mm256_set1_epi64x(emax + 1), e));
+  is_zero = _mm256_cmpeq_epi64(a, zero);
+  *ok = _mm256_or_si256(_mm256_and_si256(normal, fits), is_zero);
+  r = _mm256_andnot_si256(is_zero, _mm256_sub_epi64(r, rebias));
+  return _mm256_or_si256(r, sign);
+}
+
+/* The four 64-bit lanes' low 32 bits, in order. */
+__attribute__((target("avx2"))) static inline __m128i lanes32(__m256i v) {
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+}
+
+/* The AVX2 cast: four values at a time; a group with a lane narrow4 does
+ * not cover goes through GZ_CAST_ONE, so the bytes are the portable ones. */
+#define GZ_CAST_AVX2(T, N, LOAD, STORE)                                                  \
+  size_t k = 0, i = 0;                                                                   \
+  for (; i + 4 <= n; i += 4) {                                                           \
+    __m256i ok, nb = narrow4(LOAD, cast, &ok);                                           \
+    if (_mm256_movemask_pd(_mm256_castsi256_pd(ok)) == 15) {                             \
+      STORE;                                                                             \
+      continue;                                                                          \
+    }                                                                                    \
+    for (size_t j = i; j < i + 4; j++)                                                   \
+      GZ_CAST_ONE(T, N, j);                                                              \
+  }                                                                                      \
+  for (; i < n; i++)                                                                     \
+    GZ_CAST_ONE(T, N, i);                                                                \
+  return k;
+
+__attribute__((target("avx2"))) static size_t
+cast_f64_u32_avx2(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
+                  uint8_t *esc, const uint8_t *end) {
+  GZ_CAST_AVX2(double, uint32_t,
+               _mm256_loadu_si256((const __m256i *)((const double *)in + i)),
+               _mm_storeu_si128((__m128i *)(narrow_at + 4 * i), lanes32(nb)))
+}
+__attribute__((target("avx2"))) static size_t
+cast_f64_u16_avx2(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
+                  uint8_t *esc, const uint8_t *end) {
+  GZ_CAST_AVX2(double, uint16_t,
+               _mm256_loadu_si256((const __m256i *)((const double *)in + i)),
+               _mm_storel_epi64((__m128i *)(narrow_at + 2 * i),
+                                _mm_packus_epi32(lanes32(nb), lanes32(nb))))
+}
+__attribute__((target("avx2"))) static size_t
+cast_f32_u16_avx2(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
+                  uint8_t *esc, const uint8_t *end) {
+  GZ_CAST_AVX2(float, uint16_t,
+               _mm256_castpd_si256(_mm256_cvtps_pd(_mm_loadu_ps((const float *)in + i))),
+               _mm_storel_epi64((__m128i *)(narrow_at + 2 * i),
+                                _mm_packus_epi32(lanes32(nb), lanes32(nb))))
+}
+
+/* widen() on four narrow values (zero-extended into 64-bit lanes). */
+__attribute__((target("avx2"))) static inline __m256i widen4(__m256i v, gz_cast_t cast) {
+  const int man = formats[cast].man, top = formats[cast].bytes * 8 - 1;
+  const int emax = (1 << formats[cast].ebits) - 2;
+  const __m256i mag_mask = _mm256_set1_epi64x(((int64_t)1 << top) - 1);
+  __m256i sign = _mm256_slli_epi64(_mm256_srli_epi64(v, top), 63);
+  __m256i m = _mm256_and_si256(v, mag_mask), e = _mm256_srli_epi64(m, man), b;
+  __m256i is_zero = _mm256_cmpeq_epi64(e, _mm256_setzero_si256());
+  __m256i is_inf = _mm256_cmpeq_epi64(e, _mm256_set1_epi64x(emax + 1));
+  b = _mm256_slli_epi64(
+      _mm256_add_epi64(m,
+                       _mm256_set1_epi64x((int64_t)(1023 - formats[cast].bias) << man)),
+      52 - man);
+  b = _mm256_blendv_epi8(b, _mm256_set1_epi64x((int64_t)0x7ff << 52), is_inf);
+  b = _mm256_andnot_si256(is_zero, b);
+  return _mm256_or_si256(b, sign);
+}
+
+__attribute__((target("avx2"))) static void
+widen_all_avx2(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in, size_t n, void *out) {
+  size_t tsize = (size_t)formats[cast].bytes, i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m128i raw = tsize == 4 ? _mm_loadu_si128((const __m128i *)(in + 4 * i))
+                             : _mm_loadl_epi64((const __m128i *)(in + 2 * i));
+    __m256i b = widen4(
+        tsize == 4 ? _mm256_cvtepu32_epi64(raw) : _mm256_cvtepu16_epi64(raw), cast);
+    if (dtype == GZ_FLOAT32) /* exact: the narrow formats fit in float32 */
+      _mm_storeu_ps((float *)out + i, _mm256_cvtpd_ps(_mm256_castsi256_pd(b)));
+    else
+      _mm256_storeu_si256((__m256i *)((double *)out + i), b);
+  }
+  widen_all(dtype, cast, in + i * tsize, n - i, (char *)out + i * gz_dtype_size(dtype));
+}
+#endif
+
+int gz_cast_isa_available(int isa) {
+  if (isa == GZ_ISA_PORTABLE || isa == GZ_ISA_AUTO)
+    return 1;
+#ifdef HAVE_AVX2_PATH
+  return isa == GZ_ISA_AVX2 && gz_cpu_avx2();
+#else
+  return 0;
+#endif
+}
+
+static int use_avx2(int isa) {
+#ifdef HAVE_AVX2_PATH
+  return (isa == GZ_ISA_AUTO || isa == GZ_ISA_AVX2) && gz_cpu_avx2();
+#else
+  (void)isa;
+  return 0;
+#endif
+}
+
+gz_result_t gz_cast_encode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast, const void *in,
+                               size_t n, uint8_t *out, size_t cap, size_t *size) {
   size_t esz = gz_dtype_size(dtype), raw = gz_cast_bound(dtype, n), k = SIZE_MAX, tsize;
   if (!esz || cast <= GZ_CAST_NONE || cast > GZ_CAST_BF16 || (n && (!in || !out)) ||
       !size || cap < raw || (dtype == GZ_FLOAT32 && cast == GZ_CAST_F32))
@@ -165,9 +329,16 @@ gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, siz
     /* a float32 input's NaN or subnormal is caught as a double too: NaN
      * stays NaN, a float32 subnormal is below every narrow format's normal
      * range */
-    k = dtype == GZ_FLOAT32 ? cast_f32_u16(in, n, cast, narrow_at, esc, end)
-        : tsize == 4        ? cast_f64_u32(in, n, cast, narrow_at, esc, end)
-                            : cast_f64_u16(in, n, cast, narrow_at, esc, end);
+#ifdef HAVE_AVX2_PATH
+    if (use_avx2(isa))
+      k = dtype == GZ_FLOAT32 ? cast_f32_u16_avx2(in, n, cast, narrow_at, esc, end)
+          : tsize == 4        ? cast_f64_u32_avx2(in, n, cast, narrow_at, esc, end)
+                              : cast_f64_u16_avx2(in, n, cast, narrow_at, esc, end);
+    else
+#endif
+      k = dtype == GZ_FLOAT32 ? cast_f32_u16(in, n, cast, narrow_at, esc, end)
+          : tsize == 4        ? cast_f64_u32(in, n, cast, narrow_at, esc, end)
+                              : cast_f64_u16(in, n, cast, narrow_at, esc, end);
   }
   if (k == SIZE_MAX) { /* the cast would be no smaller than the values: raw */
     gz_put_u64le(out, UINT64_MAX);
@@ -181,8 +352,13 @@ gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, siz
   return GZ_OK;
 }
 
-gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
-                           size_t size, void *out, size_t n) {
+gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, size_t n,
+                           uint8_t *out, size_t cap, size_t *size) {
+  return gz_cast_encode_isa(GZ_ISA_AUTO, dtype, cast, in, n, out, cap, size);
+}
+
+gz_result_t gz_cast_decode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast,
+                               const uint8_t *in, size_t size, void *out, size_t n) {
   size_t esz = gz_dtype_size(dtype), tsize, k;
   const uint8_t *esc;
   if (!esz || cast <= GZ_CAST_NONE || cast > GZ_CAST_BF16 || (n && !out) || !in)
@@ -200,18 +376,12 @@ gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
   tsize = (size_t)formats[cast].bytes;
   if (k > n || size != 8 + n * tsize + k * (8 + esz))
     return GZ_ERR_CORRUPT;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t bits = 0;
-    double x;
-    memcpy(&bits, in + 8 + i * tsize, tsize); /* little-endian */
-    x = widen(bits, cast);
-    if (dtype == GZ_FLOAT32) {
-      float f = (float)x; /* exact: the narrow formats fit in float32 */
-      memcpy((char *)out + 4 * i, &f, 4);
-    } else {
-      memcpy((char *)out + 8 * i, &x, 8);
-    }
-  }
+#ifdef HAVE_AVX2_PATH
+  if (use_avx2(isa))
+    widen_all_avx2(dtype, cast, in + 8, n, out);
+  else
+#endif
+    widen_all(dtype, cast, in + 8, n, out);
   esc = in + 8 + n * tsize;
   for (size_t j = 0; j < k; j++) {
     size_t at = (size_t)gz_get_u64le(esc + j * (8 + esz));
@@ -220,4 +390,9 @@ gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
     memcpy((char *)out + at * esz, esc + j * (8 + esz) + 8, esz);
   }
   return GZ_OK;
+}
+
+gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
+                           size_t size, void *out, size_t n) {
+  return gz_cast_decode_isa(GZ_ISA_AUTO, dtype, cast, in, size, out, n);
 }

@@ -54,6 +54,13 @@ gz_result_t gz_cast_encode(gz_dtype_t dtype, gz_cast_t cast, const void *in, siz
 /* Decode exactly n values from exactly size bytes (GZ_ERR_CORRUPT else). */
 gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
                            size_t size, void *out, size_t n);
+/* The same with a chosen instruction set (GZ_ISA_*): AVX2 writes the
+ * portable path's bytes and decodes to its values. */
+int gz_cast_isa_available(int isa);
+gz_result_t gz_cast_encode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast, const void *in,
+                               size_t n, uint8_t *out, size_t cap, size_t *size);
+gz_result_t gz_cast_decode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast,
+                               const uint8_t *in, size_t size, void *out, size_t n);
 
 /* Whether this CPU runs AVX2 (asked once): the one run-time test behind
  * the codec's vector loops, values.c's and codes.c's. */

@@ -58,6 +58,7 @@
 #include "gz_block_walk.h" /* gz_put_u32le ... gz_get_u64le */
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -382,7 +383,10 @@ gz_result_t gz_compress(const gz_codec_params_t *params, const void *in, size_t 
   return GZ_OK;
 }
 
-gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *info) {
+/* The header and index of a stream; whole: the chunks are there too (else
+ * size may end at the index). */
+static gz_result_t stream_info(const void *stream, size_t size, gz_stream_info_t *info,
+                               int whole) {
   const uint8_t *s = stream;
   uint64_t count, nchunks, total, expected_chunks, d[3] = {1, 1, 0};
   uint32_t chunk_len;
@@ -435,7 +439,7 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
     return GZ_ERR_CORRUPT;
   for (uint64_t c = 0; c < nchunks; c++) {
     total += gz_get_u32le(s + hsize + 8 * c);
-    if (total > size)
+    if (whole && total > size)
       return GZ_ERR_CORRUPT;
   }
   info->dtype = (gz_dtype_t)s[5];
@@ -452,16 +456,18 @@ gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *in
   return GZ_OK;
 }
 
-/* Verify and decode chunk c, which starts at data + offset. */
-static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
-                        const uint8_t *data, size_t c, size_t offset,
-                        const gz_quant_t *qp, void *out, gz_chunk2_work_t *w) {
+gz_result_t gz_stream_info(const void *stream, size_t size, gz_stream_info_t *info) {
+  return stream_info(stream, size, info, 1);
+}
+
+/* Verify chunk c at src and decode it into dst (its own values). */
+static int decode_into(const gz_stream_info_t *info, const uint8_t *index, size_t c,
+                       const uint8_t *src, const gz_quant_t *qp, uint8_t *dst,
+                       gz_chunk2_work_t *w) {
   size_t first = c * info->chunk_len;
   size_t len =
       info->count - first < info->chunk_len ? info->count - first : info->chunk_len;
   size_t csize = gz_get_u32le(index + 8 * c);
-  const uint8_t *src = data + offset;
-  uint8_t *dst = (uint8_t *)out + first * gz_dtype_size(info->dtype);
   if (gz_get_u32le(index + 8 * c + 4) != gz_crc32(src, csize))
     return 1;
   if (info->format_version == 2) {
@@ -472,6 +478,15 @@ static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
   if (info->format_version == 3)
     return decode_chunk3(info->dtype, src, csize, len, qp, dst) != GZ_OK;
   return gz_decode_values(info->dtype, src, csize, len, qp, dst) != GZ_OK;
+}
+
+/* Verify and decode chunk c, which starts at data + offset. */
+static int decode_chunk(const gz_stream_info_t *info, const uint8_t *index,
+                        const uint8_t *data, size_t c, size_t offset,
+                        const gz_quant_t *qp, void *out, gz_chunk2_work_t *w) {
+  return decode_into(info, index, c, data + offset, qp,
+                     (uint8_t *)out + c * info->chunk_len * gz_dtype_size(info->dtype),
+                     w);
 }
 
 gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out_count) {
@@ -523,5 +538,283 @@ gz_result_t gz_decompress(const void *stream, size_t size, void *out, size_t out
     }
     gz_chunk2_work_free(&w);
   }
+  return failed ? GZ_ERR_CORRUPT : GZ_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Chunk by chunk (gzcoll.h): the bytes gz_compress() and gz_decompress()
+ * write and read, a few chunks at a time.
+ * ---------------------------------------------------------------------- */
+
+struct gz_stream_writer {
+  gz_codec_params_t p;
+  gz_quant_t qp;
+  size_t n, elem, chunk_vals, bound, hsize, d[3];
+  uint32_t nchunks, next; /* chunks encoded so far, in order */
+  int version, nwork;
+  uint8_t *head; /* header, index and its CRC */
+  gz_chunk2_work_t *work;
+};
+
+struct gz_stream_reader {
+  gz_stream_info_t info;
+  gz_quant_t qp;
+  uint8_t *index; /* 8 bytes per chunk: size, CRC */
+  int nwork;
+  gz_chunk2_work_t *work;
+};
+
+static int max_threads(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+static int thread_num(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+void gz_stream_writer_close(gz_stream_writer_t *w) {
+  if (!w)
+    return;
+  for (int t = 0; t < w->nwork; t++)
+    gz_chunk2_work_free(&w->work[t]);
+  free(w->work);
+  free(w->head);
+  free(w);
+}
+
+gz_result_t gz_stream_writer_open(const gz_codec_params_t *params, size_t n,
+                                  gz_stream_writer_t **out, gz_stream_layout_t *layout) {
+  gz_stream_writer_t *w;
+  size_t chunk_len, nchunks;
+  double eb;
+
+  if (!out || !layout || !params || params->version < 1 ||
+      params->version > GZ_CODEC_PARAMS_VERSION || params->eb_mode != GZ_EB_ABS)
+    return GZ_ERR_ARG;
+  *out = NULL;
+  if (params->version >= 2 &&
+      (params->predictor < GZ_PRED_NONE || params->predictor > GZ_PRED_QINTERP))
+    return GZ_ERR_ARG;
+  chunk_len = chunk_len_of(params);
+  if (!gz_dtype_size(params->dtype) || !(params->error_bound >= 0) ||
+      !isfinite(params->error_bound) || chunk_len % GZ_BLOCK ||
+      chunk_len > GZ_STREAM_CHUNK_MAX ||
+      gz_compress_bound(params->dtype, n, (uint32_t)chunk_len) == 0)
+    return GZ_ERR_ARG;
+  w = calloc(1, sizeof *w);
+  if (!w)
+    return GZ_ERR_NOMEM;
+  if (params->version >= 2) /* a version-1 caller's struct ends before ndims */
+    w->p = *params;
+  else
+    memcpy(&w->p, params, offsetof(gz_codec_params_t, ndims)); /* the rest stays 0 */
+  w->n = n;
+  w->elem = gz_dtype_size(params->dtype);
+  eb = params->error_bound;
+  if (eb > 0 && !(eb >= 1e-300)) /* as gz_compress */
+    eb = 0;
+  w->qp = gz_codec_quant(eb);
+  w->version = w->p.predictor != GZ_PRED_NONE ? 2 : GZ_STREAM_VERSION;
+  if (w->version == 2 && plan2(&w->p, n, w->d, &w->chunk_vals) != 0) {
+    free(w);
+    return GZ_ERR_ARG;
+  }
+  if (w->version != 2)
+    w->chunk_vals = chunk_len;
+  nchunks = n / w->chunk_vals + (n % w->chunk_vals != 0);
+  if (nchunks > UINT32_MAX) {
+    free(w);
+    return GZ_ERR_ARG;
+  }
+  w->nchunks = (uint32_t)nchunks;
+  w->bound = w->version == 2 ? gz_chunk2_bound(w->chunk_vals, w->elem)
+                             : chunk_bound(w->chunk_vals, w->elem);
+  w->hsize = w->version == 2 ? GZ_HEADER2_SIZE : GZ_STREAM_HEADER;
+  w->head = calloc(w->hsize + 8 * nchunks + 4, 1);
+  w->nwork = w->version == 2 ? (params->threads > 1 ? params->threads : 1) : 0;
+  w->work = w->nwork ? calloc((size_t)w->nwork, sizeof *w->work) : NULL;
+  if (!w->head || (w->nwork && !w->work)) {
+    gz_stream_writer_close(w);
+    return GZ_ERR_NOMEM;
+  }
+  put_header(w->head, (uint8_t)w->version, &w->p, eb, n, w->chunk_vals, nchunks);
+  if (w->version != 2) {
+    gz_put_u32le(w->head + 40, gz_crc32(w->head, 40));
+  } else {
+    gz_put_u32le(w->head + 40, 0);
+    for (int k = 0; k < 3; k++)
+      gz_put_u64le(w->head + 44 + 8 * k, (uint64_t)w->d[k]);
+    gz_put_u32le(w->head + 68, gz_crc32(w->head, 68));
+  }
+  layout->head_size = w->hsize + 8 * nchunks + 4;
+  layout->chunk_count = w->nchunks;
+  layout->chunk_values = w->chunk_vals;
+  layout->chunk_bound = w->bound;
+  *out = w;
+  return GZ_OK;
+}
+
+/* Chunk c from its values x into dst (room for w->bound); 0 when out of
+ * memory. Records its size and CRC. */
+static size_t writer_chunk(gz_stream_writer_t *w, size_t c, const uint8_t *x,
+                           uint8_t *dst, int *nomem) {
+  size_t first = c * w->chunk_vals, size;
+  size_t len = w->n - first < w->chunk_vals ? w->n - first : w->chunk_vals;
+  if (w->version == 2) {
+    size_t box[3];
+    chunk_box(w->d, len, box);
+    size = gz_chunk2_encode(w->p.dtype, x, box, &w->qp, (int)w->p.predictor, dst, nomem,
+                            &w->work[thread_num() % w->nwork]);
+  } else {
+    size = encode_chunk(w->p.dtype, x, len, &w->qp, dst);
+  }
+  gz_put_u32le(w->head + w->hsize + 8 * c, (uint32_t)size);
+  gz_put_u32le(w->head + w->hsize + 8 * c + 4, gz_crc32(dst, size));
+  return size;
+}
+
+gz_result_t gz_stream_writer_encode(gz_stream_writer_t *w, uint32_t first, uint32_t count,
+                                    const void *in, void *out, size_t cap, size_t *size) {
+  const uint8_t *x = in;
+  uint8_t *o = out;
+  size_t pos = 0, step;
+  int nomem = 0, threads;
+
+  if (!w || !size || first != w->next || count > w->nchunks - first ||
+      (count && (!in || !out)) || cap / w->bound < count)
+    return GZ_ERR_ARG;
+  step = w->chunk_vals * w->elem;
+  threads = w->p.threads > 1 ? w->p.threads : 1;
+  if (threads == 1 || count < 2) {
+    for (uint32_t k = 0; k < count && !nomem; k++)
+      pos += writer_chunk(w, (size_t)first + k, x + k * step, o + pos, &nomem);
+  } else { /* each chunk into its worst-case slot, then back to back */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : nomem) num_threads(threads)
+#endif
+    for (long k = 0; k < (long)count; k++)
+      writer_chunk(w, (size_t)first + (size_t)k, x + (size_t)k * step,
+                   o + (size_t)k * w->bound, &nomem);
+    for (uint32_t k = 0; k < count && !nomem; k++) {
+      size_t s = gz_get_u32le(w->head + w->hsize + 8 * ((size_t)first + k));
+      if (pos != k * w->bound)
+        memmove(o + pos, o + k * w->bound, s);
+      pos += s;
+    }
+  }
+  if (nomem)
+    return GZ_ERR_NOMEM;
+  w->next += count;
+  *size = pos;
+  return GZ_OK;
+}
+
+gz_result_t gz_stream_writer_head(const gz_stream_writer_t *w, void *out, size_t cap) {
+  size_t index = w ? w->hsize + 8 * (size_t)w->nchunks : 0;
+  if (!w || !out || w->next != w->nchunks || cap < index + 4)
+    return GZ_ERR_ARG;
+  memcpy(out, w->head, index);
+  gz_put_u32le((uint8_t *)out + index, gz_crc32(w->head + w->hsize, index - w->hsize));
+  return GZ_OK;
+}
+
+gz_result_t gz_stream_head_size(const void *stream, size_t size, size_t *head_size) {
+  const uint8_t *s = stream;
+  if (!s || !head_size)
+    return GZ_ERR_ARG;
+  if (size < 40 || memcmp(s, GZ_STREAM_MAGIC, 4) != 0)
+    return GZ_ERR_CORRUPT;
+  if (s[4] < 1 || s[4] > GZ_STREAM_VERSION)
+    return GZ_ERR_VERSION;
+  *head_size = (s[4] != 2 ? GZ_STREAM_HEADER : GZ_HEADER2_SIZE) +
+               8 * (size_t)gz_get_u32le(s + 36) + 4;
+  return GZ_OK;
+}
+
+void gz_stream_reader_close(gz_stream_reader_t *r) {
+  if (!r)
+    return;
+  for (int t = 0; t < r->nwork; t++)
+    gz_chunk2_work_free(&r->work[t]);
+  free(r->work);
+  free(r->index);
+  free(r);
+}
+
+gz_result_t gz_stream_reader_open(const void *head, size_t head_size,
+                                  gz_stream_reader_t **out, gz_stream_info_t *info) {
+  gz_stream_reader_t *r;
+  size_t hsize;
+  gz_result_t rc;
+
+  if (!out || !info || !head)
+    return GZ_ERR_ARG;
+  *out = NULL;
+  r = calloc(1, sizeof *r);
+  if (!r)
+    return GZ_ERR_NOMEM;
+  rc = stream_info(head, head_size, &r->info, 0);
+  if (rc != GZ_OK) {
+    free(r);
+    return rc;
+  }
+  hsize = r->info.format_version != 2 ? GZ_STREAM_HEADER : GZ_HEADER2_SIZE;
+  r->index = malloc(8 * (size_t)r->info.chunk_count + 1);
+  r->nwork = max_threads();
+  r->work = calloc((size_t)r->nwork, sizeof *r->work);
+  if (!r->index || !r->work) {
+    gz_stream_reader_close(r);
+    return GZ_ERR_NOMEM;
+  }
+  memcpy(r->index, (const uint8_t *)head + hsize, 8 * (size_t)r->info.chunk_count);
+  r->qp = gz_codec_quant(r->info.abs_bound);
+  *info = r->info;
+  *out = r;
+  return GZ_OK;
+}
+
+size_t gz_stream_reader_chunk_size(const gz_stream_reader_t *r, uint32_t c) {
+  return r && c < r->info.chunk_count ? gz_get_u32le(r->index + 8 * (size_t)c) : 0;
+}
+
+gz_result_t gz_stream_reader_decode(gz_stream_reader_t *r, uint32_t first, uint32_t count,
+                                    const void *in, size_t size, void *out) {
+  const uint8_t *src = in;
+  size_t total = 0, step, *offsets;
+  int failed = 0;
+
+  if (!r || count > r->info.chunk_count || first > r->info.chunk_count - count ||
+      (count && (!in || !out)))
+    return GZ_ERR_ARG;
+  offsets = malloc(sizeof *offsets * ((size_t)count + 1));
+  if (!offsets)
+    return GZ_ERR_NOMEM;
+  for (uint32_t k = 0; k < count; k++) {
+    offsets[k] = total;
+    total += gz_stream_reader_chunk_size(r, first + k);
+  }
+  if (total != size) {
+    free(offsets);
+    return GZ_ERR_ARG;
+  }
+  step = (size_t)r->info.chunk_len * gz_dtype_size(r->info.dtype);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) reduction(|                                \
+                                                        : failed) if (count > 1)         \
+    num_threads(r->nwork)
+#endif
+  for (long k = 0; k < (long)count; k++)
+    failed |= decode_into(&r->info, r->index, (size_t)first + (size_t)k, src + offsets[k],
+                          &r->qp, (uint8_t *)out + (size_t)k * step,
+                          &r->work[thread_num() % r->nwork]);
+  free(offsets);
   return failed ? GZ_ERR_CORRUPT : GZ_OK;
 }
