@@ -100,6 +100,7 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->sel_w);
   free(r->snap_w);
   free(r->wsum);
+  free(r->wsq);
   free(r->gout);
   free(r->gtime);
   free(r->gbnd);

@@ -344,11 +344,11 @@ static int run_group(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err
 
 /* The state of one group out of the way of the next. */
 static void reset_group(gzs_run_t *r) {
-  void **arrays[] = {(void **)&r->acc,        (void **)&r->counts,
-                     (void **)&r->reduced,    (void **)&r->result,
-                     (void **)&r->out,        (void **)&r->exact,
-                     (void **)&r->exact_part, (void **)&r->exact_result,
-                     (void **)&r->wsum,       (void **)&r->codes};
+  void **arrays[] = {
+      (void **)&r->acc,        (void **)&r->counts,       (void **)&r->reduced,
+      (void **)&r->result,     (void **)&r->out,          (void **)&r->exact,
+      (void **)&r->exact_part, (void **)&r->exact_result, (void **)&r->wsum,
+      (void **)&r->wsq,        (void **)&r->codes};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
     free(*arrays[i]);
     *arrays[i] = NULL;

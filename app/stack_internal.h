@@ -255,6 +255,10 @@ typedef struct gzs_run {
    * them all, w_tot) and the smallest positive one (w_min) */
   double *sel_w, *snap_w, *wsum;
   double w_tot, w_min;
+  /* weighted var / std (stack_moments.c): per-point sums of the squared
+   * weights of the valid samples (wsq, allocated with wsum) and their total */
+  double *wsq;
+  double q_tot;
   /* keep_ctx: gzs_reduce keeps its contexts for later calls of the same
    * configuration (groups: one set-up instead of one per group); freed by
    * gzs_release_contexts (collective) */
@@ -345,6 +349,8 @@ typedef struct gzs_acc {
    * unweighted) */
   double w, wdone;
   double **wsum;
+  double wqdone; /* the squared weights of the snapshots done */
+  double **wsq;  /* per-point sums of squared weights (NULL: not kept) */
   double lo, hi; /* range of the valid values seen */
   /* --reproducible: codes (NULL: off) receive rint(v / step) of every valid
    * value as well (sum, or max / min); overflow set when one leaves int64 */
