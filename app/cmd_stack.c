@@ -103,6 +103,8 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->wsq);
   free(r->gout);
   free(r->gtime);
+  free(r->gexact);
+  free(r->gclaim);
   free(r->gbnd);
   for (int i = 0; i < r->nwritten; i++)
     free(r->written[i]);

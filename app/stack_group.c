@@ -399,6 +399,11 @@ int gzs_groups(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
     for (size_t k = 0; k < g.n; k++)
       group_time(o, r, &g, k, orig, &ax);
   }
+  if (!failed && o->png && o->verify && r->rank == 0) {
+    r->gexact = malloc(sizeof(double) * M * g.n + 1);
+    r->gclaim = malloc(sizeof(double) * g.n + 1);
+    failed = !r->gexact || !r->gclaim;
+  }
   if (gzs_agree(comm, failed, "out of memory for the groups"))
     goto done;
   r->keep_ctx = 1; /* groups of the same budget share a context */
@@ -420,6 +425,10 @@ int gzs_groups(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
     stage = r->stage_bound > stage ? r->stage_bound : stage;
     f32 = r->f32_term > f32 ? r->f32_term : f32;
     e_abs = r->e_abs > e_abs ? r->e_abs : e_abs;
+    if (r->gexact && r->exact_result) { /* --png --verify: the group's maps */
+      memcpy(r->gexact + k * M, r->exact_result, sizeof(double) * M);
+      r->gclaim[k] = r->claimed;
+    }
     if (o->verify && r->rank == 0) {
       within &= r->within;
       if (r->q.max_abs_error > worst) {

@@ -247,6 +247,8 @@ typedef struct gzs_run {
   size_t ngroups;
   void *gout;           /* ngroups fields in the output dtype */
   double *gtime, *gbnd; /* per group: its time and bounds (input units) */
+  double *gexact;       /* --png --verify, rank 0: every group's exact field */
+  double *gclaim;       /* and its claimed bound (the colour scale of its error) */
   int have_gtime;
   double q_max_error; /* --verify: the largest error over the groups */
   /* --weights (stack_weights.c): per selected record (sel_w) and per

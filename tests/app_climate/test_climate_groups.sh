@@ -168,19 +168,29 @@ compare "one record --group all np 3" "$TMP/all_one.nc" "$TMP/one.nc"
 # picture per record of the output, all the same size, no two the same
 # picture, no FILE.png; an existing group picture is refused without
 # --force and nothing is left
+# (gz runs --verify: each group also gets FILE_gK_exact.png and
+# FILE_gK_error.png, its exact field and its error at +- its bound)
+pics() { ls "$TMP/$1"_g*.png 2>/dev/null | grep -v -e '_exact\.png$' -e '_error\.png$'; }
 png_groups() { # NP NAME ARGS...
-  local np=$1 name=$2 n k sizes
+  local np=$1 name=$2 n k sizes kind
   shift 2
   gz "$np" "$TMP/$name.nc" "$@" --png "$TMP/$name.png"
   n=$(nsteps "$TMP/$name.nc")
-  [ "$(ls "$TMP/${name}"_g*.png 2>/dev/null | wc -l)" = "$n" ] && ok ||
-    ko "$name: $(ls "$TMP/${name}"_g*.png 2>/dev/null | wc -l) pictures for $n groups"
+  [ "$(pics "$name" | wc -l)" = "$n" ] && ok || ko "$name: $(pics "$name" | wc -l) pictures for $n groups"
+  for kind in exact error; do
+    [ "$(ls "$TMP/${name}"_g*_$kind.png 2>/dev/null | wc -l)" = "$n" ] && ok ||
+      ko "$name: $(ls "$TMP/${name}"_g*_$kind.png 2>/dev/null | wc -l) --verify $kind maps for $n groups"
+  done
+  for k in $(pics "$name"); do # a group's error map is neither its picture nor its exact map
+    cmp -s "${k%.png}_error.png" "${k%.png}_exact.png" && { ko "$name: ${k%.png}_error.png is the exact map"; break; }
+  done
   [ -e "$TMP/$name.png" ] && ko "$name: $name.png written beside the groups" || ok
-  sizes=$(file "$TMP/${name}"_g*.png | sed 's/.*PNG image data, \([0-9]* x [0-9]*\).*/\1/' | sort -u | wc -l)
+  [ -e "$TMP/${name}_exact.png" ] || [ -e "$TMP/${name}_error.png" ] && ko "$name: ungrouped maps written" || ok
+  sizes=$(file $(pics "$name") | sed 's/.*PNG image data, \([0-9]* x [0-9]*\).*/\1/' | sort -u | wc -l)
   [ "$sizes" = 1 ] && ok || ko "$name: pictures of $sizes sizes"
   for k in $(seq 2 "$n"); do
     local a b
-    a=$(ls "$TMP/${name}"_g*.png | sed -n 1p) b=$(ls "$TMP/${name}"_g*.png | sed -n ${k}p)
+    a=$(pics "$name" | sed -n 1p) b=$(pics "$name" | sed -n ${k}p)
     cmp -s "$a" "$b" && { ko "$name: $b is the same picture as $a"; break; }
   done
   ok
@@ -190,7 +200,16 @@ png_groups 1 pg_season -i "$SST" --var sst --group season -e 1e-2
 png_groups 3 pg_25 -i "$TREFHT" --var TREFHT --group 25 -e 1e-3
 png_groups 4 pg_month -i "$SST" --var sst --group month -e 1e-3
 [ -e "$TMP/pg_month_g01.png" ] && [ -e "$TMP/pg_month_g12.png" ] && ok || ko "month pictures are not _g01.._g12"
-rm -f "$TMP"/pg_season_g[123].png "$TMP/pg_again.nc"
+rm -f "$TMP"/pg_season_g[1234]*.png "$TMP/pg_again.nc"
+touch "$TMP/pg_season_g3_error.png" # an existing --verify map is refused too
+if run 3 "$GZ" stack -i "$SST" --var sst --group season -e 1e-2 -o "$TMP/pg_again.nc" \
+  --png "$TMP/pg_season.png" --verify -q >"$TMP/out" 2>&1; then ko "existing group error map replaced"; else
+  grep -q "pg_season_g3_error.png" "$TMP/out" && ok || { ko "existing error map: message"; cat "$TMP/out"; }
+  [ -e "$TMP/pg_again.nc" ] || [ -e "$TMP/pg_season_g1.png" ] && ko "existing error map: output left" || ok
+fi
+rm -f "$TMP/pg_season_g3_error.png"
+gz 1 "$TMP/pg_season.nc" -i "$SST" --var sst --group season -e 1e-2 --png "$TMP/pg_season.png" --force
+rm -f "$TMP"/pg_season_g[123].png "$TMP"/pg_season_g*_e*.png "$TMP/pg_again.nc"
 if run 3 "$GZ" stack -i "$SST" --var sst --group season -e 1e-2 -o "$TMP/pg_again.nc" \
   --png "$TMP/pg_season.png" -q >"$TMP/out" 2>&1; then ko "existing group picture replaced"; else
   grep -q "pg_season_g4.png" "$TMP/out" && ok || { ko "existing picture: message"; cat "$TMP/out"; }
