@@ -76,6 +76,18 @@ if run 3 "$GZ" stack --config "$TMP/g.ini" -o "$TMP/ini.nc" --verify -q >"$TMP/o
   ko "gzstack --config (group = season)"; cat "$TMP/out"; fi
 compare "config group = season, op = std1 np 3" "$TMP/ini.nc" "$TMP/ref_ys.nc"
 
+# at134 NAME REF DESCRIPTION ARGS...: the run and its comparison at 1, 3
+# and 4 ranks ($TMP/NAME_NP.nc; $TMP/NAME.nc is the 3-rank one)
+at134() {
+  local name=$1 ref=$2 what=$3 np
+  shift 3
+  for np in 1 3 4; do
+    gz $np "$TMP/${name}_$np.nc" "$@"
+    compare "$what np $np" "$TMP/${name}_$np.nc" "$ref"
+  done
+  cp "$TMP/${name}_3.nc" "$TMP/$name.nc"
+}
+
 # month climatology (cdo ymonmean) at 1, 3 and 4 ranks
 cdo -s ymonmean "$SST" "$TMP/ref_ym.nc" || ko "cdo ymonmean"
 for np in 1 3 4; do
@@ -83,22 +95,17 @@ for np in 1 3 4; do
   compare "sst --group month np $np" "$TMP/ym_$np.nc" "$TMP/ref_ym.nc"
 done
 # seasons, sample std (cdo yseasstd1); years, max (cdo yearmax)
-gz 3 "$TMP/ys.nc" -i "$SST" --var sst --group season --op std1 -e 1e-2
-compare "sst --group season --op std1 np 3" "$TMP/ys.nc" "$TMP/ref_ys.nc"
+at134 ys "$TMP/ref_ys.nc" "sst --group season --op std1" -i "$SST" --var sst --group season --op std1 -e 1e-2
 cdo -s yearmax "$SST" "$TMP/ref_yr.nc" || ko "cdo yearmax"
-gz 4 "$TMP/yr.nc" -i "$SST" --var sst --group year --op max -e 1e-3
-compare "sst --group year --op max np 4" "$TMP/yr.nc" "$TMP/ref_yr.nc"
+at134 yr "$TMP/ref_yr.nc" "sst --group year --op max" -i "$SST" --var sst --group year --op max -e 1e-3
 # every 25 records, the last group of 10 (cdo timselmean,25)
 cdo -s timselmean,25 -selvar,TREFHT "$TREFHT" "$TMP/ref_ts.nc" || ko "cdo timselmean"
-gz 3 "$TMP/ts.nc" -i "$TREFHT" --var TREFHT --group 25 -e 1e-3
-compare "TREFHT --group 25 np 3" "$TMP/ts.nc" "$TMP/ref_ts.nc"
+at134 ts "$TMP/ref_ts.nc" "TREFHT --group 25" -i "$TREFHT" --var TREFHT --group 25 -e 1e-3
 # running windows (cdo runvar,11 / runmean,11), with a date selection
 cdo -s runvar,11 -selvar,TREFHT "$TREFHT" "$TMP/ref_rv.nc" || ko "cdo runvar"
-gz 4 "$TMP/rv.nc" -i "$TREFHT" --var TREFHT --running 11 --op var -e 1e-3
-compare "TREFHT --running 11 --op var np 4" "$TMP/rv.nc" "$TMP/ref_rv.nc"
+at134 rv "$TMP/ref_rv.nc" "TREFHT --running 11 --op var" -i "$TREFHT" --var TREFHT --running 11 --op var -e 1e-3
 cdo -s runmean,6 -selmon,6/8 "$SST" "$TMP/ref_rm.nc" || ko "cdo runmean"
-gz 1 "$TMP/rm.nc" -i "$SST" --var sst --running 6 --months 6/8 -e 1e-3
-compare "sst --running 6 --months 6/8 np 1" "$TMP/rm.nc" "$TMP/ref_rm.nc"
+at134 rm "$TMP/ref_rm.nc" "sst --running 6 --months 6/8" -i "$SST" --var sst --running 6 --months 6/8 -e 1e-3
 # the comparison can fail: the month means against the month maxima
 cdo -s ymonmax "$SST" "$TMP/ref_ymax.nc" || ko "cdo ymonmax"
 compare "month mean vs ymonmax (must differ)" "$TMP/ym_3.nc" "$TMP/ref_ymax.nc" far
@@ -111,12 +118,9 @@ done
 cdo -s ensmean "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_em.nc" || ko "cdo ensmean"
 cdo -s ensstd1 "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_es.nc" || ko "cdo ensstd1"
 nces -O "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" "$TMP/ref_nces.nc" || ko "nces"
-gz 3 "$TMP/em.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble -e 1e-3
-compare "TREFHT --ensemble np 3 (cdo ensmean)" "$TMP/em.nc" "$TMP/ref_em.nc"
-gz 1 "$TMP/em1.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble -e 1e-3
-compare "TREFHT --ensemble np 1 (nces)" "$TMP/em1.nc" "$TMP/ref_nces.nc"
-gz 4 "$TMP/es.nc" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble --op std1 -e 1e-2
-compare "TREFHT --ensemble --op std1 np 4 (cdo ensstd1)" "$TMP/es.nc" "$TMP/ref_es.nc"
+at134 em "$TMP/ref_em.nc" "TREFHT --ensemble (cdo ensmean)" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble -e 1e-3
+for np in 1 3 4; do compare "TREFHT --ensemble np $np (nces)" "$TMP/em_$np.nc" "$TMP/ref_nces.nc"; done
+at134 es "$TMP/ref_es.nc" "TREFHT --ensemble --op std1 (cdo ensstd1)" -i "$TMP/m1.nc" "$TMP/m2.nc" "$TMP/m3.nc" --ensemble --op std1 -e 1e-2
 [ "$(cdo -s showtimestamp "$TMP/em.nc")" = "$(cdo -s showtimestamp "$TMP/ref_em.nc")" ] && ok ||
   ko "ensemble: time stamps differ from cdo ensmean's"
 
