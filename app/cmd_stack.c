@@ -97,6 +97,7 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->rec_days);
   free(r->rec_ym);
   free(r->rec_mlen);
+  free(r->rec_bnd);
   free(r->sel_w);
   free(r->snap_w);
   free(r->wsum);

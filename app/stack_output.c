@@ -608,7 +608,8 @@ int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
     x.chunks = o->chunks;
     x.nchunks = o->nchunks;
     x.source = r->files[0].format == GZ_FMT_NETCDF ? o->inputs[0] : NULL;
-    if (r->ngroups && r->have_gtime && !o->ensemble) {
+    /* (ensemble members keep the first input's time, with its own bounds) */
+    if (r->ngroups && r->have_gtime && (!o->ensemble || r->gbnd_own)) {
       x.bounds = r->gbnd;
       x.climatology =
           o->group_kind == GZS_GROUP_MONTH || o->group_kind == GZS_GROUP_SEASON;

@@ -168,6 +168,67 @@ compare "one record --group all np 3" "$TMP/all_one.nc" "$TMP/one.nc"
 [ "$(cdo -s showtimestamp "$TMP/all_one.nc")" = "$(cdo -s showtimestamp "$TMP/one.nc")" ] && ok ||
   ko "one record: time stamp $(cdo -s showtimestamp "$TMP/all_one.nc") not the record's"
 
+# the input's own time bounds (time:bounds = "time_bnds"): ERSST stamped on
+# the 15th with cells of 10 days around each stamp (cdo settbounds, then
+# ncap2), so they differ from the calendar months gzstack derives without
+# them. CDO's group bounds span the cells of the group's records; gzstack's
+# must be the same numbers (climatologies: climatology_bounds), the values
+# as cdo's; cdo yearmonmean weighs by the calendar's month lengths, not by
+# the cells, and so does --weights days. time_bnds is no data variable.
+cbnds() { # FILE: its time_bnds or climatology_bounds, one line
+  local v
+  for v in time_bnds climatology_bounds; do
+    ncdump -v $v "$1" 2>/dev/null | sed -n "/^ $v =/,\$p" | tr -d '\n ;}' | sed 's/^[a-z_]*=//'
+  done
+}
+if cdo -s settbounds,month -setday,15 "$SST" "$TMP/sb.nc" &&
+  ncap2 -O -s 'time_bnds(:,0)=time-5;time_bnds(:,1)=time+5;' "$TMP/sb.nc" "$TMP/s10.nc"; then ok; else ko "time bounds copy"; fi
+for c in "timmean all" "yearmean year" "timselmean,25 25" "ymonmean month" "runmean,5 running" "yearmonmean yearmon"; do
+  set -- $c
+  cdo -s "$1" "$TMP/s10.nc" "$TMP/ref_b$2.nc" || ko "cdo $1 (bounds)"
+  case $2 in
+  running) a="--running 5" ;; yearmon) a="--group year --weights days" ;; *) a="--group $2" ;;
+  esac
+  # (rank 0 writes the bounds from the agreed record cells: every rank
+  # count for the climatology and the single stack, 3 ranks for the rest)
+  nps=3
+  case $2 in all | month) nps="1 3 4" ;; esac
+  for np in $nps; do
+    # shellcheck disable=SC2086
+    gz $np "$TMP/b$2_$np.nc" -i "$TMP/s10.nc" $a -e 1e-3 # (no --var: time_bnds is not data)
+    if [ $2 = yearmon ]; then
+      # cdo yearmonmean: up to a float32 ulp off itself (test_climate_weights.sh)
+      d=$(cdo -s output -timmax -fldmax -abs -sub "$TMP/b$2_$np.nc" "$TMP/ref_b$2.nc" | tr -d ' ')
+      within "$d" "$(claimed "$TMP/b$2_$np.nc")" 64 && ok || ko "--group year --weights days (bounds) np $np: $d"
+    else
+      compare "input bounds: $a np $np (cdo $1)" "$TMP/b$2_$np.nc" "$TMP/ref_b$2.nc"
+    fi
+    [ -n "$(cbnds "$TMP/ref_b$2.nc")" ] && [ "$(cbnds "$TMP/b$2_$np.nc")" = "$(cbnds "$TMP/ref_b$2.nc")" ] && ok ||
+      ko "input bounds: $a np $np: bounds $(cbnds "$TMP/b$2_$np.nc" | cut -c1-80), cdo $(cbnds "$TMP/ref_b$2.nc" | cut -c1-80)"
+  done
+done
+cdo -s sinfo "$TMP/bmonth_3.nc" | grep -q "Bounds = true" && ok || ko "input bounds: cdo sinfo shows no bounds"
+# ensemble members keep the first input's cells (cdo ensmean)
+cdo -s seltimestep,1/6 "$TMP/s10.nc" "$TMP/e1.nc" && cdo -s seltimestep,7/12 "$TMP/s10.nc" "$TMP/e2.nc" &&
+  cdo -s ensmean "$TMP/e1.nc" "$TMP/e2.nc" "$TMP/ref_be.nc" || ko "cdo ensmean (bounds)"
+for np in 1 4; do
+  gz $np "$TMP/be_$np.nc" -i "$TMP/e1.nc" "$TMP/e2.nc" --ensemble -e 1e-3
+  compare "input bounds: --ensemble np $np (cdo ensmean)" "$TMP/be_$np.nc" "$TMP/ref_be.nc"
+  [ "$(cbnds "$TMP/be_$np.nc")" = "$(cbnds "$TMP/ref_be.nc")" ] && ok || ko "input bounds: --ensemble np $np: $(cbnds "$TMP/be_$np.nc")"
+done
+# the calendar months without the bounds: the same stack, other bounds
+ncks -O -C -x -v time_bnds "$TMP/s10.nc" "$TMP/s10nb.nc" && ncatted -O -a bounds,time,d,, "$TMP/s10nb.nc" || ko "ncks -x time_bnds"
+gz 3 "$TMP/bnb.nc" -i "$TMP/s10nb.nc" --group year -e 1e-3
+[ "$(cbnds "$TMP/bnb.nc")" != "$(cbnds "$TMP/byear_3.nc")" ] && ok || ko "bounds from the calendar equal the input's"
+# time:bounds naming a variable the file does not hold: an error naming the file
+cp "$TMP/s10.nc" "$TMP/badb.nc" && ncatted -O -a bounds,time,o,c,nosuch "$TMP/badb.nc" || ko "ncatted bounds"
+if run 3 "$GZ" stack -i "$TMP/badb.nc" --var sst --group year -e 1e-3 -o "$TMP/badb_out.nc" -q >"$TMP/out" 2>&1; then
+  ko "time:bounds = nosuch accepted"
+else
+  grep -q -- "--group year: .*badb.nc: time:bounds names nosuch" "$TMP/out" && ok || { ko "bad bounds: message"; cat "$TMP/out"; }
+  [ -e "$TMP/badb_out.nc" ] && ko "bad bounds: output left" || ok
+fi
+
 # --png with groups: every group drawn (FILE_gK.png, K zero-padded), one
 # picture per record of the output, all the same size, no two the same
 # picture, no FILE.png; an existing group picture is refused without
