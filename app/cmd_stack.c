@@ -97,11 +97,15 @@ void gzs_run_free(gzs_run_t *r) {
   free(r->rec_days);
   free(r->rec_ym);
   free(r->rec_mlen);
+  free(r->rec_bnd);
   free(r->sel_w);
   free(r->snap_w);
   free(r->wsum);
+  free(r->wsq);
   free(r->gout);
   free(r->gtime);
+  free(r->gexact);
+  free(r->gclaim);
   free(r->gbnd);
   for (int i = 0; i < r->nwritten; i++)
     free(r->written[i]);

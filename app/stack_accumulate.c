@@ -76,6 +76,8 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
   s->w = 1.0;
   s->wdone = 0.0;
   s->wsum = NULL;
+  s->wqdone = 0.0;
+  s->wsq = NULL;
   s->lo = INFINITY;
   s->hi = -INFINITY;
   s->codes = NULL;
@@ -128,18 +130,24 @@ static void add_code(gzs_acc_t *s, size_t p, double v) {
 static int start_counts(gzs_acc_t *s, size_t p) {
   uint32_t *c = malloc(sizeof(uint32_t) * s->npoints + 1);
   double *w = s->wsum ? malloc(sizeof(double) * s->npoints + 1) : NULL;
-  if (!c || (s->wsum && !w)) {
+  double *q = s->wsum && s->wsq ? malloc(sizeof(double) * s->npoints + 1) : NULL;
+  if (!c || (s->wsum && !w) || (s->wsum && s->wsq && !q)) {
     free(c);
     free(w);
+    free(q);
     return -1;
   }
   for (size_t i = 0; i < s->npoints; i++)
     c[i] = (uint32_t)s->done + (i < p);
   for (size_t i = 0; w && i < s->npoints; i++)
     w[i] = s->wdone + (i < p ? s->w : 0.0);
+  for (size_t i = 0; q && i < s->npoints; i++)
+    q[i] = s->wqdone + (i < p ? s->w * s->w : 0.0);
   *s->counts = c;
   if (s->wsum)
     *s->wsum = w;
+  if (q)
+    *s->wsq = q;
   return 0;
 }
 
@@ -161,7 +169,7 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
       double d = s->center ? v - s->center[off + i] : v;
       v = d * d;
     }
-    if (s->wsum) /* --weights (mean only) */
+    if (s->wsum) /* --weights (mean, the moments' squares) */
       v *= s->w;
     if (s->codes)
       add_code(s, off + i, v);
@@ -185,6 +193,8 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
       (*s->counts)[off + i]++;
     if (s->wsum && *s->wsum)
       (*s->wsum)[off + i] += s->w;
+    if (s->wsq && *s->wsq)
+      (*s->wsq)[off + i] += s->w * s->w;
   }
   s->lo = lo;
   s->hi = hi;

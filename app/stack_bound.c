@@ -161,6 +161,50 @@ double gzs_moment_sq_bound(const gzs_moment_in_t *in) {
   return (in->ar_bound + slop + c * in->mean_bound * in->mean_bound) / (c - ddof);
 }
 
+double gzs_moment_divisor_w(gzs_op_t op, double W, double Q) {
+  double d = gzs_op_ddof(op) ? W - Q / W : W;
+  return W > 0 && d > 0 && isfinite(d) ? d : 0.0;
+}
+
+gzs_moment_plan_t gzs_moment_plan_w(gzs_op_t op, double e_abs, double dmin,
+                                    double rho_min, double w_min, double lo, double hi) {
+  gzs_moment_plan_t p = {0.0, 0.0, 0.0};
+  if (!(e_abs > 0) || !isfinite(e_abs) || !(dmin > 0) || !(rho_min > 0) || !(w_min > 0))
+    return p;
+  if (op == GZS_OP_VAR || op == GZS_OP_VAR1)
+    p.ev = e_abs;
+  else if (op == GZS_OP_RMS)
+    p.ev = fmax(e_abs * e_abs, e_abs * gzs_moment_floor(lo, hi));
+  else
+    p.ev = e_abs * e_abs;
+  if (op == GZS_OP_RMS) {
+    p.e_sum = finite_or_0(p.ev * w_min);
+  } else {
+    p.e_mean = finite_or_0(sqrt(p.ev / 2 * rho_min));
+    p.e_sum = finite_or_0(p.ev / 2 * dmin);
+  }
+  p.ev = finite_or_0(p.ev);
+  return p;
+}
+
+double gzs_moment_sq_bound_w(const gzs_moment_in_t *in, double W, double D, double v) {
+  double np = (double)in->nsnap + (double)in->ranks, dx, slop, amax;
+  if (!(D > 0) || !(W > 0))
+    return 0.0;
+  if (in->op == GZS_OP_RMS) {
+    amax = fmax(fabs(in->lo), fabs(in->hi));
+    if (!isfinite(amax))
+      amax = 0;
+    slop = ldexp((np + 6) * W * amax * amax, -52);
+    return (in->ar_bound + slop) / W + ldexp(fabs(v) * (np + 4), -52);
+  }
+  dx = in->hi >= in->lo && isfinite(in->hi - in->lo) ? in->hi - in->lo : 0.0;
+  dx += in->mean_bound;
+  slop = ldexp((np + 6) * W * dx * dx, -52);
+  return (in->ar_bound + slop + W * in->mean_bound * in->mean_bound) / D +
+         ldexp(fabs(v) * (np + 4) * 2 * W / D, -52);
+}
+
 double gzs_moment_floor(double lo, double hi) {
   if (!(hi >= lo) || !isfinite(lo) || !isfinite(hi) || (lo <= 0 && hi >= 0))
     return 0.0;

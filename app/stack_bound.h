@@ -157,6 +157,20 @@ typedef struct gzs_moment_plan {
 gzs_moment_plan_t gzs_moment_plan(gzs_op_t op, double e_abs, uint32_t c, double lo,
                                   double hi);
 
+/* Weighted moments (--weights / --file-weights, docs/operators.md): at a
+ * point, W the sum of the weights of its valid samples, Q the sum of their
+ * squares. The divisor of sum w (x - m)^2: W (var, std, rms: the weighted
+ * mean square), W - Q / W (var1, std1: reliability weights, the estimator
+ * of CDO's fldvar1 / fldstd1 with area weights; W - Q / W = c - 1 for
+ * weights 1). Not positive: no estimate (NaN). */
+double gzs_moment_divisor_w(gzs_op_t op, double W, double Q);
+/* The plan of a weighted moment: dmin the smallest positive divisor over
+ * the points, rho_min the smallest divisor / W, w_min the smallest
+ * positive W. var / std: W d^2 / D <= Ev / 2 with d^2 = Ev rho_min / 2,
+ * the sums within Ev dmin / 2; rms: within Ev w_min. */
+gzs_moment_plan_t gzs_moment_plan_w(gzs_op_t op, double e_abs, double dmin,
+                                    double rho_min, double w_min, double lo, double hi);
+
 typedef struct gzs_moment_in {
   gzs_op_t op;
   double ar_bound;   /* agreed result_bound of the sums-of-squares allreduce */
@@ -170,6 +184,13 @@ typedef struct gzs_moment_in {
 /* Ev: the bound on var (var, var1, std, std1) or on the mean square (rms)
  * at every point with a count > ddof. */
 double gzs_moment_sq_bound(const gzs_moment_in_t *in);
+/* The weighted Ev at one point of sum of weights W, divisor D and
+ * estimate v (var, or the mean square of rms): (ar + slop + W d^2) / D
+ * (rms: (ar + slop) / W) with slop = 2^-52 (N + P + 6) W Dx^2 (Dx as in
+ * gzs_moment_sq_bound; the products by w add two roundings), plus the
+ * rounding of D itself, |v| 2^-52 (N + P + 4) (W + Q / W) / D (Q / W <=
+ * W: 2 W / D is used). 0 when D is not positive. */
+double gzs_moment_sq_bound_w(const gzs_moment_in_t *in, double W, double D, double v);
 /* The smallest |x| over [lo, hi] (0 when lo <= 0 <= hi or not finite): a
  * lower bound of rms at every point. */
 double gzs_moment_floor(double lo, double hi);

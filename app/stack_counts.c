@@ -20,9 +20,11 @@ int gzs_agree_counts(gzs_run_t *r, MPI_Comm comm) {
   r->any_mask = flags[2] > 0;
   r->masked_points = 0;
   if (r->snap_w) { /* --weights: the total, the same sum on every rank */
-    r->w_tot = 0;
-    for (uint64_t g = 0; g < r->nsnap; g++)
+    r->w_tot = r->q_tot = 0;
+    for (uint64_t g = 0; g < r->nsnap; g++) {
       r->w_tot += r->snap_w[g];
+      r->q_tot += r->snap_w[g] * r->snap_w[g];
+    }
     r->w_min = r->w_tot;
   }
   if (!r->any_mask) {
@@ -30,14 +32,22 @@ int gzs_agree_counts(gzs_run_t *r, MPI_Comm comm) {
     return 0;
   }
   if (r->snap_w && !r->wsum) { /* nothing missing here: every local weight */
-    double mine = 0;
-    for (uint64_t g = r->my_first; g < r->my_first + r->my_count; g++)
+    double mine = 0, mine_q = 0;
+    for (uint64_t g = r->my_first; g < r->my_first + r->my_count; g++) {
       mine += r->snap_w[g];
+      mine_q += r->snap_w[g] * r->snap_w[g];
+    }
     r->wsum = malloc(sizeof(double) * M + 1);
     for (size_t i = 0; r->wsum && i < M; i++)
       r->wsum[i] = mine;
+    if (r->moment_pass && !r->wsq) { /* weighted var / std: the squared weights */
+      r->wsq = malloc(sizeof(double) * M + 1);
+      for (size_t i = 0; r->wsq && i < M; i++)
+        r->wsq[i] = mine_q;
+    }
   }
-  if (gzs_agree(comm, r->snap_w && !r->wsum, "out of memory for the sums of weights"))
+  if (gzs_agree(comm, r->snap_w && (!r->wsum || (r->moment_pass && !r->wsq)),
+                "out of memory for the sums of weights"))
     return -1;
   if (!r->counts) { /* nothing missing here: every local snapshot counts */
     r->counts = malloc(sizeof(uint32_t) * M + 1);
@@ -55,6 +65,8 @@ int gzs_agree_counts(gzs_run_t *r, MPI_Comm comm) {
   for (size_t off = 0; r->wsum && off < M; off += GZS_MPI_CHUNK) {
     int n = (int)(M - off < GZS_MPI_CHUNK ? M - off : GZS_MPI_CHUNK);
     MPI_Allreduce(MPI_IN_PLACE, r->wsum + off, n, MPI_DOUBLE, MPI_SUM, comm);
+    if (r->wsq)
+      MPI_Allreduce(MPI_IN_PLACE, r->wsq + off, n, MPI_DOUBLE, MPI_SUM, comm);
   }
   r->t.communicate += MPI_Wtime() - t0;
   if (r->wsum) { /* the smallest positive sum of weights */

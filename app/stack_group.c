@@ -58,7 +58,8 @@ int gzs_need_times(const gzs_opts_t *o) {
 }
 
 int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
-                     double *days, double *ym, double *mlen, char *err, size_t errlen) {
+                     int netcdf, double *days, double *ym, double *mlen, double *bnd,
+                     char *err, size_t errlen) {
   const gz_coord_t *c = &m->coords[0];
   gzs_time_axis_t ax;
   char why[400], opt[300];
@@ -67,8 +68,9 @@ int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
     snprintf(opt, sizeof opt, "--group %s", o->group_text);
   else
     snprintf(opt, sizeof opt, "--weights days");
+  int found = 0;
   for (size_t j = 0; j < m->dims[0]; j++)
-    days[j] = ym[j] = mlen[j] = NAN;
+    days[j] = ym[j] = mlen[j] = bnd[2 * j] = bnd[2 * j + 1] = NAN;
   if (!c->values || c->count != m->dims[0]) {
     if (need)
       snprintf(err, errlen,
@@ -95,6 +97,15 @@ int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
     ym[j] = (double)y * 12.0 + (mo - 1);
     mlen[j] = gzs_month_start(ax.cal, y, mo + 1) - gzs_month_start(ax.cal, y, mo);
   }
+  /* the input's own cell bounds (CDO's group bounds span them) */
+  if (netcdf && gzs_grouped(o) &&
+      gz_io_netcdf_coord_bounds(path, c->name, bnd, c->count, &found, why, sizeof why) !=
+          0) {
+    snprintf(err, errlen, "%s: %s", opt, why);
+    return -1;
+  }
+  for (size_t j = 0; j < 2 * c->count; j++)
+    bnd[j] = found && isfinite(bnd[j]) ? ax.origin + bnd[j] * ax.scale : NAN;
   return 0;
 }
 
@@ -259,25 +270,47 @@ oom:
 }
 
 /* Rank 0: the group's time and bounds in the first input's time units. */
-static void group_time(const gzs_opts_t *o, gzs_run_t *r, const groups_t *g, size_t k,
-                       const uint64_t *orig, const gzs_time_axis_t *ax) {
+/* Group k's time and bounds; 1 when they come from the input's own bounds. */
+static int group_time(const gzs_opts_t *o, gzs_run_t *r, const groups_t *g, size_t k,
+                      const uint64_t *orig, const gzs_time_axis_t *ax) {
   const uint64_t *mem = g->members + g->start[k];
-  double lo = INFINITY, hi = -INFINITY, ylo = 0, yhi = 0;
+  double lo = INFINITY, hi = -INFINITY, ylo = 0, yhi = 0, blo = INFINITY, bhi = -INFINITY;
+  double first_mid = 0;
+  int own = 1; /* every member has the input's own bounds */
   for (uint64_t i = 0; i < g->count[k]; i++) {
-    double d = r->rec_days[orig[mem[i]]];
+    uint64_t j = orig[mem[i]];
+    double d = r->rec_days[j], b0 = r->rec_bnd[2 * j], b1 = r->rec_bnd[2 * j + 1];
     if (d < lo) {
       lo = d;
-      ylo = r->rec_ym[orig[mem[i]]];
+      ylo = r->rec_ym[j];
+      first_mid = 0.5 * (b0 + b1);
     }
     if (d > hi) {
       hi = d;
-      yhi = r->rec_ym[orig[mem[i]]];
+      yhi = r->rec_ym[j];
     }
+    own &= isfinite(b0) && isfinite(b1);
+    blo = fmin(blo, fmin(b0, b1));
+    bhi = fmax(bhi, fmax(b0, b1));
   }
   if (o->ensemble) { /* the members' common time: the first input's */
+    uint64_t j = orig[mem[0]];
     r->gtime[k] = r->gbnd[2 * k] = r->gbnd[2 * k + 1] =
-        gzs_time_value(ax, r->rec_days[orig[mem[0]]]);
-    return;
+        gzs_time_value(ax, r->rec_days[j]);
+    if (own) { /* and its own bounds */
+      r->gbnd[2 * k] = gzs_time_value(ax, r->rec_bnd[2 * j]);
+      r->gbnd[2 * k + 1] = gzs_time_value(ax, r->rec_bnd[2 * j + 1]);
+    }
+    return own;
+  }
+  if (own && g->count[k] > 0) { /* the input's bounds: the group spans its cells (CDO) */
+    r->gbnd[2 * k] = gzs_time_value(ax, blo);
+    r->gbnd[2 * k + 1] = gzs_time_value(ax, bhi);
+    r->gtime[k] = 0.5 * (r->gbnd[2 * k] + r->gbnd[2 * k + 1]);
+    if (needs_dates(o) &&
+        o->group_kind != GZS_GROUP_YEAR) /* a climatology: its first cell */
+      r->gtime[k] = gzs_time_value(ax, first_mid);
+    return 1;
   }
   if (o->group_kind == GZS_GROUP_YEAR) {
     lo = gzs_month_start(ax->cal, g->key[k], 1);
@@ -298,6 +331,7 @@ static void group_time(const gzs_opts_t *o, gzs_run_t *r, const groups_t *g, siz
         gzs_month_start(ax->cal, floor_div(a, 12), (int)(a - 12 * floor_div(a, 12)) + 2);
     r->gtime[k] = gzs_time_value(ax, 0.5 * (lo + end));
   }
+  return 0;
 }
 
 /* The files' record lists for group k; nsnap and this rank's share. */
@@ -344,11 +378,11 @@ static int run_group(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err
 
 /* The state of one group out of the way of the next. */
 static void reset_group(gzs_run_t *r) {
-  void **arrays[] = {(void **)&r->acc,        (void **)&r->counts,
-                     (void **)&r->reduced,    (void **)&r->result,
-                     (void **)&r->out,        (void **)&r->exact,
-                     (void **)&r->exact_part, (void **)&r->exact_result,
-                     (void **)&r->wsum,       (void **)&r->codes};
+  void **arrays[] = {
+      (void **)&r->acc,        (void **)&r->counts,       (void **)&r->reduced,
+      (void **)&r->result,     (void **)&r->out,          (void **)&r->exact,
+      (void **)&r->exact_part, (void **)&r->exact_result, (void **)&r->wsum,
+      (void **)&r->wsq,        (void **)&r->codes};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
     free(*arrays[i]);
     *arrays[i] = NULL;
@@ -396,8 +430,14 @@ int gzs_groups(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
       gzs_time_axis(r->meta0.coords[0].units, r->meta0.coords[0].calendar, &ax, err,
                     errlen) == 0) {
     r->have_gtime = 1;
+    r->gbnd_own = g.n > 0;
     for (size_t k = 0; k < g.n; k++)
-      group_time(o, r, &g, k, orig, &ax);
+      r->gbnd_own &= group_time(o, r, &g, k, orig, &ax);
+  }
+  if (!failed && o->png && o->verify && r->rank == 0) {
+    r->gexact = malloc(sizeof(double) * M * g.n + 1);
+    r->gclaim = malloc(sizeof(double) * g.n + 1);
+    failed = !r->gexact || !r->gclaim;
   }
   if (gzs_agree(comm, failed, "out of memory for the groups"))
     goto done;
@@ -420,6 +460,10 @@ int gzs_groups(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
     stage = r->stage_bound > stage ? r->stage_bound : stage;
     f32 = r->f32_term > f32 ? r->f32_term : f32;
     e_abs = r->e_abs > e_abs ? r->e_abs : e_abs;
+    if (r->gexact && r->exact_result) { /* --png --verify: the group's maps */
+      memcpy(r->gexact + k * M, r->exact_result, sizeof(double) * M);
+      r->gclaim[k] = r->claimed;
+    }
     if (o->verify && r->rank == 0) {
       within &= r->within;
       if (r->q.max_abs_error > worst) {

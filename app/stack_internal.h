@@ -246,11 +246,16 @@ typedef struct gzs_run {
    * before selection) its time in days of the calendar and year * 12 +
    * month - 1 (NaN: no time coordinate); then one field per group */
   double *rec_days, *rec_ym, *rec_mlen; /* rec_mlen: days in its month */
-  int has_time; /* agreed: every input has a readable CF time axis */
+  double *rec_bnd; /* its cell bounds in days of the calendar, 2 a record (the
+                      input's CF `bounds` of the time coordinate; NaN: none) */
+  int has_time;    /* agreed: every input has a readable CF time axis */
   size_t ngroups;
   void *gout;           /* ngroups fields in the output dtype */
   double *gtime, *gbnd; /* per group: its time and bounds (input units) */
+  double *gexact;       /* --png --verify, rank 0: every group's exact field */
+  double *gclaim;       /* and its claimed bound (the colour scale of its error) */
   int have_gtime;
+  int gbnd_own;       /* the group bounds span the input's own cell bounds */
   double q_max_error; /* --verify: the largest error over the groups */
   /* --weights (stack_weights.c): per selected record (sel_w) and per
    * snapshot of the stack under way (snap_w, NULL: unweighted); per-point
@@ -258,6 +263,10 @@ typedef struct gzs_run {
    * them all, w_tot) and the smallest positive one (w_min) */
   double *sel_w, *snap_w, *wsum;
   double w_tot, w_min;
+  /* weighted var / std (stack_moments.c): per-point sums of the squared
+   * weights of the valid samples (wsq, allocated with wsum) and their total */
+  double *wsq;
+  double q_tot;
   /* keep_ctx: gzs_reduce keeps its contexts for later calls of the same
    * configuration (groups: one set-up instead of one per group); freed by
    * gzs_release_contexts (collective) */
@@ -348,6 +357,8 @@ typedef struct gzs_acc {
    * unweighted) */
   double w, wdone;
   double **wsum;
+  double wqdone; /* the squared weights of the snapshots done */
+  double **wsq;  /* per-point sums of squared weights (NULL: not kept) */
   double lo, hi; /* range of the valid values seen */
   /* --reproducible: codes (NULL: off) receive rint(v / step) of every valid
    * value as well (sum, or max / min); overflow set when one leaves int64 */
@@ -425,9 +436,13 @@ static inline int gzs_grouped(const gzs_opts_t *o) {
 const char *gzs_parse_group(const char *v, gzs_opts_t *o);
 /* Rank that scanned file `path`: per record its days in the calendar and
  * year * 12 + month - 1, NaN when the file has no readable time axis
- * (an error naming --group when the groups need dates). */
+ * (an error naming --group when the groups need dates); bnd (2 a record):
+ * a netCDF input's own cell bounds of the time coordinate (its `bounds`
+ * attribute) in days of the calendar, NaN without them (bounds that
+ * cannot be read: an error naming the file). */
 int gzs_record_times(const gzs_opts_t *o, const char *path, const gz_meta_t *m,
-                     double *days, double *ym, double *mlen, char *err, size_t errlen);
+                     int netcdf, double *days, double *ym, double *mlen, double *bnd,
+                     char *err, size_t errlen);
 /* Do the records need their times (--group, --running, --weights days)? */
 int gzs_need_times(const gzs_opts_t *o);
 /* Every group through the pipeline (after gzs_scan): r->gout etc. */

@@ -38,6 +38,31 @@ static uint32_t smallest_count(const gzs_run_t *r, int ddof) {
   return c;
 }
 
+/* Weighted: the sum of weights W and of their squares Q at point i. */
+static double weight_at(const gzs_run_t *r, size_t i, double *q) {
+  *q = r->wsq ? r->wsq[i] : r->q_tot;
+  return r->wsum ? r->wsum[i] : r->w_tot;
+}
+
+/* Weighted: the smallest positive divisor, divisor / W and W over the
+ * points (every rank holds the same sums). */
+static void smallest_divisor(const gzs_run_t *r, gzs_op_t op, double *dmin, double *rho,
+                             double *wmin) {
+  size_t n = r->wsum ? r->npoints : 1;
+  *dmin = *rho = *wmin = 0;
+  for (size_t i = 0; i < n; i++) {
+    double q, w = weight_at(r, i, &q), d = gzs_moment_divisor_w(op, w, q);
+    if (!(d > 0))
+      continue;
+    if (*dmin == 0 || d < *dmin)
+      *dmin = d;
+    if (*rho == 0 || d / w < *rho)
+      *rho = d / w;
+    if (*wmin == 0 || w < *wmin)
+      *wmin = w;
+  }
+}
+
 void gzs_moment_budget(gzs_run_t *r) {
   const gzs_opts_t *u = r->moment_o;
   gzs_op_t op = u->op;
@@ -48,7 +73,13 @@ void gzs_moment_budget(gzs_run_t *r) {
     double range = r->hi > r->lo ? r->hi - r->lo : 0.0;
     e_abs = u->e * range * (op == GZS_OP_VAR || op == GZS_OP_VAR1 ? range : 1.0);
   }
-  p = gzs_moment_plan(op, e_abs, c, r->lo, r->hi);
+  if (r->snap_w) {
+    double dmin, rho, wmin;
+    smallest_divisor(r, op, &dmin, &rho, &wmin);
+    p = gzs_moment_plan_w(op, e_abs, dmin, rho, wmin, r->lo, r->hi);
+  } else {
+    p = gzs_moment_plan(op, e_abs, c, r->lo, r->hi);
+  }
   r->e_abs = e_abs;
   r->e_allreduce = r->moment_pass == 1 ? p.e_mean : p.e_sum;
 }
@@ -71,13 +102,22 @@ static int reduce_exact(const gzs_run_t *r, MPI_Comm comm, double **dst) {
   return 0;
 }
 
-/* var / std / rms at one point from the sum of squares s (count c). */
-static double moment_value(gzs_op_t op, double s, uint32_t c) {
-  int ddof = gzs_op_ddof(op);
+/* The divisor of the sum of squares at point i (count c): c - ddof, or
+ * weighted gzs_moment_divisor_w (0: no estimate). */
+static double divisor_at(const gzs_run_t *r, gzs_op_t op, size_t i, uint32_t c) {
+  double q, w;
+  if (!r->snap_w)
+    return c > (uint32_t)gzs_op_ddof(op) ? (double)(c - (uint32_t)gzs_op_ddof(op)) : 0.0;
+  w = weight_at(r, i, &q);
+  return c > 0 ? gzs_moment_divisor_w(op, w, q) : 0.0;
+}
+
+/* var / std / rms at one point from the sum of squares s (divisor d). */
+static double moment_value(gzs_op_t op, double s, double d) {
   double v;
-  if (c <= (uint32_t)ddof || isnan(s))
+  if (!(d > 0) || isnan(s))
     return NAN;
-  v = s > 0 ? s / (double)(c - (uint32_t)ddof) : 0.0;
+  v = s > 0 ? s / d : 0.0;
   return op == GZS_OP_VAR || op == GZS_OP_VAR1 ? v : sqrt(v);
 }
 
@@ -108,7 +148,7 @@ static void finish_moments(const gzs_opts_t *o, gzs_run_t *r) {
   r->masked_points = 0;
   for (size_t i = 0; i < r->npoints; i++) {
     uint32_t c = count_at(r, i);
-    double v = moment_value(o->op, r->reduced[i], c), b;
+    double d = divisor_at(r, o->op, i, c), v = moment_value(o->op, r->reduced[i], d), b;
     if (c == 0 && o->normalize_live) { /* rms of no live sample: 0 (sfstack) */
       r->result[i] = 0.0;
       r->masked_points++;
@@ -121,6 +161,10 @@ static void finish_moments(const gzs_opts_t *o, gzs_run_t *r) {
     }
     if (fabs(v) > maxabs)
       maxabs = fabs(v);
+    if (r->snap_w) { /* weighted: the point's own sums of weights */
+      double q, w = weight_at(r, i, &q);
+      ev = gzs_moment_sq_bound_w(&in, w, o->op == GZS_OP_RMS ? w : d, is_var ? v : v * v);
+    }
     b = is_var ? ev : gzs_bound_sqrt(v * v, ev, low);
     if (b > point_bound)
       point_bound = b;
@@ -145,12 +189,14 @@ static void exact_moments(const gzs_opts_t *o, gzs_run_t *r, const double *sum1,
                           const double *mean) {
   for (size_t i = 0; i < r->npoints; i++) {
     uint32_t c = count_at(r, i);
-    double s = r->exact[i];
-    if (sum1 && c > 0) {
-      double d = mean[i] - sum1[i] / (double)c;
-      s -= (double)c * d * d;
+    double s = r->exact[i], q, w = r->snap_w ? weight_at(r, i, &q) : (double)c;
+    if (sum1 && c > 0 && w > 0) {
+      double d = mean[i] - sum1[i] / w;
+      s -= w * d * d;
     }
-    r->exact_result[i] = c == 0 && o->normalize_live ? 0.0 : moment_value(o->op, s, c);
+    r->exact_result[i] = c == 0 && o->normalize_live
+                             ? 0.0
+                             : moment_value(o->op, s, divisor_at(r, o->op, i, c));
   }
 }
 
@@ -160,10 +206,14 @@ static void reset_pass(gzs_run_t *r) {
   free(r->counts);
   free(r->reduced);
   free(r->out);
+  free(r->wsum);
+  free(r->wsq);
   r->acc = NULL;
   r->counts = NULL;
   r->reduced = NULL;
   r->out = NULL;
+  r->wsum = NULL;
+  r->wsq = NULL;
   r->lo = INFINITY;
   r->hi = -INFINITY;
 }

@@ -212,14 +212,17 @@ static const opt_row_t options[] = {
      "input holds the same number of (selected) records; any --op"},
     {"weights", NULL, NULL, "weights", "W1,W2,...|FILE|days", OPT_STRING, NULL, NULL,
      AT(weights_text), NULL, check_weights, NULL, NULL, 1,
-     "weighted mean: sum w x / sum w at each point over its valid values (ncra -w), one "
+     "weighted mean: sum w x / sum w at each point over its valid values (ncra -w); "
+     "with --op var / std / rms the weighted moments (var1 / std1: reliability weights, "
+     "sum w (x - m)^2 / (W - sum w^2 / W)); one "
      "weight >= 0 per selected record in order across the inputs, as a list, a file of "
      "numbers, or days = the length of each record's month from the CF time coordinate "
      "(with --group year: cdo yearmonmean); with --group / --running each group divides "
      "by its own weights"},
     {"file_weights", NULL, NULL, "file-weights", "W1,W2,...", OPT_STRING, NULL, NULL,
      AT(file_weights_text), NULL, check_file_weights, NULL, NULL, 1,
-     "weighted mean with one weight >= 0 per input file, in order: every selected "
+     "weights with one weight >= 0 per input file, in order (mean, var, std, rms): every "
+     "selected "
      "record of a file weighs its file's weight (ncra -w across files, nces -w for "
      "ensemble members with --ensemble); excludes --weights"},
     {"algo", NULL, NULL, "algo", "auto|redoub|ring|mpi", OPT_CHOICE, "auto", algos,

@@ -608,7 +608,8 @@ int gzs_write_output(const gzs_opts_t *o, gzs_run_t *runs, int nruns, char *err,
     x.chunks = o->chunks;
     x.nchunks = o->nchunks;
     x.source = r->files[0].format == GZ_FMT_NETCDF ? o->inputs[0] : NULL;
-    if (r->ngroups && r->have_gtime && !o->ensemble) {
+    /* (ensemble members keep the first input's time, with its own bounds) */
+    if (r->ngroups && r->have_gtime && (!o->ensemble || r->gbnd_own)) {
       x.bounds = r->gbnd;
       x.climatology =
           o->group_kind == GZS_GROUP_MONTH || o->group_kind == GZS_GROUP_SEASON;
@@ -805,6 +806,68 @@ static void group_label(const gzs_run_t *r, size_t k, char *buf, size_t len) {
     snprintf(buf + strlen(buf), len - strlen(buf), ", time %04lld-%02d", y, m);
 }
 
+/* --png --verify with groups: group k's exact field (FILE_gK_exact.png, the
+ * colour scale of the results) and its error, stack - exact
+ * (FILE_gK_error.png, colours at +- the group's claimed bound). */
+static int group_verify_pngs(const gzs_opts_t *o, gzs_run_t *r, size_t k,
+                             const size_t *index, size_t rows, size_t cols,
+                             const char *what, const gz_render_opts_t *ro, int width,
+                             char *err, size_t errlen) {
+  size_t M = r->npoints;
+  double *field = malloc(sizeof(double) * M + 1), *diff = malloc(sizeof(double) * M + 1);
+  unsigned char *mask = malloc(M + 1);
+  char path[GZS_PATHLEN], suffix[48], label[128], title[1024];
+  picture_t pic = {0};
+  gz_render_opts_t re = *ro;
+  gz_render_layout_t lay;
+  int rc = -1;
+  if (!field || !diff || !mask) {
+    snprintf(err, errlen, "--png %s: out of memory", o->png);
+    goto done;
+  }
+  group_field(r, k, field, mask);
+  for (size_t i = 0; i < M; i++)
+    diff[i] = field[i] - r->gexact[k * M + i];
+  group_label(r, k, label, sizeof label);
+  for (int j = 0; j < 2; j++) {
+    if (j == 0) {
+      snprintf(title, sizeof title, "exact %s (plain MPI, double), %s: %s",
+               gzs_op_name(o->op), label, what);
+    } else {
+      re.cmap = GZ_CMAP_DIVERGING;
+      re.fixed_range = 1;
+      re.vmax = r->gclaim[k] > 0 ? r->gclaim[k] : DBL_MIN;
+      re.vmin = -re.vmax;
+      snprintf(title, sizeof title,
+               "error (stack - exact), colours at +-bound %.3g, %s: %s", r->gclaim[k],
+               label, what);
+    }
+    re.title = title;
+    if (picture_make(&pic, j ? diff : r->gexact + k * M, index, mask, rows, cols, j) !=
+        0) {
+      snprintf(err, errlen, "--png %s: out of memory", o->png);
+      goto done;
+    }
+    snprintf(suffix, sizeof suffix, "_g%0*zu%s", width, k + 1, j ? "_error" : "_exact");
+    if (gzs_derived_png(o->png, suffix, path, sizeof path) != 0 ||
+        gz_render_field_ex(path, pic.v, pic.m, pic.rows, pic.cols, &re, o->force, &lay,
+                           err, errlen) != 0)
+      goto done;
+    add_written(r, path);
+    picture_free(&pic);
+    r->png_w[1 + j] = lay.width;
+    r->png_h[1 + j] = lay.height;
+    r->nrenders = 3;
+  }
+  rc = 0;
+done:
+  picture_free(&pic);
+  free(field);
+  free(diff);
+  free(mask);
+  return rc;
+}
+
 /* --png with --group / --running / --ensemble: every group, FILE_gK.png (K
  * from 1, as wide as the last), on one colour scale so that the groups
  * compare; paths are checked before any is drawn. */
@@ -838,6 +901,15 @@ static int group_pngs(const gzs_opts_t *o, gzs_run_t *r, const size_t *index, si
     }
     if (gz_io_check_target(path, o->force, err, errlen) != 0)
       goto done;
+    for (int j = 0; r->gexact && j < 2; j++) { /* --verify: its exact and error maps */
+      snprintf(suffix, sizeof suffix, "_g%0*zu%s", width, k + 1, j ? "_error" : "_exact");
+      if (gzs_derived_png(o->png, suffix, path, sizeof path) != 0) {
+        snprintf(err, errlen, "--png %s: path too long", o->png);
+        goto done;
+      }
+      if (gz_io_check_target(path, o->force, err, errlen) != 0)
+        goto done;
+    }
   }
   ro->fixed_range = hi > lo;
   ro->vmin = clip > 0 ? -clip : lo;
@@ -862,6 +934,9 @@ static int group_pngs(const gzs_opts_t *o, gzs_run_t *r, const size_t *index, si
     r->png_h[0] = lay.height;
     r->nrenders = 1;
     r->render_scale = lay.scale;
+    if (r->gexact &&
+        group_verify_pngs(o, r, k, index, rows, cols, what, ro, width, err, errlen) != 0)
+      goto done;
   }
   rc = 0;
   goto done;
@@ -931,7 +1006,7 @@ int gzs_write_pngs(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errlen) 
   else
     snprintf(title, sizeof title, "%s of %llu snapshots: %s", gzs_op_name(o->op),
              (unsigned long long)r->nsnap, what);
-  if (r->ngroups > 1) { /* every group, one colour scale; no exact / error maps */
+  if (r->ngroups > 1) { /* every group, one colour scale; --verify: its maps too */
     r->view_rows = rows;
     r->view_cols = cols;
     snprintf(r->view_desc, sizeof r->view_desc, "%s", desc);
@@ -1161,13 +1236,18 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   }
   gz_json_object(&j, "outputs");
   gz_json_string(&j, "output", o->output);
-  gz_json_string(&j, "png", o->png ? o->png : "");
+  /* with groups the pictures are FILE_gK*.png: the names with K for the number */
+  if (o->png && r->ngroups > 1)
+    gzs_derived_png(o->png, "_gK", path, sizeof path);
+  gz_json_string(&j, "png", !o->png ? "" : r->ngroups > 1 ? path : o->png);
   if (o->png && o->verify) {
-    gzs_derived_png(o->png, "_exact", path, sizeof path);
+    gzs_derived_png(o->png, r->ngroups > 1 ? "_gK_exact" : "_exact", path, sizeof path);
     gz_json_string(&j, "png_exact", path);
-    gzs_derived_png(o->png, "_error", path, sizeof path);
+    gzs_derived_png(o->png, r->ngroups > 1 ? "_gK_error" : "_error", path, sizeof path);
     gz_json_string(&j, "png_error", path);
   }
+  if (o->png && r->ngroups > 1)
+    gz_json_number(&j, "png_groups", (double)r->ngroups);
   gz_json_string(&j, "stats_png", o->stats_png && r->have_stats ? o->stats_png : "");
   gz_json_end_object(&j);
   gz_json_finish(&j);

@@ -42,6 +42,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   s.square = r->moment_pass == 2;
   s.center = r->center;
   s.wsum = r->snap_w ? &r->wsum : NULL;
+  s.wsq = r->snap_w && r->moment_pass ? &r->wsq : NULL;
   s.zero_missing = o->normalize_live;
   if (!buf || !s.acc || gzs_acc_codes(o, r, &s, r->nsnap) != 0) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
@@ -83,6 +84,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
       }
       s.done++;
       s.wdone += s.w;
+      s.wqdone += s.w * s.w;
       gzs_progress(o, r, 0,
                    "reading: %llu/%llu snapshots on rank 0 (%llu in all on %d ranks)",
                    (unsigned long long)s.done, (unsigned long long)r->my_count,

@@ -47,11 +47,12 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   double **tdays = calloc((size_t)nf + 1, sizeof(double *)); /* --group: times */
   double **tym = calloc((size_t)nf + 1, sizeof(double *));
   double **tml = calloc((size_t)nf + 1, sizeof(double *));
+  double **tbn = calloc((size_t)nf + 1, sizeof(double *)); /* the input's time bounds */
   int grouped = gzs_need_times(o);
 
   r->files = calloc((size_t)nf + 1, sizeof(gzs_file_t));
   r->nfiles = nf;
-  if (!words || !fills || !r->files || !tdays || !tym || !tml) {
+  if (!words || !fills || !r->files || !tdays || !tym || !tml || !tbn) {
     snprintf(err, errlen, "out of memory for %d inputs", nf);
     failed = 1;
   }
@@ -95,10 +96,11 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
         tdays[i] = malloc(sizeof(double) * m->dims[0] + 1);
         tym[i] = malloc(sizeof(double) * m->dims[0] + 1);
         tml[i] = malloc(sizeof(double) * m->dims[0] + 1);
-        if (!tdays[i] || !tym[i] || !tml[i] ||
-            gzs_record_times(o, o->inputs[i], m, tdays[i], tym[i], tml[i], err, errlen) !=
-                0) {
-          if (!tdays[i] || !tym[i] || !tml[i])
+        tbn[i] = malloc(sizeof(double) * 2 * m->dims[0] + 1);
+        if (!tdays[i] || !tym[i] || !tml[i] || !tbn[i] ||
+            gzs_record_times(o, o->inputs[i], m, gz_reader_format(rd) == GZ_FMT_NETCDF,
+                             tdays[i], tym[i], tml[i], tbn[i], err, errlen) != 0) {
+          if (!tdays[i] || !tym[i] || !tml[i] || !tbn[i])
             snprintf(err, errlen, "out of memory");
           failed = 1;
         }
@@ -115,14 +117,16 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
   if (gzs_agree(comm, failed || !dflags, err)) {
     free(words);
     free(fills);
-    for (int i = 0; tdays && tym && tml && i < nf; i++) {
+    for (int i = 0; tdays && tym && tml && tbn && i < nf; i++) {
       free(tdays[i]);
       free(tym[i]);
       free(tml[i]);
+      free(tbn[i]);
     }
     free(tdays);
     free(tym);
     free(tml);
+    free(tbn);
     for (int i = 0; dflags && i < nf; i++)
       free(dflags[i]);
     free(dflags);
@@ -163,8 +167,11 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
     r->rec_days = calloc(r->nsnap + 1, sizeof(double));
     r->rec_ym = calloc(r->nsnap + 1, sizeof(double));
     r->rec_mlen = calloc(r->nsnap + 1, sizeof(double));
-    for (int i = 0; i < nf && r->rec_days && r->rec_ym && r->rec_mlen; i++)
+    r->rec_bnd = calloc(2 * r->nsnap + 1, sizeof(double));
+    for (int i = 0; i < nf && r->rec_days && r->rec_ym && r->rec_mlen && r->rec_bnd; i++)
       if (tdays[i]) {
+        memcpy(r->rec_bnd + 2 * r->files[i].first, tbn[i],
+               sizeof(double) * 2 * r->files[i].records);
         memcpy(r->rec_mlen + r->files[i].first, tml[i],
                sizeof(double) * r->files[i].records);
         memcpy(r->rec_days + r->files[i].first, tdays[i],
@@ -172,13 +179,18 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
         memcpy(r->rec_ym + r->files[i].first, tym[i],
                sizeof(double) * r->files[i].records);
       }
-    failed = gzs_agree(comm, !r->rec_days || !r->rec_ym || !r->rec_mlen,
+    failed = gzs_agree(comm, !r->rec_days || !r->rec_ym || !r->rec_mlen || !r->rec_bnd,
                        "out of memory for the times");
     for (uint64_t off = 0; !failed && off < r->nsnap; off += GZS_MPI_CHUNK) {
       int n = (int)(r->nsnap - off < GZS_MPI_CHUNK ? r->nsnap - off : GZS_MPI_CHUNK);
       MPI_Allreduce(MPI_IN_PLACE, r->rec_days + off, n, MPI_DOUBLE, MPI_SUM, comm);
       MPI_Allreduce(MPI_IN_PLACE, r->rec_ym + off, n, MPI_DOUBLE, MPI_SUM, comm);
       MPI_Allreduce(MPI_IN_PLACE, r->rec_mlen + off, n, MPI_DOUBLE, MPI_SUM, comm);
+    }
+    for (uint64_t off = 0; !failed && off < 2 * r->nsnap; off += GZS_MPI_CHUNK) {
+      uint64_t left = 2 * r->nsnap - off;
+      int n = (int)(left < GZS_MPI_CHUNK ? left : GZS_MPI_CHUNK);
+      MPI_Allreduce(MPI_IN_PLACE, r->rec_bnd + off, n, MPI_DOUBLE, MPI_SUM, comm);
     }
     r->has_time = 1;
     for (uint64_t j = 0; !failed && j < r->nsnap; j++)
@@ -189,11 +201,13 @@ int gzs_scan(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err, size_t
     free(tdays[i]);
     free(tym[i]);
     free(tml[i]);
+    free(tbn[i]);
   }
   free(dflags);
   free(tdays);
   free(tym);
   free(tml);
+  free(tbn);
   if (!failed && (o->have_steps || o->have_dates) &&
       gzs_select_steps(o, r, dates, err, errlen) != 0)
     failed = 1;

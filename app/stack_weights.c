@@ -1,7 +1,9 @@
 /*
  * stack_weights.c - --weights: a weighted mean, sum w x / sum w per point
  * over its valid samples (ncra -w; with `days`, the days of each record's
- * month, as cdo yearmonmean / timmean with month lengths). One weight per
+ * month, as cdo yearmonmean / timmean with month lengths), or weighted
+ * var / std / rms (stack_moments.c divides sum w (x - m)^2 by the sum of
+ * weights, or for var1 / std1 by W - sum w^2 / W: reliability weights). One weight per
  * selected record, in order across the inputs (after --steps and the
  * dates): a list W1,W2,... or a file of numbers (rank 0 reads it, every
  * rank receives them). The weighted values go through the same compressed
@@ -60,6 +62,14 @@ static int parse_numbers(const char *v, double **out, size_t *n) {
   return 0;
 }
 
+/* The operators weights apply to. */
+static const char *weighted_op(gzs_op_t op) {
+  if (op == GZS_OP_MEAN || gzs_op_is_moment(op))
+    return NULL;
+  return "weights apply to --op mean, var, var1, std, std1 and rms (a weighted sum, max "
+         "or min is not defined)";
+}
+
 const char *gzs_parse_weights(const char *v, gzs_opts_t *o) {
   int rc;
   free(o->weights);
@@ -76,9 +86,7 @@ const char *gzs_parse_weights(const char *v, gzs_opts_t *o) {
     o->weights = NULL;
     o->weights_kind = GZS_WEIGHTS_FILE; /* a file, read after the scan */
   }
-  if (o->op != GZS_OP_MEAN)
-    return "weights give a weighted --op mean (the only operator they apply to)";
-  return NULL;
+  return weighted_op(o->op);
 }
 
 const char *gzs_parse_file_weights(const char *v, gzs_opts_t *o) {
@@ -97,9 +105,7 @@ const char *gzs_parse_file_weights(const char *v, gzs_opts_t *o) {
                     : "expected one number >= 0 per input file, like 1,2,0.5";
   }
   o->weights_kind = GZS_WEIGHTS_PER_FILE;
-  if (o->op != GZS_OP_MEAN)
-    return "weights give a weighted --op mean (the only operator they apply to)";
-  return NULL;
+  return weighted_op(o->op);
 }
 
 /* Rank 0: the numbers of the weights file. */

@@ -271,6 +271,15 @@ int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
 int gz_io_netcdf_vars_along(const char *path, char *buf, size_t len, char *err,
                             size_t errlen);
 
+/* The CF cell bounds of coordinate variable coord (n values) of a netCDF
+ * file: the variable its `bounds` attribute names, n x 2 values read as
+ * double into bnds (2 per value; in the coordinate's units, as CF asks).
+ * 0 with *found 0 when there is no such attribute; -1 with err when the
+ * file cannot be read or the bounds variable is missing or not n x 2
+ * (io_netcdf_cf.c). */
+int gz_io_netcdf_coord_bounds(const char *path, const char *coord, double *bnds, size_t n,
+                              int *found, char *err, size_t errlen);
+
 /* ------------------------------------------------------------------------
  * Metadata
  * ---------------------------------------------------------------------- */

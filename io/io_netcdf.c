@@ -93,12 +93,37 @@ static void list_vars(int gid, int (*keep)(int, int), char *buf, size_t len) {
   free(ids);
 }
 
+/* A variable some variable's CF `bounds` or `climatology` attribute names
+ * (time_bnds, lat_bnds, climatology_bounds): cell bounds, not data. */
+static int is_cell_bounds(int gid, int varid) {
+  char name[NC_MAX_NAME + 1];
+  int nvars = 0;
+  if (nc_inq_varname(gid, varid, name) != NC_NOERR ||
+      nc_inq_nvars(gid, &nvars) != NC_NOERR)
+    return 0;
+  for (int v = 0; v < nvars; v++) {
+    static const char *const refs[] = {"bounds", "climatology"};
+    for (int k = 0; k < 2; k++) {
+      char text[NC_MAX_NAME + 1];
+      size_t len;
+      nc_type t;
+      if (nc_inq_att(gid, v, refs[k], &t, &len) == NC_NOERR && t == NC_CHAR &&
+          len < sizeof text && nc_get_att_text(gid, v, refs[k], text) == NC_NOERR) {
+        text[len] = '\0';
+        if (!strcmp(text, name))
+          return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 static int is_numeric_candidate(int gid, int varid) {
   nc_type t;
   int ndims = 0;
   return nc_inq_vartype(gid, varid, &t) == NC_NOERR && is_numeric(t) &&
          nc_inq_varndims(gid, varid, &ndims) == NC_NOERR && ndims >= 1 &&
-         !is_coordinate(gid, varid);
+         !is_coordinate(gid, varid) && !is_cell_bounds(gid, varid);
 }
 
 /* The only non-coordinate numeric variable (several: an error listing them). */

@@ -5,7 +5,8 @@
  * long_name, ...), time bounds or CF climatology bounds of the record
  * dimension, several variables, and deflate / shuffle / chunking of the
  * data variables. The file is written under a temporary name and renamed
- * into place only when complete (gz_io_commit.h).
+ * into place only when complete (gz_io_commit.h). And the input side: a
+ * coordinate's own cell bounds (gz_io_netcdf_coord_bounds).
  */
 #include "gz_io.h"
 #include "gz_io_commit.h"
@@ -374,4 +375,51 @@ int gz_io_netcdf_vars_along(const char *path, char *buf, size_t len, char *err,
     return -1;
   }
   return 0;
+}
+
+int gz_io_netcdf_coord_bounds(const char *path, const char *coord, double *bnds, size_t n,
+                              int *found, char *err, size_t errlen) {
+  int ncid, vid, bid, ndims, dimids[NC_MAX_VAR_DIMS], status, rc = -1;
+  char name[NC_MAX_NAME + 1];
+  size_t len, d0 = 0, d1 = 0;
+  nc_type t;
+  *found = 0;
+  if ((status = nc_open(path, NC_NOWRITE, &ncid)) != NC_NOERR) {
+    gz_io_errorf(err, errlen, "%s: cannot open as netCDF: %s", path, nc_strerror(status));
+    return -1;
+  }
+  if (nc_inq_varid(ncid, coord, &vid) != NC_NOERR ||
+      nc_inq_att(ncid, vid, "bounds", &t, &len) != NC_NOERR) {
+    rc = 0; /* no coordinate variable, or no bounds */
+    goto done;
+  }
+  if (t != NC_CHAR || len == 0 || len >= sizeof name ||
+      nc_get_att_text(ncid, vid, "bounds", name) != NC_NOERR) {
+    gz_io_errorf(err, errlen, "%s: %s:bounds is not the name of a variable", path, coord);
+    goto done;
+  }
+  name[len] = '\0';
+  if (nc_inq_varid(ncid, name, &bid) != NC_NOERR) {
+    gz_io_errorf(err, errlen, "%s: %s:bounds names %s, which the file does not hold",
+                 path, coord, name);
+    goto done;
+  }
+  if (nc_inq_var(ncid, bid, NULL, &t, &ndims, dimids, NULL) != NC_NOERR || ndims != 2 ||
+      nc_inq_dimlen(ncid, dimids[0], &d0) != NC_NOERR ||
+      nc_inq_dimlen(ncid, dimids[1], &d1) != NC_NOERR || d0 != n || d1 != 2 ||
+      t == NC_CHAR || t == NC_STRING) {
+    gz_io_errorf(err, errlen,
+                 "%s: the bounds %s of %s are not %zu x 2 numbers (%zu x %zu found)",
+                 path, name, coord, n, d0, d1);
+    goto done;
+  }
+  if (n && (status = nc_get_var_double(ncid, bid, bnds)) != NC_NOERR) {
+    gz_io_errorf(err, errlen, "%s: cannot read %s: %s", path, name, nc_strerror(status));
+    goto done;
+  }
+  *found = 1;
+  rc = 0;
+done:
+  nc_close(ncid);
+  return rc;
 }

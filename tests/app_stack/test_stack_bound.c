@@ -392,6 +392,118 @@ static void moment_properties(void) {
   GZ_CHECK(bad_budget == 0, "moment budgets within e: %d violations", bad_budget);
 }
 
+/* Weighted moments (--weights): hand cases, then the simulation above with
+ * weights (0 to 2^10, a few zero): W, Q and the divisor as
+ * app/stack_moments.c computes them, the weighted mean anywhere within
+ * the plan's e_mean, the weighted sums of squares anywhere within e_sum;
+ * the field within gzs_moment_sq_bound_w (through the claim) of the long
+ * double value, and the plan spent in full within e. Hand: weights 1 give
+ * the divisors c and c - 1 and the plan of gzs_moment_plan; weights 1, 3
+ * give var1's divisor 4 - 10 / 4 = 1.5; one valid value: no var1. */
+static void weighted_moments(void) {
+  static const gzs_op_t ops[] = {GZS_OP_VAR, GZS_OP_VAR1, GZS_OP_STD, GZS_OP_STD1,
+                                 GZS_OP_RMS};
+  gz_rng_t rng;
+  double x[64], w[64];
+  int bad = 0, bad_budget = 0, trials = 0;
+  gzs_moment_plan_t a = gzs_moment_plan(GZS_OP_VAR1, 1e-3, 10, 0, 1);
+  gzs_moment_plan_t b = gzs_moment_plan_w(GZS_OP_VAR1, 1e-3, 9, 0.9, 10, 0, 1);
+  GZ_CHECK(gzs_moment_divisor_w(GZS_OP_VAR1, 10, 10) == 9 &&
+               gzs_moment_divisor_w(GZS_OP_VAR, 10, 10) == 10,
+           "weights 1: divisors 9 and 10 for a count of 10");
+  GZ_CHECK(near(a.e_mean, b.e_mean) && near(a.e_sum, b.e_sum) && near(a.ev, b.ev),
+           "weights 1: the plan of gzs_moment_plan (%g %g, %g %g)", a.e_mean, b.e_mean,
+           a.e_sum, b.e_sum);
+  GZ_CHECK(gzs_moment_divisor_w(GZS_OP_STD1, 4, 10) == 1.5, "weights 1, 3: divisor 1.5");
+  GZ_CHECK(gzs_moment_divisor_w(GZS_OP_VAR1, 3, 9) == 0 &&
+               gzs_moment_divisor_w(GZS_OP_VAR, 0, 0) == 0,
+           "one valid value (var1), no weight: no estimate");
+  gz_rng_seed(&rng, 1919);
+  for (int t = 0; t < 20000; t++) {
+    gzs_op_t op = ops[gz_rng_next(&rng) % 5];
+    int rms = op == GZS_OP_RMS, isvar = op == GZS_OP_VAR || op == GZS_OP_VAR1;
+    uint32_t c = 1 + (uint32_t)(gz_rng_next(&rng) % 64);
+    double off = ldexp(gz_rng_uniform(&rng) - 0.3, (int)(gz_rng_next(&rng) % 24));
+    double scale = ldexp(gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 20));
+    double e = ldexp(1.0 + gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 40));
+    double lo = INFINITY, hi = -INFINITY, W = 0, Q = 0, D, mt, s = 0, ev, res, exact;
+    double bound, low = 0;
+    long double m = 0, ss = 0, lw = 0;
+    gzs_moment_plan_t p;
+    gzs_moment_in_t in;
+    gzs_claim_t cl;
+    if (t % 7 == 0)
+      scale = 0;
+    for (uint32_t i = 0; i < c; i++) {
+      x[i] = off + scale * (gz_rng_uniform(&rng) - 0.5);
+      w[i] = gz_rng_next(&rng) % 5 == 0
+                 ? 0.0
+                 : ldexp(gz_rng_uniform(&rng), (int)(gz_rng_next(&rng) % 11));
+      lo = fmin(lo, x[i]);
+      hi = fmax(hi, x[i]);
+      W += w[i];
+      Q += w[i] * w[i];
+      lw += w[i];
+      m += (long double)w[i] * x[i];
+    }
+    D = gzs_moment_divisor_w(op, W, Q);
+    if (!(D > 0))
+      continue;
+    m /= lw;
+    for (uint32_t i = 0; i < c; i++)
+      ss +=
+          (long double)w[i] * (rms ? (long double)x[i] * x[i] : (x[i] - m) * (x[i] - m));
+    trials++;
+    p = gzs_moment_plan_w(op, e, D, D / W, W, lo, hi);
+    mt = (double)m + (rms ? 0 : p.e_mean * (2 * gz_rng_uniform(&rng) - 1));
+    for (uint32_t i = 0; i < c; i++) {
+      double d = rms ? x[i] : x[i] - mt;
+      s += d * d * w[i];
+    }
+    s += p.e_sum * (2 * gz_rng_uniform(&rng) - 1);
+    in.op = op;
+    in.ar_bound = p.e_sum;
+    in.mean_bound = rms ? 0 : p.e_mean * (1 + 0x1p-50) + fabs(mt) * 0x1p-52;
+    in.lo = lo;
+    in.hi = hi;
+    in.c_lo = c;
+    in.c_max = c;
+    in.nsnap = c;
+    in.ranks = 1;
+    res = s > 0 ? s / (rms ? W : D) : 0;
+    exact = (double)(ss / (rms ? lw : (long double)D));
+    if (gzs_op_ddof(op)) /* the exact divisor, not D rounded */
+      exact = (double)(ss / (lw - (long double)Q / lw));
+    ev = gzs_moment_sq_bound_w(&in, W, rms ? W : D, res);
+    if (rms) {
+      low = gzs_moment_floor(lo, hi);
+      low *= low;
+    }
+    if (!isvar) {
+      res = sqrt(res);
+      exact = sqrt(exact);
+    }
+    bound = isvar ? ev : gzs_bound_sqrt(res * res, ev, low);
+    cl = gzs_moment_claim(GZ_FLOAT64, bound, fabs(res));
+    if (!(fabs(res - exact) <= cl.stage)) {
+      if (bad < 5)
+        fprintf(stderr, "weighted op %d c %u off %g scale %g e %g: error %g > bound %g\n",
+                (int)op, c, off, scale, e, fabs(res - exact), cl.stage);
+      bad++;
+    }
+    { /* the plan spent in full: ar / D + W d^2 / D <= Ev */
+      double vb = p.e_sum / (rms ? W : D) + (rms ? 0 : W * p.e_mean * p.e_mean / D);
+      double vr = isvar ? vb : gzs_bound_sqrt(res * res, vb, low);
+      if (!(vr <= e * (1 + 1e-9)))
+        bad_budget++;
+    }
+  }
+  GZ_CHECK(trials > 10000, "weighted moment trials run: %d", trials);
+  GZ_CHECK(bad == 0, "weighted var/std/rms within the claim: %d violations", bad);
+  GZ_CHECK(bad_budget == 0, "weighted moment budgets within e: %d violations",
+           bad_budget);
+}
+
 /* --reproducible: the grid and the claim. Hand cases: e = 1e-3, a mean:
  * 2e = 0.002 lies in [2^-9, 2^-8) so h = 2^-9 = 0.001953125 (per-input
  * bound h/2 = 0.0009765625 <= e); a sum of N = 110: 2e/N = 1.818e-5 in
@@ -474,6 +586,7 @@ int main(void) {
   properties();
   hand_moments();
   moment_properties();
+  weighted_moments();
   reproducible();
   return gz_test_finish();
 }
