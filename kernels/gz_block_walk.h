@@ -12,8 +12,8 @@
  *    table-driven with a caller-provided 256-entry table (gz_crc32_table_fill),
  *    and the combination of the CRCs of two pieces (gz_crc32_combine), so
  *    the threads of a GPU block checksum slices of a chunk in parallel.
- *  - the "indexed" encoding of integer codes used by the device-centric
- *    collectives: a segment index in front of the PACKED blocks of
+ *  - the "indexed" encoding of integer codes, the one wire encoding of the
+ *    collectives (host and device): a segment index in front of the PACKED blocks of
  *    gz_codes_encode(), so a receiver can decode without a serial pass:
  *
  *      off        size      field

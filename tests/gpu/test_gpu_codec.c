@@ -145,7 +145,8 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
   gz_dev_quantize(f32 ? 1 : 2, dx, n, eb, (double)((int64_t)1 << 40), dq, dflags, NULL);
   d2h(g, dq, n * 8);
   GZ_CHECK(memcmp(q, g, n * 8) == 0, "%s: GPU codes differ", what);
-  GZ_CHECK(gz_codes_encode_indexed(q, n, hm, bound, &hsize) == GZ_OK, "%s: encode", what);
+  GZ_CHECK(gz_codes_encode_indexed(q, 0, n, hm, bound, &hsize) == GZ_OK, "%s: encode",
+           what);
   GZ_CHECK(gz_dev_codes_encode(dq, n, dm, bound, dt, tmpb, dsize, NULL) == GZ_DEV_OK,
            "%s: GPU encode: %s", what, gz_dev_last_error());
   d2h(&gsize, dsize, 8);
@@ -156,7 +157,7 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
     for (size_t i = 0; i < n; i++)
       acc[i] = (int64_t)(i % 1000) - 500;
     h2d(dq, acc, n * 8);
-    GZ_CHECK(gz_codes_decode_indexed(op, hm, hsize, acc, n) == GZ_OK, "%s: CPU decode",
+    GZ_CHECK(gz_codes_decode_indexed(op, hm, hsize, acc, 0, n) == GZ_OK, "%s: CPU decode",
              what);
     gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
     gz_dev_codes_decode_reduce(op, dm, hsize, dq, n, dt, tmpb, dflags, NULL);

@@ -21,8 +21,9 @@
  * Escape: a value that cannot be quantized (NaN, Inf, out of the code range)
  * on any rank sends the whole call through MPI on the original values
  * (exact; compressed = 0 in the report).
- * Device buffers (a context with cfg.device_pool_bytes): the call goes to
- * allreduce_recursive_doubling_device.c, same codes, same result bytes.
+ * Device buffers (a context with cfg.device_pool_bytes): the call runs the
+ * device row of allreduce_recursive_doubling.c, same codes, same result
+ * bytes.
  * Algorithms: allreduce_mpi.c, allreduce_recursive_doubling.c,
  * allreduce_ring.c (rows of registry.def); the skeleton: coll_driver.c.
  */

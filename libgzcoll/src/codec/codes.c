@@ -1,8 +1,9 @@
 /*
  * codes.c - the integer-domain API: quantize once, encode/decode codes
  * losslessly, combine codes exactly, dequantize once. Encoded codes are
- * PACKED blocks (kernels/gz_block.h) back to back, with no header: the
- * collectives know the count.
+ * PACKED blocks (kernels/gz_block.h) back to back, with no header (the
+ * caller knows the count); the collectives send them with a segment index
+ * in front (device/codes_indexed.c, their one wire encoding).
  *
  * The element loops (quantize, dequantize, encode, decode, decode+reduce)
  * are written once and compiled twice: for the baseline ISA and, on x86-64,

@@ -147,7 +147,7 @@ gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtyp
   }
 
   /* workspace: header + payload (+ codes when compressing) */
-  cap = h.kind == GZ_P2P_CODES ? gz_codes_bound(count) : raw;
+  cap = h.kind == GZ_P2P_CODES ? gz_codes_indexed_bound(count) : raw;
   rc = gz_ws_reserve(ctx, gz_ws_add(gz_ws_add(0, GZ_P2P_HEADER + cap, 1),
                                     h.kind == GZ_P2P_CODES ? count : 0, sizeof(int64_t)));
   if (rc != GZ_OK)
