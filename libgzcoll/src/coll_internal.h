@@ -141,6 +141,32 @@ typedef struct gz_pending {
 /* Where a forced algorithm came from. */
 typedef enum { GZ_FORCE_NONE = 0, GZ_FORCE_CONFIG, GZ_FORCE_ENV } gz_force_src_t;
 
+/* ---- the one workspace allocator (pool.c) -------------------------------- */
+
+/* A bump allocator: a call reserves all it needs at its start, then takes
+ * pieces (64-byte aligned) and never frees one; the next reservation starts
+ * over. The host workspace grows at a reservation (the only allocation of
+ * a call, agreed on like any local failure; cfg.pool_bytes preallocates);
+ * the device pool and the pinned staging are allocated once at
+ * gz_ctx_create and never grow. */
+typedef struct gz_pool {
+  unsigned char *base;
+  size_t cap, used, reserved;
+  int grows; /* 1: the host workspace (aligned_alloc) */
+} gz_pool_t;
+
+/* Saturating size arithmetic: total + n * elem rounded up to the alignment
+ * of the pool; SIZE_MAX on overflow (the reservation then fails). */
+size_t gz_ws_add(size_t total, size_t n, size_t elem);
+/* Start a call needing bytes (gz_ws_add arithmetic): GZ_ERR_NOMEM when
+ * bytes > cap and the pool does not grow, or the allocation fails. */
+gz_result_t gz_pool_reserve(gz_pool_t *pool, size_t bytes);
+/* Carve n * elem bytes; NULL when the reservation is exceeded (a bug in the
+ * caller's accounting). */
+void *gz_pool_take(gz_pool_t *pool, size_t n, size_t elem);
+/* Free a growing pool's memory. */
+void gz_pool_free(gz_pool_t *pool);
+
 struct gz_ctx {
   MPI_Comm comm; /* private duplicate for collective traffic */
   MPI_Comm p2p;  /* private duplicate for gz_send/gz_recv */
@@ -155,9 +181,7 @@ struct gz_ctx {
   size_t chunk_elems; /* ring pipeline chunk */
   size_t part_bytes;  /* largest single message */
   int wide_codes;     /* GZCOLL_WIDE_CODES: int64 codes even where int32 fit */
-  /* workspace pool: one buffer, reserved per call, carved by gz_ws_take */
-  unsigned char *ws;
-  size_t ws_cap, ws_used, ws_reserved;
+  gz_pool_t ws;       /* the host workspace, reserved per call, carved by gz_ws_take */
   /* cost model (identical on every rank: updated only from agreed values) */
   double alpha;     /* seconds per message */
   double link_bps;  /* bytes per second on the link */
@@ -194,20 +218,21 @@ struct gz_ctx {
   unsigned char *d_small, *h_small; /* GZ_DEV_SMALL per stream + P sizes */
 };
 
-/* ---- workspace ---------------------------------------------------------- */
+/* ---- the host workspace (ctx->ws, a gz_pool_t) -------------------------- */
 
-/* Saturating size arithmetic: total + n * elem rounded up to the alignment
- * of the pool; SIZE_MAX on overflow (gz_ws_reserve then fails). */
-size_t gz_ws_add(size_t total, size_t n, size_t elem);
 /* Make room for bytes (only at the start of a call: moves the pool). */
-gz_result_t gz_ws_reserve(gz_ctx_t ctx, size_t bytes);
+static inline gz_result_t gz_ws_reserve(gz_ctx_t ctx, size_t bytes) {
+  return gz_pool_reserve(&ctx->ws, bytes);
+}
 /* Carve n * elem bytes from the reserved workspace (aligned). NULL only if
  * the caller's reservation was too small (a bug). */
-void *gz_ws_take(gz_ctx_t ctx, size_t n, size_t elem);
+static inline void *gz_ws_take(gz_ctx_t ctx, size_t n, size_t elem) {
+  return gz_pool_take(&ctx->ws, n, elem);
+}
 /* Stages that run one after the other share workspace: mark, then release
  * everything taken since the mark. */
-static inline size_t gz_ws_mark(gz_ctx_t ctx) { return ctx->ws_used; }
-static inline void gz_ws_release(gz_ctx_t ctx, size_t mark) { ctx->ws_used = mark; }
+static inline size_t gz_ws_mark(gz_ctx_t ctx) { return ctx->ws.used; }
+static inline void gz_ws_release(gz_ctx_t ctx, size_t mark) { ctx->ws.used = mark; }
 
 /* ---- per-call bookkeeping ----------------------------------------------- */
 

@@ -253,7 +253,7 @@ static void test_indexed(void) {
 
 static void test_pool(void) {
   unsigned char mem[4096];
-  gz_pool_t pool = {mem, sizeof mem, 0, 0};
+  gz_pool_t pool = {mem, sizeof mem, 0, 0, 0}, ws = {NULL, 0, 0, 0, 1};
   unsigned char *p1, *p2, *p3;
   GZ_CHECK(gz_pool_reserve(&pool, 8192) == GZ_ERR_NOMEM && pool.cap == sizeof mem,
            "never grows");
@@ -269,6 +269,23 @@ static void test_pool(void) {
   GZ_CHECK(gz_pool_reserve(&pool, 4096) == GZ_OK && gz_pool_take(&pool, 4096, 1) == mem &&
                gz_pool_take(&pool, 1, 1) == NULL,
            "whole pool, then nothing");
+  /* the host workspace's kind: grows at a reservation, keeps what it has */
+  GZ_CHECK(gz_pool_take(&ws, 0, 8) != NULL && gz_pool_take(&ws, 1, 1) == NULL,
+           "empty growing pool");
+  GZ_CHECK(gz_pool_reserve(&ws, gz_ws_add(0, 100, 1)) == GZ_OK && ws.cap >= 100 &&
+               (p1 = gz_pool_take(&ws, 100, 1)) != NULL && ((uintptr_t)p1 & 63) == 0 &&
+               gz_pool_take(&ws, 1, 1) == NULL,
+           "grows to the reservation");
+  if (p1)
+    memset(p1, 1, 100);
+  GZ_CHECK(gz_pool_reserve(&ws, 64) == GZ_OK && gz_pool_take(&ws, 50, 1) == p1,
+           "a smaller call reuses the buffer");
+  GZ_CHECK(gz_pool_reserve(&ws, 5056) == GZ_OK && ws.cap >= 5000 &&
+               gz_pool_take(&ws, 5000, 1) != NULL,
+           "grows again");
+  GZ_CHECK(gz_pool_reserve(&ws, SIZE_MAX) == GZ_ERR_NOMEM, "overflowing request (grows)");
+  gz_pool_free(&ws);
+  GZ_CHECK(ws.base == NULL && ws.cap == 0, "freed");
 }
 
 static void test_cpu_ops(void) {

@@ -112,18 +112,4 @@ gz_result_t gz_codes_encode_indexed(const void *codes, int narrow, size_t n, voi
 gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, void *acc,
                                     int narrow, size_t n);
 
-/* ---- a fixed-size pool (device memory, pinned staging) ------------------- */
-
-typedef struct gz_pool {
-  unsigned char *base;
-  size_t cap, used, reserved;
-} gz_pool_t;
-
-/* Start a call needing bytes (gz_ws_add arithmetic); never grows:
- * GZ_ERR_NOMEM when bytes > cap. */
-gz_result_t gz_pool_reserve(gz_pool_t *pool, size_t bytes);
-/* Carve n * elem bytes (64-byte aligned); NULL when the reservation is
- * exceeded (a bug in the caller's accounting). */
-void *gz_pool_take(gz_pool_t *pool, size_t n, size_t elem);
-
 #endif
