@@ -25,6 +25,9 @@ size_t gz_codes_indexed_bound(size_t n) {
   return 8 * gz_seg_count(n) + b;
 }
 
+/* Bytes of one code. */
+static size_t width(int narrow) { return narrow ? sizeof(int32_t) : sizeof(int64_t); }
+
 static size_t seg_len(size_t n, size_t s) {
   size_t first = s * SEG_VALUES;
   return n - first < SEG_VALUES ? n - first : SEG_VALUES;
@@ -41,11 +44,9 @@ gz_result_t gz_codes_encode_indexed(const void *codes, int narrow, size_t n, voi
     return GZ_ERR_CAPACITY;
   for (size_t s = 0; s < S; s++) {
     size_t first = s * SEG_VALUES, len = seg_len(n, s), size = 0;
-    uint8_t *seg = o + 8 * S + pos;
-    gz_result_t rc = narrow ? gz_codes32_encode((const int32_t *)codes + first, len, seg,
-                                                gz_codes_bound(len), &size)
-                            : gz_codes_encode((const int64_t *)codes + first, len, seg,
-                                              gz_codes_bound(len), &size);
+    gz_result_t rc =
+        gz_codes_encode_w((const char *)codes + first * width(narrow), narrow, len,
+                          o + 8 * S + pos, gz_codes_bound(len), &size);
     if (rc != GZ_OK)
       return rc;
     gz_put_u64le(o + 8 * s, (uint64_t)pos);
@@ -53,19 +54,6 @@ gz_result_t gz_codes_encode_indexed(const void *codes, int narrow, size_t n, voi
   }
   *out_size = 8 * S + pos;
   return GZ_OK;
-}
-
-/* One segment into acc (int64 or int32 codes from index first). */
-static gz_result_t decode_seg(int op, const uint8_t *in, size_t size, void *acc,
-                              int narrow, size_t first, size_t len) {
-  if (narrow)
-    return op == GZ_DEV_OP_REPLACE
-               ? gz_codes32_decode(in, size, (int32_t *)acc + first, len)
-               : gz_codes32_decode_reduce((gz_op_t)op, in, size, (int32_t *)acc + first,
-                                          len);
-  return op == GZ_DEV_OP_REPLACE
-             ? gz_codes_decode(in, size, (int64_t *)acc + first, len)
-             : gz_codes_decode_reduce((gz_op_t)op, in, size, (int64_t *)acc + first, len);
 }
 
 gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, void *acc,
@@ -84,8 +72,11 @@ gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, void *a
     uint64_t end = s + 1 < S ? gz_get_u64le(p + 8 * (s + 1)) : (uint64_t)paysize;
     if ((s == 0 && start != 0) || start > end || end > paysize)
       return GZ_ERR_CORRUPT;
-    rc = decode_seg(op, p + 8 * S + start, (size_t)(end - start), acc, narrow,
-                    s * SEG_VALUES, seg_len(n, s));
+    /* REPLACE decodes; SUM, MAX, MIN (GZ_OP_*'s values) decode and combine */
+    rc = gz_codes_decode_w(op != GZ_DEV_OP_REPLACE, (gz_op_t)(op % GZ_DEV_OP_REPLACE),
+                           p + 8 * S + start, (size_t)(end - start),
+                           (char *)acc + s * SEG_VALUES * width(narrow), narrow,
+                           seg_len(n, s));
     if (rc == GZ_ERR_OVERFLOW)
       overflow = 1;
     else if (rc != GZ_OK)
