@@ -248,6 +248,21 @@ void gz_run_plain(gz_run_t *run, double blocks, size_t count) {
       (uint64_t)(blocks * (double)count * (double)run->esz);
 }
 
+gz_result_t gz_mpi_blocks(gz_ctx_t ctx, gz_job_t *j, gz_mpi_blocks_fn call,
+                          double blocks) {
+  MPI_Datatype type;
+  int n = 0;
+  gz_result_t rc = gz_mpi_block(j->a->dtype, j->a->count, &type, &n);
+  if (rc != GZ_OK)
+    return rc;
+  if (call(ctx, j->a, n, type) != MPI_SUCCESS)
+    rc = GZ_ERR_MPI;
+  gz_mpi_block_free(&type);
+  if (rc == GZ_OK)
+    gz_run_plain(j->run, blocks, j->a->count);
+  return rc;
+}
+
 /* ---- plan and bounds ---------------------------------------------------- */
 
 void gz_plan_make(gz_ctx_t ctx, int sum_terms, double scale, double range,

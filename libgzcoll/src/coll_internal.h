@@ -525,6 +525,14 @@ struct gz_algorithm {
 double gz_cost_mpi_steps(const gz_cost_t *c);
 /* An uncompressed transfer of blocks * count elements by this rank. */
 void gz_run_plain(gz_run_t *run, double blocks, size_t count);
+/* The MPI path of a collective that moves blocks of a->count elements:
+ * call is the MPI call on blocks of n elements of type (a derived datatype
+ * above INT_MAX elements), returning MPI's result; on success this rank
+ * sent blocks plain blocks (gz_run_plain). */
+typedef int (*gz_mpi_blocks_fn)(gz_ctx_t ctx, const gz_args_t *a, int n,
+                                MPI_Datatype type);
+gz_result_t gz_mpi_blocks(gz_ctx_t ctx, gz_job_t *j, gz_mpi_blocks_fn call,
+                          double blocks);
 
 /* The name of the uncompressed MPI path of every collective. */
 #define GZ_ALGO_MPI_NAME "mpi"
