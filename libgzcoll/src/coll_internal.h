@@ -481,6 +481,22 @@ typedef struct gz_args {
   int cast;
 } gz_args_t;
 
+/* The arguments as a caller passed them (op SUM, root 0, divisor 1: a
+ * front-end sets what its collective has). */
+static inline gz_args_t gz_args_of(const void *sendbuf, void *recvbuf, size_t count,
+                                   gz_dtype_t dtype) {
+  gz_args_t a = {.sendbuf = sendbuf,
+                 .recvbuf = recvbuf,
+                 .count = count,
+                 .dtype = dtype,
+                 .divisor = 1};
+  return a;
+}
+/* An operation of the reductions. */
+static inline int gz_op_valid(gz_op_t op) {
+  return op == GZ_OP_SUM || op == GZ_OP_MAX || op == GZ_OP_MIN;
+}
+
 /* What an algorithm runs on: the call, and (compressed algorithms) the
  * call's a->n_codes integer codes quantized with bound eb. The MPI path
  * runs on a->sendbuf / a->recvbuf (codes NULL). An algorithm may say more
