@@ -109,10 +109,6 @@ typedef struct row {
 
 /* ---- data ---------------------------------------------------------------- */
 
-static const char *eb_mode_name(gz_eb_mode_t mode) {
-  return mode == GZ_EB_REL ? "rel" : mode == GZ_EB_PWREL ? "pwrel" : "abs";
-}
-
 static uint64_t mix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -334,11 +330,10 @@ static void print_row(bench_t *b, size_t bytes, const shape_t *s, const char *al
             "%s,%d,%s,%s,%s,%g,%s,%s,%zu,%zu,%s,%s,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.4f,"
             "%.6g,%.3f,%ld,%.3f",
             coll_names[b->coll], b->size, b->data_name, type_name(b), op_name(b),
-            b->cfg.error_bound, eb_mode_name(b->cfg.eb_mode),
-            b->cfg.bound_policy == GZ_BOUND_STRICT ? "strict" : "per-message", bytes,
-            s->count, algo, r->ran, t * 1e6, r->t_min * 1e6, r->t_avg * 1e6,
-            r->t_max * 1e6, algbw, busbw, r->ratio, r->max_err, r->psnr, r->wrong,
-            r->codec * 1e6);
+            b->cfg.error_bound, gz_eb_mode_name(b->cfg.eb_mode),
+            gz_bound_name(b->cfg.bound_policy), bytes, s->count, algo, r->ran, t * 1e6,
+            r->t_min * 1e6, r->t_avg * 1e6, r->t_max * 1e6, algbw, busbw, r->ratio,
+            r->max_err, r->psnr, r->wrong, r->codec * 1e6);
     for (int k = 0; k < 4; k++)
       if (r->prof[k] >= 0)
         fprintf(b->csv, ",%.3f", r->prof[k] * 1e6);
@@ -877,7 +872,7 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
         gz_json_string(j, "type", type_name(&b));
         gz_json_string(j, "op", op_name(&b));
         gz_json_number(j, "error_bound", b.cfg.error_bound);
-        gz_json_string(j, "eb_mode", eb_mode_name(b.cfg.eb_mode));
+        gz_json_string(j, "eb_mode", gz_eb_mode_name(b.cfg.eb_mode));
         gz_json_string(j, "policy", per->count ? "per-message" : "strict");
         gz_json_number(j, "link_bps", b.cfg.link_bytes_per_s);
         gz_json_number(j, "iters", b.iters);
@@ -897,7 +892,7 @@ int gz_bench_coll(int argc, char **argv, MPI_Comm comm) {
   if (b.rank == 0) {
     printf("# gzbench coll: %s on %d ranks, %s, e = %g (%s, %s), data %s\n",
            coll_names[b.coll], b.size, b.dtype == GZ_FLOAT32 ? "float32" : "float64",
-           b.cfg.error_bound, eb_mode_name(b.cfg.eb_mode),
+           b.cfg.error_bound, gz_eb_mode_name(b.cfg.eb_mode),
            per->count ? "per-message" : "strict", b.data_name);
     printf("# median over %d calls after %d warm-up, slowest rank per call; GB = 1e9 B; "
            "errors vs MPI in double\n",

@@ -541,11 +541,9 @@ static int build_meta(const gzs_opts_t *o, const gzs_run_t *r, gz_meta_t *m) {
   else
     rc |= gz_meta_add_global_number(m, "gzstack_grid_step", r->repro_step);
   rc |= gz_meta_add_global_number(m, "gzstack_error_bound", o->e);
-  rc |= gz_meta_add_global_text(m, "gzstack_eb_mode",
-                                o->eb_mode == GZ_EB_REL ? "rel" : "abs");
+  rc |= gz_meta_add_global_text(m, "gzstack_eb_mode", gz_eb_mode_name(o->eb_mode));
   rc |= gz_meta_add_global_number(m, "gzstack_error_bound_abs", r->e_abs);
-  rc |= gz_meta_add_global_text(m, "gzstack_bound_policy",
-                                o->bound == GZ_BOUND_STRICT ? "strict" : "per-message");
+  rc |= gz_meta_add_global_text(m, "gzstack_bound_policy", gz_bound_name(o->bound));
   rc |= gz_meta_add_global_number(m, "gzstack_claimed_bound", r->claimed);
   rc |=
       gz_meta_add_global_text(m, "gzstack_algorithm",
@@ -1137,8 +1135,8 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   gz_json_end_object(&j);
 
   gz_json_object(&j, "bound");
-  gz_json_string(&j, "policy", o->bound == GZ_BOUND_STRICT ? "strict" : "per-message");
-  gz_json_string(&j, "eb_mode", o->eb_mode == GZ_EB_REL ? "rel" : "abs");
+  gz_json_string(&j, "policy", gz_bound_name(o->bound));
+  gz_json_string(&j, "eb_mode", gz_eb_mode_name(o->eb_mode));
   gz_json_number(&j, "error_bound", o->e);
   gz_json_number(&j, "error_bound_abs", r->e_abs);
   gz_json_number(&j, "allreduce_budget", r->e_allreduce);
@@ -1313,8 +1311,7 @@ void gzs_print_summary(const gzs_opts_t *o, const gzs_run_t *r) {
            human_bytes((double)r->bytes_raw, b2, sizeof b2));
   else
     printf("nothing sent (1 rank)\n");
-  printf("  bound %s, e = %g%s: |error| <= %.6g",
-         o->bound == GZ_BOUND_STRICT ? "strict" : "per-message", o->e,
+  printf("  bound %s, e = %g%s: |error| <= %.6g", gz_bound_name(o->bound), o->e,
          o->eb_mode == GZ_EB_REL ? " x range" : "", r->stage_bound);
   if (r->f32_term > 0)
     printf(" + float32 rounding %.3g", r->f32_term);

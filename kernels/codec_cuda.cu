@@ -304,27 +304,13 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
                                 uint64_t *d_size) {
   uint64_t nchunks = sl.nchunks;
   __shared__ crc_shared_t crc;
-  uint64_t bits;
-  double abs_eb;
   uint32_t index_crc;
   crc_tables(&crc);
   index_crc = block_crc32(&crc, o + GZ_STREAM_HEADER, 8 * nchunks);
   if (threadIdx.x != 0)
     return;
-  abs_eb = qp->eb;
-  for (int k = 0; k < 4; k++)
-    o[k] = (uint8_t)GZ_STREAM_MAGIC[k];
-  o[4] = 3;
-  o[5] = (uint8_t)dtype;
-  o[6] = (uint8_t)eb_mode;
-  o[7] = 0;
-  memcpy(&bits, &error_bound, 8);
-  gz_put_u64le(o + 8, bits);
-  memcpy(&bits, &abs_eb, 8);
-  gz_put_u64le(o + 16, bits);
-  gz_put_u64le(o + 24, n);
-  gz_put_u32le(o + 32, chunk_len);
-  gz_put_u32le(o + 36, (uint32_t)nchunks);
+  gz_stream_header_put(o, GZ_STREAM_VERSION, dtype, eb_mode, error_bound, qp->eb, n, chunk_len,
+                       (uint32_t)nchunks);
   gz_put_u32le(o + 40, gz_crc32_tab(crc.table, o, 40));
   gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks, index_crc);
   *d_size = GZ_STREAM_HEADER + 8 * nchunks + 4 +

@@ -12,8 +12,8 @@
  *    table-driven with a caller-provided 256-entry table (gz_crc32_table_fill),
  *    and the combination of the CRCs of two pieces (gz_crc32_combine), so
  *    the threads of a GPU block checksum slices of a chunk in parallel.
- *  - the "indexed" encoding of integer codes used by the device-centric
- *    collectives: a segment index in front of the PACKED blocks of
+ *  - the "indexed" encoding of integer codes, the one wire encoding of the
+ *    collectives (host and device): a segment index in front of the PACKED blocks of
  *    gz_codes_encode(), so a receiver can decode without a serial pass:
  *
  *      off        size      field
@@ -156,6 +156,31 @@ GZ_HD static inline uint32_t gz_get_u32le(const uint8_t *p) {
 }
 GZ_HD static inline uint64_t gz_get_u64le(const uint8_t *p) {
   return (uint64_t)gz_get_u32le(p) | (uint64_t)gz_get_u32le(p + 4) << 32;
+}
+
+/* The first 40 bytes of a stream header, the one writer of the CPU codec
+ * (stream.c, formats 1 and 2) and the GPU codec (codec_cuda.cu, format 1):
+ * magic, version, dtype, eb mode, 0, the user's bound and the absolute
+ * bound (f64 LE), n (u64), values per chunk and chunks (u32). Format 1's
+ * header CRC follows at 40 (GZ_STREAM_HEADER bytes in all). */
+GZ_HD static inline void gz_stream_header_put(uint8_t *o, int version, int dtype,
+                                              int eb_mode, double error_bound,
+                                              double abs_eb, uint64_t n,
+                                              uint32_t chunk_vals, uint32_t nchunks) {
+  uint64_t bits;
+  for (int k = 0; k < 4; k++)
+    o[k] = (uint8_t)GZ_STREAM_MAGIC[k];
+  o[4] = (uint8_t)version;
+  o[5] = (uint8_t)dtype;
+  o[6] = (uint8_t)eb_mode;
+  o[7] = 0;
+  memcpy(&bits, &error_bound, 8);
+  gz_put_u64le(o + 8, bits);
+  memcpy(&bits, &abs_eb, 8);
+  gz_put_u64le(o + 16, bits);
+  gz_put_u64le(o + 24, n);
+  gz_put_u32le(o + 32, chunk_vals);
+  gz_put_u32le(o + 36, nchunks);
 }
 
 /* Walk segment s of an indexed code message: pay/paysize is the payload,

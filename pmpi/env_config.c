@@ -109,9 +109,11 @@ static int parse_collectives(const char *s, unsigned *mask) {
 }
 
 static void load(void) {
-  static const char *const eb_modes[] = {"abs", "rel", "pwrel", NULL};
-  static const gz_eb_mode_t eb_mode_of[] = {GZ_EB_ABS, GZ_EB_REL, GZ_EB_PWREL};
-  static const char *const bounds[] = {"strict", "per-message", "per_message", NULL};
+  /* the library's names (index = value); per_message an alias */
+  const char *const eb_modes[] = {gz_eb_mode_name(GZ_EB_ABS), gz_eb_mode_name(GZ_EB_REL),
+                                  gz_eb_mode_name(GZ_EB_PWREL), NULL};
+  const char *const bounds[] = {gz_bound_name(GZ_BOUND_STRICT),
+                                gz_bound_name(GZ_BOUND_PER_MESSAGE), "per_message", NULL};
   gzp_config_t c;
   const char *s, *bad = NULL;
   int st, index;
@@ -135,7 +137,7 @@ static void load(void) {
     if (st == GZ_ENV_BAD)
       bad = "GZCOLL_EB_MODE";
     else
-      c.gz.eb_mode = eb_mode_of[index];
+      c.gz.eb_mode = (gz_eb_mode_t)index;
   }
   if (!bad && (st = gz_env_enum("GZCOLL_BOUND", bounds, &index)) != GZ_ENV_UNSET) {
     if (st == GZ_ENV_BAD)

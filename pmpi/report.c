@@ -127,12 +127,9 @@ void gzp_report_finalize(void) {
     fprintf(stderr,
             "gzcoll_pmpi: settings e=%g %s %s min_bytes=%zu algo=%s ranks=%d "
             "contexts=%llu\n",
-            cfg->gz.error_bound,
-            cfg->gz.eb_mode == GZ_EB_REL     ? "rel"
-            : cfg->gz.eb_mode == GZ_EB_PWREL ? "pwrel"
-                                             : "abs",
-            cfg->gz.bound_policy == GZ_BOUND_STRICT ? "strict" : "per-message",
-            cfg->min_bytes, cfg->algo[0] ? cfg->algo : "auto", size,
+            cfg->gz.error_bound, gz_eb_mode_name(cfg->gz.eb_mode),
+            gz_bound_name(cfg->gz.bound_policy), cfg->min_bytes,
+            cfg->algo[0] ? cfg->algo : "auto", size,
             (unsigned long long)atomic_load(&ctx_created));
   else
     fprintf(stderr, "gzcoll_pmpi: settings pass-through (not configured) ranks=%d\n",

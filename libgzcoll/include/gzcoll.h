@@ -269,6 +269,12 @@ gz_result_t gz_codes_reduce(gz_op_t op, int64_t *acc, const int64_t *in, size_t 
  *   semantics); the report states the implied final bound (SUM: P e). */
 typedef enum { GZ_BOUND_STRICT = 0, GZ_BOUND_PER_MESSAGE = 1 } gz_bound_policy_t;
 
+/* The names of the modes and policies as GZCOLL_EB_MODE / GZCOLL_BOUND, the
+ * tools' options and every report spell them: "abs", "rel", "pwrel";
+ * "strict", "per-message". NULL for a value that is none of them. */
+const char *gz_eb_mode_name(gz_eb_mode_t mode);
+const char *gz_bound_name(gz_bound_policy_t policy);
+
 /* Algorithms are selected by name, as GZCOLL_ALGO spells them: "auto"
  * (the cost model chooses), "mpi" (the MPI library's own uncompressed
  * collective), "ring", "redoub" (recursive doubling), "binomial",

@@ -21,6 +21,7 @@
 
 #include "codec/codec.h"
 #include "gz_block.h"
+#include "gz_device.h"
 
 #include <limits.h>
 #include <math.h>
@@ -171,8 +172,7 @@ gz_result_t gz_run_dequantize_absmax(gz_run_t *run, gz_dtype_t dtype, const void
 gz_result_t gz_run_encode_w(gz_run_t *run, const void *codes, int narrow, size_t n,
                             void *out, size_t cap, size_t *out_size) {
   double t = MPI_Wtime();
-  gz_result_t rc = narrow ? gz_codes32_encode(codes, n, out, cap, out_size)
-                          : gz_codes_encode(codes, n, out, cap, out_size);
+  gz_result_t rc = gz_codes_encode_indexed(codes, narrow, n, out, cap, out_size);
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   if (rc == GZ_OK) {
@@ -192,8 +192,7 @@ gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *o
 gz_result_t gz_run_decode_w(gz_run_t *run, const void *in, size_t size, void *codes,
                             int narrow, size_t n) {
   double t = MPI_Wtime();
-  gz_result_t rc = narrow ? gz_codes32_decode(in, size, codes, n)
-                          : gz_codes_decode(in, size, codes, n);
+  gz_result_t rc = gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, in, size, codes, narrow, n);
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   return rc;
@@ -207,8 +206,7 @@ gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *c
 gz_result_t gz_run_decode_reduce_w(gz_run_t *run, gz_op_t op, const void *in, size_t size,
                                    void *acc, int narrow, size_t n) {
   double t = MPI_Wtime();
-  gz_result_t rc = narrow ? gz_codes32_decode_reduce(op, in, size, acc, n)
-                          : gz_codes_decode_reduce(op, in, size, acc, n);
+  gz_result_t rc = gz_codes_decode_indexed((int)op, in, size, acc, narrow, n);
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
   return rc;
@@ -248,6 +246,21 @@ double gz_cost_mpi_steps(const gz_cost_t *c) {
 void gz_run_plain(gz_run_t *run, double blocks, size_t count) {
   run->bytes_raw = run->bytes_sent =
       (uint64_t)(blocks * (double)count * (double)run->esz);
+}
+
+gz_result_t gz_mpi_blocks(gz_ctx_t ctx, gz_job_t *j, gz_mpi_blocks_fn call,
+                          double blocks) {
+  MPI_Datatype type;
+  int n = 0;
+  gz_result_t rc = gz_mpi_block(j->a->dtype, j->a->count, &type, &n);
+  if (rc != GZ_OK)
+    return rc;
+  if (call(ctx, j->a, n, type) != MPI_SUCCESS)
+    rc = GZ_ERR_MPI;
+  gz_mpi_block_free(&type);
+  if (rc == GZ_OK)
+    gz_run_plain(j->run, blocks, j->a->count);
+  return rc;
 }
 
 /* ---- plan and bounds ---------------------------------------------------- */

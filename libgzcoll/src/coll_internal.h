@@ -141,6 +141,32 @@ typedef struct gz_pending {
 /* Where a forced algorithm came from. */
 typedef enum { GZ_FORCE_NONE = 0, GZ_FORCE_CONFIG, GZ_FORCE_ENV } gz_force_src_t;
 
+/* ---- the one workspace allocator (pool.c) -------------------------------- */
+
+/* A bump allocator: a call reserves all it needs at its start, then takes
+ * pieces (64-byte aligned) and never frees one; the next reservation starts
+ * over. The host workspace grows at a reservation (the only allocation of
+ * a call, agreed on like any local failure; cfg.pool_bytes preallocates);
+ * the device pool and the pinned staging are allocated once at
+ * gz_ctx_create and never grow. */
+typedef struct gz_pool {
+  unsigned char *base;
+  size_t cap, used, reserved;
+  int grows; /* 1: the host workspace (aligned_alloc) */
+} gz_pool_t;
+
+/* Saturating size arithmetic: total + n * elem rounded up to the alignment
+ * of the pool; SIZE_MAX on overflow (the reservation then fails). */
+size_t gz_ws_add(size_t total, size_t n, size_t elem);
+/* Start a call needing bytes (gz_ws_add arithmetic): GZ_ERR_NOMEM when
+ * bytes > cap and the pool does not grow, or the allocation fails. */
+gz_result_t gz_pool_reserve(gz_pool_t *pool, size_t bytes);
+/* Carve n * elem bytes; NULL when the reservation is exceeded (a bug in the
+ * caller's accounting). */
+void *gz_pool_take(gz_pool_t *pool, size_t n, size_t elem);
+/* Free a growing pool's memory. */
+void gz_pool_free(gz_pool_t *pool);
+
 struct gz_ctx {
   MPI_Comm comm; /* private duplicate for collective traffic */
   MPI_Comm p2p;  /* private duplicate for gz_send/gz_recv */
@@ -155,9 +181,7 @@ struct gz_ctx {
   size_t chunk_elems; /* ring pipeline chunk */
   size_t part_bytes;  /* largest single message */
   int wide_codes;     /* GZCOLL_WIDE_CODES: int64 codes even where int32 fit */
-  /* workspace pool: one buffer, reserved per call, carved by gz_ws_take */
-  unsigned char *ws;
-  size_t ws_cap, ws_used, ws_reserved;
+  gz_pool_t ws;       /* the host workspace, reserved per call, carved by gz_ws_take */
   /* cost model (identical on every rank: updated only from agreed values) */
   double alpha;     /* seconds per message */
   double link_bps;  /* bytes per second on the link */
@@ -194,20 +218,21 @@ struct gz_ctx {
   unsigned char *d_small, *h_small; /* GZ_DEV_SMALL per stream + P sizes */
 };
 
-/* ---- workspace ---------------------------------------------------------- */
+/* ---- the host workspace (ctx->ws, a gz_pool_t) -------------------------- */
 
-/* Saturating size arithmetic: total + n * elem rounded up to the alignment
- * of the pool; SIZE_MAX on overflow (gz_ws_reserve then fails). */
-size_t gz_ws_add(size_t total, size_t n, size_t elem);
 /* Make room for bytes (only at the start of a call: moves the pool). */
-gz_result_t gz_ws_reserve(gz_ctx_t ctx, size_t bytes);
+static inline gz_result_t gz_ws_reserve(gz_ctx_t ctx, size_t bytes) {
+  return gz_pool_reserve(&ctx->ws, bytes);
+}
 /* Carve n * elem bytes from the reserved workspace (aligned). NULL only if
  * the caller's reservation was too small (a bug). */
-void *gz_ws_take(gz_ctx_t ctx, size_t n, size_t elem);
+static inline void *gz_ws_take(gz_ctx_t ctx, size_t n, size_t elem) {
+  return gz_pool_take(&ctx->ws, n, elem);
+}
 /* Stages that run one after the other share workspace: mark, then release
  * everything taken since the mark. */
-static inline size_t gz_ws_mark(gz_ctx_t ctx) { return ctx->ws_used; }
-static inline void gz_ws_release(gz_ctx_t ctx, size_t mark) { ctx->ws_used = mark; }
+static inline size_t gz_ws_mark(gz_ctx_t ctx) { return ctx->ws.used; }
+static inline void gz_ws_release(gz_ctx_t ctx, size_t mark) { ctx->ws.used = mark; }
 
 /* ---- per-call bookkeeping ----------------------------------------------- */
 
@@ -456,6 +481,22 @@ typedef struct gz_args {
   int cast;
 } gz_args_t;
 
+/* The arguments as a caller passed them (op SUM, root 0, divisor 1: a
+ * front-end sets what its collective has). */
+static inline gz_args_t gz_args_of(const void *sendbuf, void *recvbuf, size_t count,
+                                   gz_dtype_t dtype) {
+  gz_args_t a = {.sendbuf = sendbuf,
+                 .recvbuf = recvbuf,
+                 .count = count,
+                 .dtype = dtype,
+                 .divisor = 1};
+  return a;
+}
+/* An operation of the reductions. */
+static inline int gz_op_valid(gz_op_t op) {
+  return op == GZ_OP_SUM || op == GZ_OP_MAX || op == GZ_OP_MIN;
+}
+
 /* What an algorithm runs on: the call, and (compressed algorithms) the
  * call's a->n_codes integer codes quantized with bound eb. The MPI path
  * runs on a->sendbuf / a->recvbuf (codes NULL). An algorithm may say more
@@ -506,6 +547,14 @@ struct gz_algorithm {
 double gz_cost_mpi_steps(const gz_cost_t *c);
 /* An uncompressed transfer of blocks * count elements by this rank. */
 void gz_run_plain(gz_run_t *run, double blocks, size_t count);
+/* The MPI path of a collective that moves blocks of a->count elements:
+ * call is the MPI call on blocks of n elements of type (a derived datatype
+ * above INT_MAX elements), returning MPI's result; on success this rank
+ * sent blocks plain blocks (gz_run_plain). */
+typedef int (*gz_mpi_blocks_fn)(gz_ctx_t ctx, const gz_args_t *a, int n,
+                                MPI_Datatype type);
+gz_result_t gz_mpi_blocks(gz_ctx_t ctx, gz_job_t *j, gz_mpi_blocks_fn call,
+                          double blocks);
 
 /* The name of the uncompressed MPI path of every collective. */
 #define GZ_ALGO_MPI_NAME "mpi"

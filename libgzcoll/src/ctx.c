@@ -41,7 +41,7 @@
  *   rank that sees a device allocates that much device memory, as much
  *   pinned host staging and GZ_DEV_STREAMS streams here, once.
  *
- * Workspace pool
+ * Workspace pool (pool.c)
  *   One aligned buffer. Each call computes the bytes it needs up front,
  *   gz_ws_reserve grows the buffer if needed (the only allocation, agreed on
  *   like any local failure) and gz_ws_take carves it. The buffer is kept, so
@@ -67,58 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GZ_WS_ALIGN 64u
 #define GZ_CALIB_N 16384
-
-/* ---- workspace ---------------------------------------------------------- */
-
-size_t gz_ws_add(size_t total, size_t n, size_t elem) {
-  size_t bytes;
-  if (total == SIZE_MAX || (elem && n > SIZE_MAX / elem))
-    return SIZE_MAX;
-  bytes = n * elem;
-  if (bytes > SIZE_MAX - 2 * GZ_WS_ALIGN)
-    return SIZE_MAX;
-  bytes = (bytes + GZ_WS_ALIGN - 1) & ~(size_t)(GZ_WS_ALIGN - 1);
-  if (total > SIZE_MAX - bytes)
-    return SIZE_MAX;
-  return total + bytes;
-}
-
-gz_result_t gz_ws_reserve(gz_ctx_t ctx, size_t bytes) {
-  ctx->ws_used = 0;
-  ctx->ws_reserved = 0;
-  if (bytes == SIZE_MAX)
-    return GZ_ERR_NOMEM;
-  if (bytes > ctx->ws_cap) {
-    size_t cap = gz_ws_add(0, bytes, 1);
-    free(ctx->ws);
-    ctx->ws = NULL;
-    ctx->ws_cap = 0;
-    if (cap == SIZE_MAX)
-      return GZ_ERR_NOMEM;
-    ctx->ws = aligned_alloc(GZ_WS_ALIGN, cap);
-    if (!ctx->ws)
-      return GZ_ERR_NOMEM;
-    ctx->ws_cap = cap;
-  }
-  ctx->ws_reserved = bytes;
-  return GZ_OK;
-}
-
-void *gz_ws_take(gz_ctx_t ctx, size_t n, size_t elem) {
-  static _Alignas(64) unsigned char empty[GZ_WS_ALIGN];
-  size_t bytes = gz_ws_add(0, n, elem);
-  void *p;
-  if (bytes == 0)
-    return empty;
-  if (bytes == SIZE_MAX || ctx->ws_used > ctx->ws_reserved ||
-      bytes > ctx->ws_reserved - ctx->ws_used)
-    return NULL;
-  p = ctx->ws + ctx->ws_used;
-  ctx->ws_used += bytes;
-  return p;
-}
 
 /* ---- agreement ---------------------------------------------------------- */
 
@@ -399,6 +348,8 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
 
   ctx = calloc(1, sizeof *ctx);
+  if (ctx)
+    ctx->ws.grows = 1; /* the host workspace */
   if (!ctx)
     local = GZ_ERR_NOMEM;
   else if (!out)
@@ -452,14 +403,14 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
     goto fail;
   }
   MPI_Comm_set_errhandler(ctx->p2p, MPI_ERRORS_RETURN);
-  ctx->ws_used = ctx->ws_reserved = 0;
+  ctx->ws.used = ctx->ws.reserved = 0;
   *out = ctx;
   return GZ_OK;
 
 fail:
   if (ctx) {
     gz_dev_ctx_teardown(ctx);
-    free(ctx->ws);
+    gz_pool_free(&ctx->ws);
   }
   free(ctx);
   MPI_Comm_free(&dup);
@@ -474,6 +425,6 @@ void gz_ctx_destroy(gz_ctx_t ctx) {
   if (ctx->comm != MPI_COMM_NULL)
     MPI_Comm_free(&ctx->comm);
   gz_dev_ctx_teardown(ctx);
-  free(ctx->ws);
+  gz_pool_free(&ctx->ws);
   free(ctx);
 }

@@ -55,11 +55,13 @@ static void run(int level, const float *xf, const double *xd, const int64_t *cod
   o->rc32_q32 = gz_quantize32(GZ_FLOAT32, xf, N, eb, limit, o->n32_q32);
   o->rc32_q64 = gz_quantize32(GZ_FLOAT64, xd, N, eb, limit, o->n32_q64);
   gz_dequantize32_absmax(GZ_FLOAT32, codes32, N, eb, o->y32_32, &o->amax32_32);
-  o->rc32_enc = gz_codes32_encode(codes32, N, o->enc32, sizeof o->enc32, &o->enc32_size);
-  o->rc32_dec = gz_codes32_decode(o->enc32, o->enc32_size, o->n32_dec, N);
+  o->rc32_enc =
+      gz_codes_encode_w(codes32, 1, N, o->enc32, sizeof o->enc32, &o->enc32_size);
+  o->rc32_dec =
+      gz_codes_decode_w(0, GZ_OP_SUM, o->enc32, o->enc32_size, o->n32_dec, 1, N);
   memcpy(o->n32_red, codes32, sizeof o->n32_red);
   o->rc32_red =
-      gz_codes32_decode_reduce(GZ_OP_SUM, o->enc32, o->enc32_size, o->n32_red, N);
+      gz_codes_decode_w(1, GZ_OP_SUM, o->enc32, o->enc32_size, o->n32_red, 1, N);
 }
 
 static void compare(const char *what, const out_t *a, const out_t *b,

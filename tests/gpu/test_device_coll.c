@@ -2,8 +2,8 @@
  * CPU algorithms, bit for bit (same codes, same integer totals).
  *   ops: host buffers, a context with a device pool and GZCOLL_BACKEND=ops,
  *        so the device algorithms run with the CPU operations (runs
- *        everywhere: the CPU coverage of allreduce_recursive_doubling_device.c
- *        and of scatter_binomial.c's device row);
+ *        everywhere: the CPU coverage of the device rows of
+ *        allreduce_recursive_doubling.c and scatter_binomial.c);
  *   gpu: the same buffers copied to the GPU (all ranks may share one),
  *        exits 77 without a device.
  * Counts 0, 1, fewer than the ranks, ragged, several segments; float32 and

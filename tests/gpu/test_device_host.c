@@ -153,7 +153,7 @@ static void test_indexed(void) {
   uint64_t *boff = malloc((nb + 1) * sizeof *boff);
   int ok = 1;
   fill_codes(q, N, 3);
-  GZ_CHECK(gz_codes_encode_indexed(q, N, m, bound, &size) == GZ_OK, "indexed encode");
+  GZ_CHECK(gz_codes_encode_indexed(q, 0, N, m, bound, &size) == GZ_OK, "indexed encode");
   GZ_CHECK(gz_codes_encode(q, N, plain, gz_codes_bound(N), &psize) == GZ_OK, "encode");
   GZ_CHECK(S == 1 + (nb - 1) / GZ_SEG_BLOCKS && size == 8 * S + psize &&
                memcmp(m + 8 * S, plain, psize) == 0,
@@ -169,7 +169,7 @@ static void test_indexed(void) {
            "segment walk finds every block");
 
   memset(r, 0, N * sizeof *r);
-  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, N) == GZ_OK &&
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, 0, N) == GZ_OK &&
                memcmp(r, q, N * sizeof *q) == 0,
            "indexed replace round trip");
   for (int op = GZ_DEV_OP_SUM; op <= GZ_DEV_OP_MIN; op++) {
@@ -177,40 +177,69 @@ static void test_indexed(void) {
     fill_codes(a, N, 11);
     memcpy(e, a, N * sizeof *e);
     gz_codes_reduce((gz_op_t)op, e, q, N);
-    GZ_CHECK(gz_codes_decode_indexed(op, m, size, a, N) == GZ_OK &&
+    GZ_CHECK(gz_codes_decode_indexed(op, m, size, a, 0, N) == GZ_OK &&
                  memcmp(a, e, N * sizeof *a) == 0,
              "indexed decode-reduce op %d", op);
     free(e);
   }
   /* truncation, a bad segment offset, a flipped width: reported, never read
    * out of bounds (ASan builds) */
-  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size - 1, r, N) ==
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size - 1, r, 0, N) ==
                GZ_ERR_CORRUPT,
            "truncated");
-  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, 8 * S - 1, r, N) ==
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, 8 * S - 1, r, 0, N) ==
                GZ_ERR_CORRUPT,
            "index cut");
   m[8] ^= 1;
-  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, N) == GZ_ERR_CORRUPT,
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, 0, N) == GZ_ERR_CORRUPT,
            "bad segment offset");
   GZ_CHECK(!gz_seg_walk(m, m + 8 * S, size - 8 * S, N, 0, boff) ||
                !gz_seg_walk(m, m + 8 * S, size - 8 * S, N, 1, boff),
            "walk sees the bad offset");
   m[8] ^= 1;
   m[8 * S] = 65;
-  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, N) == GZ_ERR_CORRUPT,
+  GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r, 0, N) == GZ_ERR_CORRUPT,
            "bad width");
-  GZ_CHECK(gz_codes_encode_indexed(q, N, m, bound - 1, &size) == GZ_ERR_CAPACITY,
+  GZ_CHECK(gz_codes_encode_indexed(q, 0, N, m, bound - 1, &size) == GZ_ERR_CAPACITY,
            "capacity");
-  GZ_CHECK(gz_codes_encode_indexed(q, 0, m, 0, &size) == GZ_OK && size == 0 &&
-               gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, 0, r, 0) == GZ_OK &&
-               gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, 1, r, 0) == GZ_ERR_CORRUPT,
+  GZ_CHECK(gz_codes_encode_indexed(q, 0, 0, m, 0, &size) == GZ_OK && size == 0 &&
+               gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, 0, r, 0, 0) == GZ_OK &&
+               gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, 1, r, 0, 0) == GZ_ERR_CORRUPT,
            "n = 0");
+  /* int32 codes (narrow): the same bytes as int64, decoded back into int32;
+   * a code beyond int32 is refused, never wrapped */
+  {
+    int32_t *q32 = malloc(N * sizeof *q32), *r32 = malloc(N * sizeof *r32);
+    unsigned char *m32 = malloc(bound);
+    size_t size32 = 0;
+    GZ_CHECK(gz_codes_encode_indexed(q, 0, N, m, bound, &size) == GZ_OK &&
+                 gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m, size, r32, 1, N) ==
+                     GZ_ERR_CORRUPT,
+             "narrow decode refuses a code beyond int32");
+    for (size_t i = 0; i < N; i++)
+      q[i] = q32[i] = (int32_t)(q[i] % 100000);
+    GZ_CHECK(gz_codes_encode_indexed(q, 0, N, m, bound, &size) == GZ_OK &&
+                 gz_codes_encode_indexed(q32, 1, N, m32, bound, &size32) == GZ_OK &&
+                 size32 == size && memcmp(m, m32, size) == 0,
+             "narrow encode = wide encode");
+    GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_REPLACE, m32, size32, r32, 1, N) ==
+                     GZ_OK &&
+                 memcmp(r32, q32, N * sizeof *q32) == 0,
+             "narrow round trip");
+    GZ_CHECK(gz_codes_decode_indexed(GZ_DEV_OP_SUM, m32, size32, r32, 1, N) == GZ_OK,
+             "narrow decode-sum");
+    for (size_t i = 0; i < N && ok; i++)
+      ok &= r32[i] == 2 * q32[i];
+    GZ_CHECK(ok, "narrow decode-sum values");
+    free(q32);
+    free(r32);
+    free(m32);
+  }
   /* overflow reported */
   {
     int64_t big[3] = {INT64_MAX, 1, 2}, one[3] = {1, 1, 1};
-    GZ_CHECK(gz_codes_encode_indexed(one, 3, m, bound, &size) == GZ_OK &&
-                 gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, size, big, 3) ==
+    GZ_CHECK(gz_codes_encode_indexed(one, 0, 3, m, bound, &size) == GZ_OK &&
+                 gz_codes_decode_indexed(GZ_DEV_OP_SUM, m, size, big, 0, 3) ==
                      GZ_ERR_OVERFLOW,
              "overflow");
   }
@@ -224,7 +253,7 @@ static void test_indexed(void) {
 
 static void test_pool(void) {
   unsigned char mem[4096];
-  gz_pool_t pool = {mem, sizeof mem, 0, 0};
+  gz_pool_t pool = {mem, sizeof mem, 0, 0, 0}, ws = {NULL, 0, 0, 0, 1};
   unsigned char *p1, *p2, *p3;
   GZ_CHECK(gz_pool_reserve(&pool, 8192) == GZ_ERR_NOMEM && pool.cap == sizeof mem,
            "never grows");
@@ -240,6 +269,23 @@ static void test_pool(void) {
   GZ_CHECK(gz_pool_reserve(&pool, 4096) == GZ_OK && gz_pool_take(&pool, 4096, 1) == mem &&
                gz_pool_take(&pool, 1, 1) == NULL,
            "whole pool, then nothing");
+  /* the host workspace's kind: grows at a reservation, keeps what it has */
+  GZ_CHECK(gz_pool_take(&ws, 0, 8) != NULL && gz_pool_take(&ws, 1, 1) == NULL,
+           "empty growing pool");
+  GZ_CHECK(gz_pool_reserve(&ws, gz_ws_add(0, 100, 1)) == GZ_OK && ws.cap >= 100 &&
+               (p1 = gz_pool_take(&ws, 100, 1)) != NULL && ((uintptr_t)p1 & 63) == 0 &&
+               gz_pool_take(&ws, 1, 1) == NULL,
+           "grows to the reservation");
+  if (p1)
+    memset(p1, 1, 100);
+  GZ_CHECK(gz_pool_reserve(&ws, 64) == GZ_OK && gz_pool_take(&ws, 50, 1) == p1,
+           "a smaller call reuses the buffer");
+  GZ_CHECK(gz_pool_reserve(&ws, 5056) == GZ_OK && ws.cap >= 5000 &&
+               gz_pool_take(&ws, 5000, 1) != NULL,
+           "grows again");
+  GZ_CHECK(gz_pool_reserve(&ws, SIZE_MAX) == GZ_ERR_NOMEM, "overflowing request (grows)");
+  gz_pool_free(&ws);
+  GZ_CHECK(ws.base == NULL && ws.cap == 0, "freed");
 }
 
 static void test_cpu_ops(void) {

@@ -283,7 +283,8 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
   GZ_CHECK((qrc == GZ_ERR_RANGE) == (qflags == GZ_DEV_FLAG_ESCAPE) &&
                (qrc == GZ_OK || qrc == GZ_ERR_RANGE),
            "%s: escape verdicts: CPU %d, GPU flags %u", what, (int)qrc, qflags);
-  GZ_CHECK(gz_codes_encode_indexed(q, n, hm, bound, &hsize) == GZ_OK, "%s: encode", what);
+  GZ_CHECK(gz_codes_encode_indexed(q, 0, n, hm, bound, &hsize) == GZ_OK, "%s: encode",
+           what);
   GZ_CHECK(gz_dev_codes_encode(dq, n, dm, bound, dt, tmpb, dsize, NULL) == GZ_DEV_OK,
            "%s: GPU encode: %s", what, gz_dev_last_error());
   d2h(&gsize, dsize, 8);
@@ -324,7 +325,7 @@ static void check_codes(const char *what, int f32, const void *x, size_t n, doub
     for (size_t i = 0; i < n; i++)
       acc[i] = (int64_t)(i % 1000) - 500;
     h2d(dq, acc, n * 8);
-    GZ_CHECK(gz_codes_decode_indexed(op, hm, hsize, acc, n) == GZ_OK, "%s: CPU decode",
+    GZ_CHECK(gz_codes_decode_indexed(op, hm, hsize, acc, 0, n) == GZ_OK, "%s: CPU decode",
              what);
     gz_dev_memset_async(dflags, 0, sizeof *dflags, NULL);
     gz_dev_codes_decode_reduce(op, dm, hsize, dq, n, dt, tmpb, dflags, NULL);

@@ -31,10 +31,6 @@ static const gz_coll_desc_t allgather = {.coll = GZ_COLL_ALLGATHER, .check = che
 
 gz_result_t gz_allgather(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
                          gz_dtype_t dtype, gz_report_t *report) {
-  gz_args_t a = {.sendbuf = sendbuf,
-                 .recvbuf = recvbuf,
-                 .count = count,
-                 .dtype = dtype,
-                 .divisor = 1.0};
+  gz_args_t a = gz_args_of(sendbuf, recvbuf, count, dtype);
   return gz_coll_run(ctx, &allgather, &a, report);
 }

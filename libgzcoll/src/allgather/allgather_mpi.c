@@ -8,20 +8,13 @@
  */
 #include "coll_internal.h"
 
+static int call(gz_ctx_t ctx, const gz_args_t *a, int n, MPI_Datatype type) {
+  return MPI_Allgather(a->sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : a->sendbuf, n, type,
+                       a->recvbuf, n, type, ctx->comm);
+}
+
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  const gz_args_t *a = j->a;
-  MPI_Datatype type;
-  int n = 0;
-  gz_result_t rc = gz_mpi_block(a->dtype, a->count, &type, &n);
-  if (rc != GZ_OK)
-    return rc;
-  if (MPI_Allgather(a->sendbuf == GZ_IN_PLACE ? MPI_IN_PLACE : a->sendbuf, n, type,
-                    a->recvbuf, n, type, ctx->comm) != MPI_SUCCESS)
-    rc = GZ_ERR_MPI;
-  gz_mpi_block_free(&type);
-  if (rc == GZ_OK)
-    gz_run_plain(j->run, ctx->size - 1, a->count);
-  return rc;
+  return gz_mpi_blocks(ctx, j, call, ctx->size - 1);
 }
 
 const gz_algorithm_t gz_algo_allgather_mpi = {

@@ -31,7 +31,7 @@
 size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count) {
   size_t chunk, nch, cap, slots, ws = 0;
   gz_ring_geometry(ctx, count, &chunk, &nch);
-  cap = gz_codes_bound(chunk);
+  cap = gz_codes_indexed_bound(chunk);
   slots = nch * (size_t)ctx->size;
   ws = gz_ws_add(ws, slots, cap);                 /* compressed chunks of every block */
   ws = gz_ws_add(ws, slots, sizeof(MPI_Request)); /* sends, per (block, chunk) */
@@ -136,7 +136,7 @@ gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
   g.local = GZ_OK;
   g.run = run;
   gz_ring_geometry(ctx, count, &g.chunk, &g.nch);
-  g.cap = gz_codes_bound(g.chunk);
+  g.cap = gz_codes_indexed_bound(g.chunk);
   slots = g.nch * (size_t)g.P;
   g.slot = gz_ws_take(ctx, slots, g.cap);
   g.sreq = gz_ws_take(ctx, slots, sizeof(MPI_Request));

@@ -21,8 +21,9 @@
  * Escape: a value that cannot be quantized (NaN, Inf, out of the code range)
  * on any rank sends the whole call through MPI on the original values
  * (exact; compressed = 0 in the report).
- * Device buffers (a context with cfg.device_pool_bytes): the call goes to
- * allreduce_recursive_doubling_device.c, same codes, same result bytes.
+ * Device buffers (a context with cfg.device_pool_bytes): the call runs the
+ * device row of allreduce_recursive_doubling.c, same codes, same result
+ * bytes.
  * Algorithms: allreduce_mpi.c, allreduce_recursive_doubling.c,
  * allreduce_ring.c (rows of registry.def); the skeleton: coll_driver.c.
  */
@@ -35,8 +36,7 @@ static gz_result_t check(gz_ctx_t ctx, gz_args_t *a) {
   a->in = a->sendbuf == GZ_IN_PLACE ? a->recvbuf : a->sendbuf;
   a->n_in = a->n_codes = a->n_out = a->count; /* every rank: the whole buffer */
   a->out = a->recvbuf;
-  if (!gz_dtype_size(a->dtype) ||
-      (a->op != GZ_OP_SUM && a->op != GZ_OP_MAX && a->op != GZ_OP_MIN) ||
+  if (!gz_dtype_size(a->dtype) || !gz_op_valid(a->op) ||
       (a->count && (!a->recvbuf || !a->in)) || !(a->divisor > 0) ||
       !isfinite(a->divisor) || (a->ex && a->count > (size_t)INT32_MAX * GZ_DEV_PIECE))
     return GZ_ERR_ARG;
@@ -48,23 +48,16 @@ static const gz_coll_desc_t allreduce = {
 
 gz_result_t gz_allreduce(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
                          gz_dtype_t dtype, gz_op_t op, gz_report_t *report) {
-  gz_args_t a = {.sendbuf = sendbuf,
-                 .recvbuf = recvbuf,
-                 .count = count,
-                 .dtype = dtype,
-                 .op = op,
-                 .divisor = 1.0};
+  gz_args_t a = gz_args_of(sendbuf, recvbuf, count, dtype);
+  a.op = op;
   return gz_coll_run(ctx, &allreduce, &a, report);
 }
 
 gz_result_t gz_allreduce_mean(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
                               size_t count, gz_dtype_t dtype, double divisor,
                               gz_report_t *report) {
-  gz_args_t a = {.sendbuf = sendbuf,
-                 .recvbuf = recvbuf,
-                 .count = count,
-                 .dtype = dtype,
-                 .op = GZ_OP_SUM,
-                 .divisor = divisor};
+  gz_args_t a = gz_args_of(sendbuf, recvbuf, count, dtype);
+  a.op = GZ_OP_SUM;
+  a.divisor = divisor;
   return gz_coll_run(ctx, &allreduce, &a, report);
 }

@@ -1,15 +1,23 @@
 /*
  * allreduce_recursive_doubling.c - allreduce by recursive doubling on
  * encoded integer codes ("ReDoub", as in gZCCL), in the integer domain.
+ * Written once against the backend table (device/backend.h): the host row
+ * runs it with the CPU operations (int32 codes when the agreed range lets
+ * every sum fit, gz_codes_fit32), the device row with the backend of the
+ * rank's buffers (CUDA: the whole buffer stays on the GPU, in the
+ * context's device pool; the CPU for a rank whose buffers are on the host,
+ * or everywhere under GZCOLL_BACKEND=ops), so the CPU tests run the very
+ * code the GPU runs.
  *
  * Algorithm
- *   Every rank holds its quantized contribution as int64 codes. In step k
+ *   Every rank holds its quantized contribution as integer codes. In step k
  *   (k = 0 .. log2(P') - 1) each rank encodes its whole partial result,
  *   exchanges it with the rank whose (new) rank differs in bit k, decodes the
  *   partner's codes and combines them exactly (add, max or min of integers).
  *   After log2(P') steps every rank holds the same integer total.
  *   Integer combination is exact and associative, so no error grows with
- *   the hops and every rank ends with the same codes, bit for bit.
+ *   the hops and every rank ends with the same codes, bit for bit, on
+ *   either backend.
  *
  * Non-power-of-two P
  *   With P' = 2^floor(log2 P) and r = P - P', the first 2r ranks pair up
@@ -25,109 +33,152 @@
  *                  (plus the quantize and dequantize of the caller).
  *   Few, large codec calls: good when per-call codec overhead is high or P
  *   is large relative to n. Messages of any size (gz_xfer splits them).
+ *   On a GPU each step also waits once for the encoded size (MPI needs it)
+ *   and, without CUDA-aware MPI, copies D / CR bytes each way through the
+ *   pinned staging.
  *
  * Restrictions
- *   Ops SUM, MAX, MIN on int64 codes (commutative). A local codec failure
+ *   Ops SUM, MAX, MIN on integer codes (commutative). A local codec failure
  *   (overflow, corrupt input) is remembered and the exchange continues so
- *   no partner waits; the caller agrees on the outcome.
+ *   no partner waits; the caller agrees on the outcome. Device buffers: the
+ *   call's memory (codes 8 n, two encodings, the kernels' scratch) must fit
+ *   cfg.device_pool_bytes, else GZ_ERR_NOMEM on every rank; the forced
+ *   "ring" has no device variant and runs as this algorithm (the report
+ *   says so). Not yet: overlapping the kernels of step k with its transfer.
  */
 #include "coll_internal.h"
 
+#include "gz_device.h"
+
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
-static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  size_t cap = gz_codes_bound(a->count);
-  (void)ctx;
-  if (a->count && !cap)
-    return SIZE_MAX;
-  return gz_ws_add(gz_ws_add(0, cap, 1), cap, 1);
-}
+typedef struct step {
+  gz_ctx_t ctx;
+  gz_exec_t *ex;
+  void *acc; /* int64 codes, int32 with ex->narrow */
+  size_t count;
+  unsigned char *sbuf, *rbuf;
+  size_t cap;
+  size_t pre; /* sbuf already holds acc encoded (the driver's fused
+                 quantize-encode, first_msg): bytes, 0 if not */
+  gz_run_t *run;
+  gz_result_t local; /* the first local failure */
+} step_t;
 
-/* Encode acc, send it to dest and/or receive from src, reduce (or, with
- * replace, decode) what arrived into acc. Codec failures go to *local. */
-static gz_result_t exchange(gz_ctx_t ctx, void *acc, int narrow, size_t count, gz_op_t op,
-                            int dest, int src, int replace, unsigned char *sbuf,
-                            unsigned char *rbuf, size_t cap, gz_run_t *run,
-                            gz_result_t *local) {
-  size_t ssize = 0, rsize = 0;
-  gz_result_t rc;
+/* Encode acc, send it to dest and/or receive from src, combine what arrived
+ * into acc with op (GZ_DEV_OP_REPLACE: take it). */
+static gz_result_t exchange(step_t *s, int op, int dest, int src) {
+  gz_exec_t *ex = s->ex;
+  size_t ssize = dest != MPI_PROC_NULL ? s->pre : 0, rsize = 0;
+  double t;
+  gz_result_t rc = GZ_OK;
+  s->pre = 0; /* acc changes below, or sbuf is reused */
+  if (dest != MPI_PROC_NULL && !ssize) {
+    t = MPI_Wtime();
+    rc = gz_exec_encode(ex, s->acc, s->count, s->sbuf, s->cap, &ssize);
+    s->run->t_codec += MPI_Wtime() - t;
+    s->run->passes += s->count;
+  }
   if (dest != MPI_PROC_NULL) {
-    rc = gz_run_encode_w(run, acc, narrow, count, sbuf, cap, &ssize);
-    if (rc != GZ_OK && *local == GZ_OK)
-      *local = rc;
-    run->bytes_raw += count * run->esz;
+    if (rc == GZ_OK) {
+      s->run->code_elems += s->count;
+      s->run->code_bytes += ssize;
+    } else if (s->local == GZ_OK) {
+      s->local = rc;
+    }
+    s->run->bytes_raw += s->count * s->run->esz;
   }
-  rc = gz_xfer(ctx, GZ_TAG_REDOUB, sbuf, ssize, dest, rbuf, cap, src, &rsize, run);
-  if (rc == GZ_OK && src != MPI_PROC_NULL) {
-    gz_result_t codec =
-        replace ? gz_run_decode_w(run, rbuf, rsize, acc, narrow, count)
-                : gz_run_decode_reduce_w(run, op, rbuf, rsize, acc, narrow, count);
-    if (codec != GZ_OK && *local == GZ_OK)
-      *local = codec;
+  rc = gz_dev_xfer(s->ctx, ex, GZ_TAG_REDOUB, s->sbuf, ssize, dest, s->rbuf, s->cap, src,
+                   &rsize, s->ctx->hstage.base, s->run);
+  if (rc == GZ_ERR_MPI)
+    return rc;
+  if (rc != GZ_OK && s->local == GZ_OK)
+    s->local = rc;
+  if (src != MPI_PROC_NULL) {
+    t = MPI_Wtime();
+    rc = ex->be->decode_reduce(ex, op, s->rbuf, rsize, s->acc, s->count);
+    s->run->t_codec += MPI_Wtime() - t;
+    s->run->passes += s->count;
+    if (rc != GZ_OK && s->local == GZ_OK)
+      s->local = rc;
   }
-  return rc;
+  return GZ_OK;
 }
 
-static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  void *acc = j->codes;
-  int narrow = j->narrow;
-  size_t count = j->a->count;
-  gz_op_t op = j->a->op;
-  gz_run_t *run = j->run;
-  int P = ctx->size, rank = ctx->rank, pof2 = 1, rem, newrank;
-  size_t cap = gz_codes_bound(count);
-  unsigned char *sbuf = gz_ws_take(ctx, cap, 1), *rbuf = gz_ws_take(ctx, cap, 1);
-  gz_result_t rc = GZ_OK, local = GZ_OK;
-
-  if (!sbuf || !rbuf)
-    return GZ_ERR_NOMEM; /* reservation too small: a bug, caught in tests */
+static gz_result_t redoub(step_t *s, int op) {
+  int P = s->ctx->size, rank = s->ctx->rank, pof2 = 1, rem, newrank;
+  gz_result_t rc = GZ_OK;
   while (pof2 * 2 <= P)
     pof2 *= 2;
   rem = P - pof2;
 
   /* fold the first 2r ranks into r */
   if (rank < 2 * rem) {
-    if (rank % 2 == 0) {
-      rc = exchange(ctx, acc, narrow, count, op, rank + 1, MPI_PROC_NULL, 0, sbuf, rbuf,
-                    cap, run, &local);
-      newrank = -1;
-    } else {
-      rc = exchange(ctx, acc, narrow, count, op, MPI_PROC_NULL, rank - 1, 0, sbuf, rbuf,
-                    cap, run, &local);
-      newrank = rank / 2;
-    }
-    if (rc != GZ_OK)
-      goto fn_exit;
+    newrank = rank % 2 ? rank / 2 : -1;
+    rc = rank % 2 ? exchange(s, op, MPI_PROC_NULL, rank - 1)
+                  : exchange(s, op, rank + 1, MPI_PROC_NULL);
   } else {
     newrank = rank - rem;
   }
 
   /* recursive doubling among pof2 ranks, whole buffer each step */
-  if (newrank >= 0) {
-    for (int mask = 1; mask < pof2; mask <<= 1) {
-      int np = newrank ^ mask;
-      int partner = np < rem ? np * 2 + 1 : np + rem;
-      rc = exchange(ctx, acc, narrow, count, op, partner, partner, 0, sbuf, rbuf, cap,
-                    run, &local);
-      if (rc != GZ_OK)
-        goto fn_exit;
-    }
+  for (int mask = 1; rc == GZ_OK && newrank >= 0 && mask < pof2; mask <<= 1) {
+    int np = newrank ^ mask, partner = np < rem ? np * 2 + 1 : np + rem;
+    rc = exchange(s, op, partner, partner);
   }
 
   /* hand the total back to the ranks that sat out */
-  if (rank < 2 * rem) {
-    if (rank % 2)
-      rc = exchange(ctx, acc, narrow, count, op, rank - 1, MPI_PROC_NULL, 1, sbuf, rbuf,
-                    cap, run, &local);
-    else
-      rc = exchange(ctx, acc, narrow, count, op, MPI_PROC_NULL, rank + 1, 1, sbuf, rbuf,
-                    cap, run, &local);
-    if (rc != GZ_OK)
-      goto fn_exit;
+  if (rc == GZ_OK && rank < 2 * rem)
+    rc = rank % 2 ? exchange(s, GZ_DEV_OP_REPLACE, rank - 1, MPI_PROC_NULL)
+                  : exchange(s, GZ_DEV_OP_REPLACE, MPI_PROC_NULL, rank + 1);
+  if (rc != GZ_OK)
+    return rc;
+  rc = s->ex->be->sync(s->ex); /* deferred decode / overflow flags */
+  return s->local != GZ_OK ? s->local : rc;
+}
+
+/* The call's backend: the device path's, else the CPU's. */
+static const gz_backend_t *backend(const gz_args_t *a) {
+  return a->ex ? a->ex->be : &gz_backend_cpu;
+}
+
+static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
+  const gz_backend_t *be = backend(a);
+  size_t cap = be->encode_bound(a->count), two = gz_ws_add(gz_ws_add(0, cap, 1), cap, 1);
+  if (a->count && !cap)
+    return SIZE_MAX;
+  if (be->on_device && !ctx->cuda_aware && two > ctx->hstage.cap)
+    return SIZE_MAX; /* the staging cannot hold one exchange: GZ_ERR_NOMEM */
+  return two;
+}
+
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  gz_exec_t cpu, *ex = j->a->ex;
+  uint64_t size_slot = 0;
+  step_t s = {ctx, NULL, j->codes, j->a->count, NULL, NULL, 0, 0, j->run, GZ_OK};
+  int on_dev;
+  if (!ex) { /* the host row: the CPU operations, on int32 codes where they fit */
+    gz_exec_make(ctx, 0, 0, &cpu);
+    cpu.size_out = &size_slot;
+    cpu.narrow = j->narrow;
+    ex = &cpu;
+  } else {
+    int other = j->chosen && strcmp(j->chosen->name, "redoub") != 0;
+    snprintf(j->reason, sizeof j->reason, "device-centric redoub on %s%s%s%s",
+             ex->be->name, other ? " (" : "", other ? j->chosen->name : "",
+             other ? " has no device variant)" : "");
   }
-  rc = local;
-fn_exit:
-  return rc;
+  on_dev = ex->be->on_device;
+  s.ex = ex;
+  s.cap = ex->be->encode_bound(s.count);
+  s.sbuf = j->msg0 ? j->msg0 : gz_dev_take(ctx, on_dev, s.cap, 1);
+  s.pre = j->msg0 ? j->msg0_size : 0;
+  s.rbuf = gz_dev_take(ctx, on_dev, s.cap, 1);
+  if (!s.sbuf || !s.rbuf)
+    return GZ_ERR_NOMEM; /* reservation too small: a bug, caught in tests */
+  return redoub(&s, (int)j->a->op);
 }
 
 static double cost(const gz_cost_t *c) {
@@ -137,3 +188,10 @@ static double cost(const gz_cost_t *c) {
 
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {
     .name = "redoub", .coll = GZ_COLL_ALLREDUCE, .ws = ws, .run = run, .cost = cost};
+const gz_algorithm_t gz_algo_allreduce_recursive_doubling_device = {
+    .name = "redoub",
+    .coll = GZ_COLL_ALLREDUCE,
+    .device = 1,
+    .ws = ws,
+    .run = run,
+    .first_msg = 1};

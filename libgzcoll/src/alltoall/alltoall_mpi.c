@@ -9,26 +9,15 @@
  */
 #include "coll_internal.h"
 
-static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  const gz_args_t *a = j->a;
-  MPI_Datatype type;
-  int n = 0;
-  gz_result_t rc = gz_mpi_block(a->dtype, a->count, &type, &n);
-  if (rc != GZ_OK)
-    return rc;
+static int call(gz_ctx_t ctx, const gz_args_t *a, int n, MPI_Datatype type) {
   if (a->sendbuf == GZ_IN_PLACE)
-    rc = MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a->recvbuf, n, type,
-                      ctx->comm) == MPI_SUCCESS
-             ? GZ_OK
-             : GZ_ERR_MPI;
-  else
-    rc = MPI_Alltoall(a->sendbuf, n, type, a->recvbuf, n, type, ctx->comm) == MPI_SUCCESS
-             ? GZ_OK
-             : GZ_ERR_MPI;
-  gz_mpi_block_free(&type);
-  if (rc == GZ_OK)
-    gz_run_plain(j->run, ctx->size - 1, a->count);
-  return rc;
+    return MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a->recvbuf, n, type,
+                        ctx->comm);
+  return MPI_Alltoall(a->sendbuf, n, type, a->recvbuf, n, type, ctx->comm);
+}
+
+static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
+  return gz_mpi_blocks(ctx, j, call, ctx->size - 1);
 }
 
 const gz_algorithm_t gz_algo_alltoall_mpi = {

@@ -32,7 +32,7 @@
 
 /* Largest encoding of one block. */
 static size_t block_cap(const gz_args_t *a) {
-  return a->cast ? gz_cast_bound(a->dtype, a->count) : gz_codes_bound(a->count);
+  return a->cast ? gz_cast_bound(a->dtype, a->count) : gz_codes_indexed_bound(a->count);
 }
 
 /* Cast in place: the values are read while blocks land in the same buffer,

@@ -26,7 +26,7 @@ static const gz_coll_desc_t bcast = {.coll = GZ_COLL_BCAST, .rooted = 1, .check 
 
 gz_result_t gz_bcast(gz_ctx_t ctx, void *buf, size_t count, gz_dtype_t dtype, int root,
                      gz_report_t *report) {
-  gz_args_t a = {
-      .recvbuf = buf, .count = count, .dtype = dtype, .root = root, .divisor = 1.0};
+  gz_args_t a = gz_args_of(NULL, buf, count, dtype);
+  a.root = root;
   return gz_coll_run(ctx, &bcast, &a, report);
 }

@@ -22,7 +22,7 @@
 #include "coll_internal.h"
 
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  size_t cap = gz_codes_bound(a->count);
+  size_t cap = gz_codes_indexed_bound(a->count);
   (void)ctx;
   if (a->count && !cap)
     return SIZE_MAX;
@@ -35,7 +35,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   int root = j->a->root;
   gz_run_t *run = j->run;
   int P = ctx->size, rr = (ctx->rank - root + P) % P, mask = 1;
-  size_t cap = gz_codes_bound(count), size = 0;
+  size_t cap = gz_codes_indexed_bound(count), size = 0;
   unsigned char *buf = gz_ws_take(ctx, cap, 1);
   gz_result_t rc = GZ_OK, local = GZ_OK;
 

@@ -85,10 +85,11 @@ gz_result_t gz_quantize32(gz_dtype_t dtype, const void *in, size_t n, double eb,
                           int64_t code_limit, int32_t *codes);
 gz_result_t gz_dequantize32_absmax(gz_dtype_t dtype, const int32_t *codes, size_t n,
                                    double eb, void *out, int64_t *amax);
-gz_result_t gz_codes32_encode(const int32_t *codes, size_t n, void *out, size_t cap,
-                              size_t *out_size);
-gz_result_t gz_codes32_decode(const void *in, size_t size, int32_t *codes, size_t n);
-gz_result_t gz_codes32_decode_reduce(gz_op_t op, const void *in, size_t size,
-                                     int32_t *acc, size_t n);
+/* gz_codes_encode / gz_codes_decode (reduce 0) / gz_codes_decode_reduce
+ * (reduce 1, op) for int64 codes, or int32 with narrow. */
+gz_result_t gz_codes_encode_w(const void *codes, int narrow, size_t n, void *out,
+                              size_t cap, size_t *out_size);
+gz_result_t gz_codes_decode_w(int reduce, gz_op_t op, const void *in, size_t size,
+                              void *codes, int narrow, size_t n);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * codes.c - the integer-domain API: quantize once, encode/decode codes
  * losslessly, combine codes exactly, dequantize once. Encoded codes are
- * PACKED blocks (kernels/gz_block.h) back to back, with no header: the
- * collectives know the count.
+ * PACKED blocks (kernels/gz_block.h) back to back, with no header (the
+ * caller knows the count); the collectives send them with a segment index
+ * in front (device/codes_indexed.c, their one wire encoding).
  *
  * The element loops (quantize, dequantize, encode, decode, decode+reduce)
  * are written once and compiled twice: for the baseline ISA and, on x86-64,
@@ -372,36 +373,43 @@ size_t gz_codes_bound(size_t n) {
   return blocks * 3 + 8 * n;
 }
 
-gz_result_t gz_codes_encode(const int64_t *codes, size_t n, void *out, size_t cap,
-                            size_t *out_size) {
+/* Encode and decode for either width (int32 with narrow): one argument
+ * check, then the chosen compilation's loop. */
+gz_result_t gz_codes_encode_w(const void *codes, int narrow, size_t n, void *out,
+                              size_t cap, size_t *out_size) {
   uint8_t *p = out;
-  if ((!codes || !out) && n)
-    return GZ_ERR_ARG;
-  if (!out_size)
+  if (((!codes || !out) && n) || !out_size)
     return GZ_ERR_ARG;
   if (cap < gz_codes_bound(n))
     return GZ_ERR_CAPACITY;
   if (n)
-    p = kernels()->encode(codes, n, p);
+    p = narrow ? kernels()->encode32(codes, n, p) : kernels()->encode(codes, n, p);
   *out_size = (size_t)(p - (uint8_t *)out);
   return GZ_OK;
 }
 
-gz_result_t gz_codes_decode(const void *in, size_t size, int64_t *codes, size_t n) {
-  if ((!in && size) || (!codes && n))
+gz_result_t gz_codes_decode_w(int reduce, gz_op_t op, const void *in, size_t size,
+                              void *codes, int narrow, size_t n) {
+  if ((!in && size) || (!codes && n) || (reduce && (op < GZ_OP_SUM || op > GZ_OP_MIN)))
     return GZ_ERR_ARG;
   if (!n)
     return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
-  return kernels()->decode(in, size, codes, n, 0, GZ_OP_SUM);
+  return narrow ? kernels()->decode32(in, size, codes, n, reduce, op)
+                : kernels()->decode(in, size, codes, n, reduce, op);
+}
+
+gz_result_t gz_codes_encode(const int64_t *codes, size_t n, void *out, size_t cap,
+                            size_t *out_size) {
+  return gz_codes_encode_w(codes, 0, n, out, cap, out_size);
+}
+
+gz_result_t gz_codes_decode(const void *in, size_t size, int64_t *codes, size_t n) {
+  return gz_codes_decode_w(0, GZ_OP_SUM, in, size, codes, 0, n);
 }
 
 gz_result_t gz_codes_decode_reduce(gz_op_t op, const void *in, size_t size, int64_t *acc,
                                    size_t n) {
-  if ((!in && size) || (!acc && n) || op < GZ_OP_SUM || op > GZ_OP_MIN)
-    return GZ_ERR_ARG;
-  if (!n)
-    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
-  return kernels()->decode(in, size, acc, n, 1, op);
+  return gz_codes_decode_w(1, op, in, size, acc, 0, n);
 }
 
 gz_result_t gz_codes_reduce(gz_op_t op, int64_t *acc, const int64_t *in, size_t n) {
@@ -451,36 +459,4 @@ gz_result_t gz_dequantize32_absmax(gz_dtype_t dtype, const int32_t *codes, size_
   if (amax)
     *amax = (int64_t)m;
   return GZ_OK;
-}
-
-gz_result_t gz_codes32_encode(const int32_t *codes, size_t n, void *out, size_t cap,
-                              size_t *out_size) {
-  uint8_t *p = out;
-  if ((!codes || !out) && n)
-    return GZ_ERR_ARG;
-  if (!out_size)
-    return GZ_ERR_ARG;
-  if (cap < gz_codes_bound(n))
-    return GZ_ERR_CAPACITY;
-  if (n)
-    p = kernels()->encode32(codes, n, p);
-  *out_size = (size_t)(p - (uint8_t *)out);
-  return GZ_OK;
-}
-
-gz_result_t gz_codes32_decode(const void *in, size_t size, int32_t *codes, size_t n) {
-  if ((!in && size) || (!codes && n))
-    return GZ_ERR_ARG;
-  if (!n)
-    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
-  return kernels()->decode32(in, size, codes, n, 0, GZ_OP_SUM);
-}
-
-gz_result_t gz_codes32_decode_reduce(gz_op_t op, const void *in, size_t size,
-                                     int32_t *acc, size_t n) {
-  if ((!in && size) || (!acc && n) || op < GZ_OP_SUM || op > GZ_OP_MIN)
-    return GZ_ERR_ARG;
-  if (!n)
-    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
-  return kernels()->decode32(in, size, acc, n, 1, op);
 }

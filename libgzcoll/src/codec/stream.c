@@ -66,15 +66,9 @@
 #include <omp.h>
 #endif
 
-#define GZ_STREAM_VERSION 3
 #define GZ_HEADER2_SIZE 72
 #define GZ_CHUNK2_DEFAULT (1u << 21)
 
-static void put_f64(uint8_t *p, double d) {
-  uint64_t v;
-  memcpy(&v, &d, 8);
-  gz_put_u64le(p, v);
-}
 static double get_f64(const uint8_t *p) {
   uint64_t v = gz_get_u64le(p);
   double d;
@@ -247,19 +241,13 @@ static void chunk_box(const size_t d[3], size_t len, size_t box[3]) {
   }
 }
 
-/* The first 40 bytes of a stream header, the same in formats 1 and 2. */
-static void put_header(uint8_t *o, uint8_t version, const gz_codec_params_t *params,
+/* The first 40 bytes of a stream header, the same in formats 1 and 2 (and
+ * on the GPU): gz_block_walk.h's writer. */
+static void put_header(uint8_t *o, int version, const gz_codec_params_t *params,
                        double eb, size_t n, size_t chunk_vals, size_t nchunks) {
-  memcpy(o, GZ_STREAM_MAGIC, 4);
-  o[4] = version;
-  o[5] = (uint8_t)params->dtype;
-  o[6] = (uint8_t)params->eb_mode;
-  o[7] = 0;
-  put_f64(o + 8, params->error_bound);
-  put_f64(o + 16, eb);
-  gz_put_u64le(o + 24, (uint64_t)n);
-  gz_put_u32le(o + 32, (uint32_t)chunk_vals);
-  gz_put_u32le(o + 36, (uint32_t)nchunks);
+  gz_stream_header_put(o, version, (int)params->dtype, (int)params->eb_mode,
+                       params->error_bound, eb, (uint64_t)n, (uint32_t)chunk_vals,
+                       (uint32_t)nchunks);
 }
 
 static gz_result_t compress_v2(const gz_codec_params_t *params, const void *in, size_t n,

@@ -1,16 +1,17 @@
 /*
  * backend.h - compute backends behind one table of operations, so the
- * device-centric collectives (allreduce_recursive_doubling_device.c and
- * scatter_binomial.c, whose host row runs the same code with the CPU table)
- * are written once and run on either:
+ * collectives written against it (allreduce_recursive_doubling.c,
+ * scatter_binomial.c: their host and device rows run the same code) are
+ * written once and run on either:
  *   gz_backend_cpu   the existing C code (always built);
  *   gz_backend_cuda  the CUDA kernels of kernels/ through gz_device.h;
  *                    without CUDA or without a device every operation
  *                    returns GZ_ERR_UNSUPPORTED (never silently nothing).
  * Each rank picks its backend from where its buffers live (device pointers
- * are detected at run time); the wire format is the same for both (codes in
- * the indexed encoding of kernels/gz_block_walk.h), so ranks with host and
- * device buffers can meet in one call.
+ * are detected at run time); the wire format is the same for both and for
+ * every compressed collective (codes in the indexed encoding of
+ * kernels/gz_block_walk.h, codes_indexed.c), so ranks with host and device
+ * buffers can meet in one call.
  *
  * Execution: an operation runs on the exec's stream. Operations marked
  * "async" may return before the work is done (device); data-dependent
@@ -46,6 +47,9 @@ typedef struct gz_exec {
   size_t tmp_bytes;
   uint64_t *size_out; /* where encode_async leaves the size (host readable
                          after sync) */
+  int narrow;         /* encode_async / decode_reduce read and write int32
+                         codes (the host allreduce whose agreed range fits,
+                         gz_codes_fit32); the CPU backend only */
 } gz_exec_t;
 
 typedef struct gz_backend {
@@ -66,12 +70,14 @@ typedef struct gz_backend {
                        double *lo, double *hi, double *absmax);
   /* sync: max |code| */
   gz_result_t (*absmax)(gz_exec_t *ex, const int64_t *codes, size_t n, int64_t *out);
-  /* async: indexed encoding; *ex->size_out holds the size after sync */
-  gz_result_t (*encode_async)(gz_exec_t *ex, const int64_t *codes, size_t n, void *out,
+  /* async: indexed encoding of int64 codes (int32 with ex->narrow);
+   * *ex->size_out holds the size after sync */
+  gz_result_t (*encode_async)(gz_exec_t *ex, const void *codes, size_t n, void *out,
                               size_t cap);
-  /* async: decode an indexed message and combine (GZ_DEV_OP_*) into acc */
+  /* async: decode an indexed message and combine (GZ_DEV_OP_*) into acc
+   * (int64 codes; int32 with ex->narrow) */
   gz_result_t (*decode_reduce)(gz_exec_t *ex, int op, const void *in, size_t size,
-                               int64_t *acc, size_t n);
+                               void *acc, size_t n);
   /* async: acc = op(acc, in) */
   gz_result_t (*reduce)(gz_exec_t *ex, int op, int64_t *acc, const int64_t *in, size_t n);
   /* sync: stream codec, same bytes on every backend */
@@ -101,30 +107,17 @@ extern const gz_backend_t gz_backend_cuda;
 gz_result_t gz_exec_flags_result(unsigned flags);
 
 /* encode_async + sync; *size receives the size. */
-gz_result_t gz_exec_encode(gz_exec_t *ex, const int64_t *codes, size_t n, void *out,
+gz_result_t gz_exec_encode(gz_exec_t *ex, const void *codes, size_t n, void *out,
                            size_t cap, size_t *size);
 
-/* ---- the indexed code encoding on the CPU (codes_indexed.c) -------------- */
+/* ---- the collectives' wire encoding of codes on the CPU (codes_indexed.c) */
 
 size_t gz_codes_indexed_bound(size_t n);
-gz_result_t gz_codes_encode_indexed(const int64_t *codes, size_t n, void *out, size_t cap,
-                                    size_t *out_size);
+/* int64 codes, or int32 with narrow (the same bytes). */
+gz_result_t gz_codes_encode_indexed(const void *codes, int narrow, size_t n, void *out,
+                                    size_t cap, size_t *out_size);
 /* op: GZ_DEV_OP_SUM/MAX/MIN combine, GZ_DEV_OP_REPLACE overwrite. */
-gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, int64_t *acc,
-                                    size_t n);
-
-/* ---- a fixed-size pool (device memory, pinned staging) ------------------- */
-
-typedef struct gz_pool {
-  unsigned char *base;
-  size_t cap, used, reserved;
-} gz_pool_t;
-
-/* Start a call needing bytes (gz_ws_add arithmetic); never grows:
- * GZ_ERR_NOMEM when bytes > cap. */
-gz_result_t gz_pool_reserve(gz_pool_t *pool, size_t bytes);
-/* Carve n * elem bytes (64-byte aligned); NULL when the reservation is
- * exceeded (a bug in the caller's accounting). */
-void *gz_pool_take(gz_pool_t *pool, size_t n, size_t elem);
+gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, void *acc,
+                                    int narrow, size_t n);
 
 #endif

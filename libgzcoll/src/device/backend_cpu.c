@@ -23,7 +23,7 @@ gz_result_t gz_exec_flags_result(unsigned flags) {
   return GZ_OK;
 }
 
-gz_result_t gz_exec_encode(gz_exec_t *ex, const int64_t *codes, size_t n, void *out,
+gz_result_t gz_exec_encode(gz_exec_t *ex, const void *codes, size_t n, void *out,
                            size_t cap, size_t *size) {
   gz_result_t rc = ex->be->encode_async(ex, codes, n, out, cap), rs = ex->be->sync(ex);
   *size = rc == GZ_OK && rs == GZ_OK ? (size_t)*ex->size_out : 0;
@@ -88,10 +88,10 @@ static gz_result_t cpu_absmax(gz_exec_t *ex, const int64_t *codes, size_t n,
   return GZ_OK;
 }
 
-static gz_result_t cpu_encode_async(gz_exec_t *ex, const int64_t *codes, size_t n,
-                                    void *out, size_t cap) {
+static gz_result_t cpu_encode_async(gz_exec_t *ex, const void *codes, size_t n, void *out,
+                                    size_t cap) {
   size_t size = 0;
-  gz_result_t rc = gz_codes_encode_indexed(codes, n, out, cap, &size);
+  gz_result_t rc = gz_codes_encode_indexed(codes, ex->narrow, n, out, cap, &size);
   *ex->size_out = size;
   return rc;
 }
@@ -105,8 +105,8 @@ static gz_result_t cpu_quantize_encode_async(gz_exec_t *ex, gz_dtype_t dtype,
 }
 
 static gz_result_t cpu_decode_reduce(gz_exec_t *ex, int op, const void *in, size_t size,
-                                     int64_t *acc, size_t n) {
-  gz_result_t rc = gz_codes_decode_indexed(op, in, size, acc, n);
+                                     void *acc, size_t n) {
+  gz_result_t rc = gz_codes_decode_indexed(op, in, size, acc, ex->narrow, n);
   if (rc == GZ_ERR_ARG)
     return rc;
   ex->flags |= flag_of(rc);

@@ -108,9 +108,11 @@ static gz_result_t dev_absmax(gz_exec_t *ex, const int64_t *codes, size_t n,
   return GZ_OK;
 }
 
-static gz_result_t dev_encode_async(gz_exec_t *ex, const int64_t *codes, size_t n,
-                                    void *out, size_t cap) {
+static gz_result_t dev_encode_async(gz_exec_t *ex, const void *codes, size_t n, void *out,
+                                    size_t cap) {
   uint64_t *d_size = (uint64_t *)(ex->d_small + SM_SIZE);
+  if (ex->narrow) /* int64 codes only on a device */
+    return dev_rc(ex, GZ_DEV_ERR_ARG);
   if (dev_rc(ex, gz_dev_codes_encode(codes, n, out, cap, ex->tmp, ex->tmp_bytes, d_size,
                                      ex->stream)) != GZ_OK)
     return ex->err;
@@ -132,7 +134,9 @@ static gz_result_t dev_quantize_encode_async(gz_exec_t *ex, gz_dtype_t dtype,
 }
 
 static gz_result_t dev_decode_reduce(gz_exec_t *ex, int op, const void *in, size_t size,
-                                     int64_t *acc, size_t n) {
+                                     void *acc, size_t n) {
+  if (ex->narrow)
+    return dev_rc(ex, GZ_DEV_ERR_ARG);
   return dev_rc(ex, gz_dev_codes_decode_reduce(op, in, size, acc, n, ex->tmp,
                                                ex->tmp_bytes, ex->d_flags, ex->stream));
 }

@@ -13,8 +13,9 @@
  *   from the same source with the same tag (MPI keeps their order).
  *
  *   Header, little-endian:
- *     0  4  magic "GZP1"
- *     4  1  kind: 0 raw values, 1 encoded codes, 2 sender failed
+ *     0  4  magic "GZP2" (GZP1: codes without the segment index)
+ *     4  1  kind: 0 raw values, 1 encoded codes (the collectives' indexed
+ *           encoding, codes_indexed.c), 2 sender failed
  *     5  1  dtype
  *     6  1  flags: bit 0 = payload follows in parts
  *     7  1  reserved
@@ -55,7 +56,7 @@ typedef struct p2p_header {
 
 static void header_write(unsigned char *p, const p2p_header_t *h) {
   uint64_t bits;
-  memcpy(p, "GZP1", 4);
+  memcpy(p, "GZP2", 4);
   p[4] = (unsigned char)h->kind;
   p[5] = (unsigned char)h->dtype;
   p[6] = (unsigned char)h->flags;
@@ -68,7 +69,7 @@ static void header_write(unsigned char *p, const p2p_header_t *h) {
 
 static gz_result_t header_read(const unsigned char *p, size_t n, p2p_header_t *h) {
   uint64_t bits;
-  if (n < GZ_P2P_HEADER || memcmp(p, "GZP1", 4) != 0 || p[4] > GZ_P2P_FAILED)
+  if (n < GZ_P2P_HEADER || memcmp(p, "GZP2", 4) != 0 || p[4] > GZ_P2P_FAILED)
     return GZ_ERR_CORRUPT;
   h->kind = p[4];
   h->dtype = p[5];
@@ -147,7 +148,7 @@ gz_result_t gz_send(gz_ctx_t ctx, const void *buf, size_t count, gz_dtype_t dtyp
   }
 
   /* workspace: header + payload (+ codes when compressing) */
-  cap = h.kind == GZ_P2P_CODES ? gz_codes_bound(count) : raw;
+  cap = h.kind == GZ_P2P_CODES ? gz_codes_indexed_bound(count) : raw;
   rc = gz_ws_reserve(ctx, gz_ws_add(gz_ws_add(0, GZ_P2P_HEADER + cap, 1),
                                     h.kind == GZ_P2P_CODES ? count : 0, sizeof(int64_t)));
   if (rc != GZ_OK)

@@ -16,8 +16,7 @@ static gz_result_t check(gz_ctx_t ctx, gz_args_t *a) {
   size_t P = (size_t)ctx->size;
   a->in = a->sendbuf == GZ_IN_PLACE ? a->recvbuf : a->sendbuf;
   a->out = a->recvbuf;
-  if (a->count > SIZE_MAX / 8 / P || !gz_dtype_size(a->dtype) ||
-      (a->op != GZ_OP_SUM && a->op != GZ_OP_MAX && a->op != GZ_OP_MIN) ||
+  if (a->count > SIZE_MAX / 8 / P || !gz_dtype_size(a->dtype) || !gz_op_valid(a->op) ||
       (a->count && (!a->recvbuf || !a->in)))
     return GZ_ERR_ARG;
   a->total = a->n_in = a->n_codes = a->count * P; /* P blocks of count */
@@ -32,11 +31,7 @@ static const gz_coll_desc_t reduce_scatter = {
 gz_result_t gz_reduce_scatter_block(gz_ctx_t ctx, const void *sendbuf, void *recvbuf,
                                     size_t recvcount, gz_dtype_t dtype, gz_op_t op,
                                     gz_report_t *report) {
-  gz_args_t a = {.sendbuf = sendbuf,
-                 .recvbuf = recvbuf,
-                 .count = recvcount,
-                 .dtype = dtype,
-                 .op = op,
-                 .divisor = 1.0};
+  gz_args_t a = gz_args_of(sendbuf, recvbuf, recvcount, dtype);
+  a.op = op;
   return gz_coll_run(ctx, &reduce_scatter, &a, report);
 }

@@ -39,7 +39,7 @@
 size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count) {
   size_t chunk, nch, cap, ws = 0;
   gz_ring_geometry(ctx, count, &chunk, &nch);
-  cap = gz_codes_bound(chunk);
+  cap = gz_codes_indexed_bound(chunk);
   ws = gz_ws_add(ws, 3 * nch, cap);                 /* 2 send sets, 1 recv set */
   ws = gz_ws_add(ws, 3 * nch, sizeof(MPI_Request)); /* their requests */
   ws = gz_ws_add(ws, nch, sizeof(int));             /* Waitsome indices */
@@ -149,7 +149,7 @@ gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t c
   g.local = GZ_OK;
   g.run = run;
   gz_ring_geometry(ctx, count, &g.chunk, &g.nch);
-  g.cap = gz_codes_bound(g.chunk);
+  g.cap = gz_codes_indexed_bound(g.chunk);
   g.sslot[0] = gz_ws_take(ctx, 3 * g.nch, g.cap);
   g.sreq[0] = gz_ws_take(ctx, 3 * g.nch, sizeof(MPI_Request));
   g.idx = gz_ws_take(ctx, g.nch, sizeof(int));

@@ -51,11 +51,7 @@ static const gz_coll_desc_t scatter = {
 
 gz_result_t gz_scatter(gz_ctx_t ctx, const void *sendbuf, void *recvbuf, size_t count,
                        gz_dtype_t dtype, int root, gz_report_t *report) {
-  gz_args_t a = {.sendbuf = sendbuf,
-                 .recvbuf = recvbuf,
-                 .count = count,
-                 .dtype = dtype,
-                 .root = root,
-                 .divisor = 1.0};
+  gz_args_t a = gz_args_of(sendbuf, recvbuf, count, dtype);
+  a.root = root;
   return gz_coll_run(ctx, &scatter, &a, report);
 }

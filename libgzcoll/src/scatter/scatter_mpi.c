@@ -9,21 +9,14 @@
  */
 #include "coll_internal.h"
 
+static int call(gz_ctx_t ctx, const gz_args_t *a, int n, MPI_Datatype type) {
+  return MPI_Scatter(a->sendbuf, n, type,
+                     a->recvbuf == GZ_IN_PLACE ? MPI_IN_PLACE : a->recvbuf, n, type,
+                     a->root, ctx->comm);
+}
+
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  const gz_args_t *a = j->a;
-  MPI_Datatype type;
-  int n = 0;
-  gz_result_t rc = gz_mpi_block(a->dtype, a->count, &type, &n);
-  if (rc != GZ_OK)
-    return rc;
-  if (MPI_Scatter(a->sendbuf, n, type,
-                  a->recvbuf == GZ_IN_PLACE ? MPI_IN_PLACE : a->recvbuf, n, type, a->root,
-                  ctx->comm) != MPI_SUCCESS)
-    rc = GZ_ERR_MPI;
-  gz_mpi_block_free(&type);
-  if (rc == GZ_OK && ctx->rank == a->root)
-    gz_run_plain(j->run, ctx->size - 1, a->count);
-  return rc;
+  return gz_mpi_blocks(ctx, j, call, ctx->rank == j->a->root ? ctx->size - 1 : 0);
 }
 
 static double cost(const gz_cost_t *c) {
