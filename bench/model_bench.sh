@@ -4,7 +4,8 @@
 # Nothing GZCOLL_* is set: the library measures the link itself.
 #
 #   bench/model_bench.sh BUILD_DIR SETUP [N RATE]
-#     SETUP: shm (N ranks on shared memory, no cluster) or a name for the
+#     SETUP: shm, or any name starting with shm (N ranks on shared memory, no
+#     cluster), or a name for the
 #     emulated cluster of N hosts at RATE (bench/cluster.sh up N RATE).
 # Per setup, into $BENCH_OUT (bench/results)/model_SETUP.txt:
 #   0. gzbench model --probe --check: the model's times for N ranks (and 512)
@@ -42,7 +43,7 @@ mkdir -p "$OUT" "$DATA"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for v in $(env | sed -n 's/^\(GZCOLL_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 
-if [ "$SETUP" = shm ]; then
+if [[ "$SETUP" == shm* ]]; then
   launch() { mpirun -np "$N" --oversubscribe "$@"; }
 else
   "$CL" up "$N" "$RATE" 50us
@@ -51,7 +52,7 @@ else
 fi
 
 {
-  echo "# model_bench $SETUP: $N ranks, ${RATE} ($([ "$SETUP" = shm ] && echo 'shared memory' || echo 'bench/cluster.sh'))"
+  echo "# model_bench $SETUP: $N ranks, ${RATE} ($([[ "$SETUP" == shm* ]] && echo 'shared memory' || echo 'bench/cluster.sh'))"
   echo "# date $(date -u +%Y-%m-%dT%H:%MZ), host $(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), shared with other jobs"
   echo "# git $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet || echo +dirty)"
 } >"$LOG"
