@@ -5,8 +5,8 @@
 #
 #   bench/model_bench.sh BUILD_DIR SETUP [N RATE]
 #     SETUP: shm, or any name starting with shm (N ranks on shared memory, no
-#     cluster), or a name for the
-#     emulated cluster of N hosts at RATE (bench/cluster.sh up N RATE).
+#     cluster), or a name for the emulated cluster of N hosts at RATE
+#     (bench/cluster.sh up N RATE).
 # Per setup, into $BENCH_OUT (bench/results)/model_SETUP.txt:
 #   0. gzbench model --probe --check: the model's times for N ranks (and 512)
 #      from inputs probed on these hosts and learnt from allreduces of
