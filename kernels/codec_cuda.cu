@@ -309,8 +309,8 @@ __global__ void k_stream_header(uint8_t *o, int dtype, int eb_mode, double error
   index_crc = block_crc32(&crc, o + GZ_STREAM_HEADER, 8 * nchunks);
   if (threadIdx.x != 0)
     return;
-  gz_stream_header_put(o, GZ_STREAM_VERSION, dtype, eb_mode, error_bound, qp->eb, n, chunk_len,
-                       (uint32_t)nchunks);
+  gz_stream_header_put(o, GZ_STREAM_VERSION, dtype, eb_mode, error_bound, qp->eb, n,
+                       chunk_len, (uint32_t)nchunks);
   gz_put_u32le(o + 40, gz_crc32_tab(crc.table, o, 40));
   gz_put_u32le(o + GZ_STREAM_HEADER + 8 * nchunks, index_crc);
   *d_size = GZ_STREAM_HEADER + 8 * nchunks + 4 +

@@ -67,7 +67,7 @@
  * both write version 3, and read both. */
 #define GZ_STREAM_MAGIC "GZCS"
 #define GZ_STREAM_VERSION 3 /* what the CPU and GPU writers of format 1/3 write */
-#define GZ_STREAM_HEADER 44            /* bytes of a version-1/3 header */
+#define GZ_STREAM_HEADER 44 /* bytes of a version-1/3 header */
 #define GZ_STREAM_CHUNK_MAX (1u << 24) /* values per chunk, at most */
 
 /* Version 3: a chunk of B blocks is cut into segments of GZ_STREAM_SEG_BLOCKS

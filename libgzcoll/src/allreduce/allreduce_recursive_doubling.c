@@ -188,10 +188,10 @@ static double cost(const gz_cost_t *c) {
 
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {
     .name = "redoub", .coll = GZ_COLL_ALLREDUCE, .ws = ws, .run = run, .cost = cost};
-const gz_algorithm_t gz_algo_allreduce_recursive_doubling_device = {
-    .name = "redoub",
-    .coll = GZ_COLL_ALLREDUCE,
-    .device = 1,
-    .ws = ws,
-    .run = run,
-    .first_msg = 1};
+const gz_algorithm_t gz_algo_allreduce_recursive_doubling_device = {.name = "redoub",
+                                                                    .coll =
+                                                                        GZ_COLL_ALLREDUCE,
+                                                                    .device = 1,
+                                                                    .ws = ws,
+                                                                    .run = run,
+                                                                    .first_msg = 1};
