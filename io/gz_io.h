@@ -235,6 +235,11 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
 int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
                           double abs_bound, char *err, size_t errlen);
 
+/* Whether some variable of the open netCDF group ncid names variable `name`
+ * in its CF `bounds` or `climatology` attribute: cell bounds (time_bnds,
+ * climatology_bounds), not data (io_netcdf_cf.c, for the netCDF code). */
+int gz_io_nc_is_cell_bounds(int ncid, const char *name);
+
 /* What gz_io_write_netcdf_cf() adds for CF-aware tools (io_netcdf_cf.c). */
 typedef struct gz_cf_extra {
   /* a netCDF input: the attributes of its coordinate variables (calendar,

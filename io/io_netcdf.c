@@ -97,25 +97,8 @@ static void list_vars(int gid, int (*keep)(int, int), char *buf, size_t len) {
  * (time_bnds, lat_bnds, climatology_bounds): cell bounds, not data. */
 static int is_cell_bounds(int gid, int varid) {
   char name[NC_MAX_NAME + 1];
-  int nvars = 0;
-  if (nc_inq_varname(gid, varid, name) != NC_NOERR ||
-      nc_inq_nvars(gid, &nvars) != NC_NOERR)
-    return 0;
-  for (int v = 0; v < nvars; v++) {
-    static const char *const refs[] = {"bounds", "climatology"};
-    for (int k = 0; k < 2; k++) {
-      char text[NC_MAX_NAME + 1];
-      size_t len;
-      nc_type t;
-      if (nc_inq_att(gid, v, refs[k], &t, &len) == NC_NOERR && t == NC_CHAR &&
-          len < sizeof text && nc_get_att_text(gid, v, refs[k], text) == NC_NOERR) {
-        text[len] = '\0';
-        if (!strcmp(text, name))
-          return 1;
-      }
-    }
-  }
-  return 0;
+  return nc_inq_varname(gid, varid, name) == NC_NOERR &&
+         gz_io_nc_is_cell_bounds(gid, name);
 }
 
 static int is_numeric_candidate(int gid, int varid) {

@@ -308,15 +308,8 @@ int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
   return gz_io_commit(tmp, path, force, err, errlen);
 }
 
-/* A coordinate variable (1-D, named after its dimension), or one that a
- * `bounds` / `climatology` attribute names. */
-static int is_aux(int ncid, int varid, const char *name) {
-  int nvars, ndims, dimid;
-  char dname[NC_MAX_NAME + 1];
-  if (nc_inq_varndims(ncid, varid, &ndims) == NC_NOERR && ndims == 1 &&
-      nc_inq_vardimid(ncid, varid, &dimid) == NC_NOERR &&
-      nc_inq_dimname(ncid, dimid, dname) == NC_NOERR && !strcmp(dname, name))
-    return 1;
+int gz_io_nc_is_cell_bounds(int ncid, const char *name) {
+  int nvars;
   if (nc_inq_nvars(ncid, &nvars) != NC_NOERR)
     return 0;
   for (int v = 0; v < nvars; v++) {
@@ -334,6 +327,17 @@ static int is_aux(int ncid, int varid, const char *name) {
     }
   }
   return 0;
+}
+
+/* A coordinate variable (1-D, named after its dimension), or cell bounds. */
+static int is_aux(int ncid, int varid, const char *name) {
+  int ndims, dimid;
+  char dname[NC_MAX_NAME + 1];
+  if (nc_inq_varndims(ncid, varid, &ndims) == NC_NOERR && ndims == 1 &&
+      nc_inq_vardimid(ncid, varid, &dimid) == NC_NOERR &&
+      nc_inq_dimname(ncid, dimid, dname) == NC_NOERR && !strcmp(dname, name))
+    return 1;
+  return gz_io_nc_is_cell_bounds(ncid, name);
 }
 
 int gz_io_netcdf_vars_along(const char *path, char *buf, size_t len, char *err,

@@ -206,7 +206,7 @@ static void test_isa(void) {
   const size_t sizes[] = {0, 1, 3, 4, 5, 8, 9, 1001, 65537};
   const size_t n = 65537;
   double *x = malloc(n * sizeof *x);
-  if (!gz_cast_isa_available(GZ_ISA_AVX2)) {
+  if (!gz_isa_available(GZ_ISA_AVX2)) {
     printf("note: no AVX2 on this CPU: the AVX2 cast is not compared\n");
     free(x);
     return;

@@ -64,7 +64,7 @@ static int check_all(const char *what, const float *x, size_t n, double eb) {
       !GZ_CHECK(bad == 0, "%s: %zu values off the bound or not bit-exact", what, bad);
   for (int a = 0; a < 2; a++) {
     size_t size;
-    if (!gz_values_isa_available(isas[a]))
+    if (!gz_isa_available(isas[a]))
       continue;
     memset(enc, 0xa5, cap);
     size = gz_encode_values_isa(isas[a], GZ_FLOAT32, x, n, &qp, enc);
@@ -72,7 +72,7 @@ static int check_all(const char *what, const float *x, size_t n, double eb) {
                        "%s: set %d writes the reference bytes (%zu vs %zu)", what,
                        isas[a], size, rsize);
     for (int b = 0; b < 2; b++) {
-      if (!gz_values_isa_available(isas[b]))
+      if (!gz_isa_available(isas[b]))
         continue;
       free(exact);
       exact = malloc(size + 1);
@@ -223,7 +223,7 @@ static void test_stream(void) {
 }
 
 int main(void) {
-  if (!gz_values_isa_available(GZ_ISA_AVX2))
+  if (!gz_isa_available(GZ_ISA_AVX2))
     printf("note: no AVX2 on this CPU, the portable set only\n");
   test_widths();
   test_fields();

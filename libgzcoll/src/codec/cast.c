@@ -298,15 +298,6 @@ widen_all_avx2(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in, size_t n, vo
 }
 #endif
 
-int gz_cast_isa_available(int isa) {
-  if (isa == GZ_ISA_PORTABLE || isa == GZ_ISA_AUTO)
-    return 1;
-#ifdef HAVE_AVX2_PATH
-  return isa == GZ_ISA_AVX2 && gz_cpu_avx2();
-#else
-  return 0;
-#endif
-}
 
 static int use_avx2(int isa) {
 #ifdef HAVE_AVX2_PATH

@@ -28,7 +28,8 @@ gz_result_t gz_decode_values(gz_dtype_t dtype, const uint8_t *in, size_t size, s
  * same bytes and decodes to the same values; AUTO is the best the CPU has,
  * an unavailable set falls back to PORTABLE. */
 enum { GZ_ISA_AUTO = 0, GZ_ISA_PORTABLE = 1, GZ_ISA_AVX2 = 2 };
-int gz_values_isa_available(int isa);
+/* Whether a set runs here (cpu.c; for every vector loop of the codec). */
+int gz_isa_available(int isa);
 size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
                             const gz_quant_t *qp, uint8_t *out);
 gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
@@ -56,14 +57,13 @@ gz_result_t gz_cast_decode(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in,
                            size_t size, void *out, size_t n);
 /* The same with a chosen instruction set (GZ_ISA_*): AVX2 writes the
  * portable path's bytes and decodes to its values. */
-int gz_cast_isa_available(int isa);
 gz_result_t gz_cast_encode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast, const void *in,
                                size_t n, uint8_t *out, size_t cap, size_t *size);
 gz_result_t gz_cast_decode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast,
                                const uint8_t *in, size_t size, void *out, size_t n);
 
 /* Whether this CPU runs AVX2 (asked once): the one run-time test behind
- * the codec's vector loops, values.c's and codes.c's. */
+ * the codec's vector loops. */
 int gz_cpu_avx2(void);
 
 /* The integer-code kernels' instruction set: want < 0 asks (choosing the

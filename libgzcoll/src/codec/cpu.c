@@ -1,7 +1,7 @@
 /*
  * cpu.c - what the CPU can run, asked once: the one run-time test behind the
- * codec's vector loops (values.c, codes.c). Its own file so that the HDF5
- * plugin's copy of the stream codec (h5z/) carries it too.
+ * codec's vector loops (values.c, codes.c, cast.c, chunk2.c, pred_lorenzo.c). Its own
+ * file so that the HDF5 plugin's copy of the stream codec (h5z/) carries it too.
  */
 #include "codec/codec.h"
 
@@ -16,4 +16,11 @@ int gz_cpu_avx2(void) {
 #else
   return 0;
 #endif
+}
+
+/* The AVX2 loops are compiled wherever gz_cpu_avx2 can answer 1. */
+int gz_isa_available(int isa) {
+  if (isa == GZ_ISA_PORTABLE || isa == GZ_ISA_AUTO)
+    return 1;
+  return isa == GZ_ISA_AVX2 && gz_cpu_avx2();
 }

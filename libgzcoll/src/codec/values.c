@@ -309,15 +309,6 @@ static const values_kernels_t *kernels_for(int isa) {
   return &portable;
 }
 
-int gz_values_isa_available(int isa) {
-  if (isa == GZ_ISA_PORTABLE || isa == GZ_ISA_AUTO)
-    return 1;
-#ifdef HAVE_AVX2_PATH
-  return isa == GZ_ISA_AVX2 && gz_cpu_avx2();
-#else
-  return 0;
-#endif
-}
 
 /* ---- one full float32 block ------------------------------------------------ */
 
