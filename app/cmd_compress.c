@@ -50,7 +50,7 @@ typedef struct compress_opts {
   gz_raw_opts_t raw;
   int have_raw;
   int verify, force, quiet, threads;
-  int fast; /* --fast: format 1 (no prediction across dimensions, no entropy stage) */
+  int fast; /* --fast: format 3 (no prediction across dimensions, no entropy stage) */
   uint32_t chunk;
   const char *format; /* decompress: nc|h5|raw|sgy|rsf for directory outputs */
 } compress_opts_t;
@@ -534,7 +534,7 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   p.dtype = meta->dtype;
   p.chunk_len = o->chunk;
   p.threads = o->threads;
-  /* format 2, predicted in the data's own shape; --fast: format 1 */
+  /* format 2, predicted in the data's own shape; --fast: format 3 */
   p.predictor = o->fast ? GZ_PRED_NONE : GZ_PRED_AUTO;
   p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
   for (unsigned d = 0; d < p.ndims; d++)
@@ -879,7 +879,7 @@ void gz_compress_print_help(FILE *out) {
       "  --verify                decompress again (-o *.nc: read the file back) and\n"
       "                          print ratio, bit rate, GB/s, max abs/rel error, PSNR,\n"
       "                          NRMSE, L2 norm; fail if the bound or target broke\n"
-      "  --fast                  compress: the speed-oriented codec (stream format 1,\n"
+      "  --fast                  compress: the speed-oriented codec (stream format 3,\n"
       "                          several GB/s per core, lower ratio; .gzc output only)\n"
       "  --threads N             OpenMP threads over chunks (default 1)\n"
       "  --chunk N               values per chunk, a multiple of 32 (default %u)\n"

@@ -38,7 +38,7 @@ grep -qE "norm 0.05: bound [0-9.e-]+ = 0.05 / sqrt\(4718592\); L2 norm of error 
   && ok || { ko "--verify reports the L2 target met"; cat "$TMP/out"; }
 expect "decompress soda norm" "$GZ" decompress -i "$TMP/sn.gzc" -o "$TMP/sn.raw"
 expect "soda L2 <= 0.05" "$CHECK" "$SODA" - "$TMP/sn.raw" - norm:0.05 24x96x2048
-# --fast: stream format 1 (bigger than the default archive), same strict bound
+# --fast: stream format 3 (bigger than the default archive), same strict bound
 expect "compress soda --fast" "$GZ" compress -i "$SODA" --dims 96x2048 -e 1e-4 --fast \
   -o "$TMP/f.gzc" --verify
 expect "compress soda default" "$GZ" compress -i "$SODA" --dims 96x2048 -e 1e-4 -o "$TMP/d.gzc"
