@@ -298,7 +298,6 @@ widen_all_avx2(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in, size_t n, vo
 }
 #endif
 
-
 static int use_avx2(int isa) {
 #ifdef HAVE_AVX2_PATH
   return (isa == GZ_ISA_AUTO || isa == GZ_ISA_AVX2) && gz_cpu_avx2();

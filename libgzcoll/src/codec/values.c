@@ -309,7 +309,6 @@ static const values_kernels_t *kernels_for(int isa) {
   return &portable;
 }
 
-
 /* ---- one full float32 block ------------------------------------------------ */
 
 /* The PACKED payload of the zigzag values u (w <= 32, w0 <= 56) at out, in
