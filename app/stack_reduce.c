@@ -327,6 +327,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
    * field: both steps then work in place, on one double buffer instead of
    * three (fresh pages cost the kernel about as much as the work on them) */
   int in_place = !repro && !o->verify;
+  int field_in_place = in_place && !r->moment_pass; /* finish_result: r->result NULL */
   double t_setup;
 
   if (gzs_agree_counts(r, comm) != 0)
@@ -340,10 +341,9 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
   } else {
     r->reduced = malloc(sizeof(double) * M + 1);
   }
-  r->result = in_place && !r->moment_pass ? NULL : malloc(sizeof(double) * M + 1);
+  r->result = field_in_place ? NULL : malloc(sizeof(double) * M + 1);
   r->out = malloc(gz_dtype_size(r->dtype) * M + 1);
-  if (gzs_agree(comm,
-                !r->reduced || (!r->result && !(in_place && !r->moment_pass)) || !r->out,
+  if (gzs_agree(comm, !r->reduced || (!r->result && !field_in_place) || !r->out,
                 "out of memory for the result"))
     return -1;
   if (repro) {
