@@ -80,6 +80,18 @@ static void make_values(double *x, size_t n, int spread) {
   }
 }
 
+/* x[0..n) as n values of dt (float32: each rounded once) into in. */
+static void put_values(gz_dtype_t dt, const double *x, size_t n, unsigned char *in) {
+  for (size_t i = 0; i < n; i++) {
+    if (dt == GZ_FLOAT32) {
+      float v = (float)x[i];
+      memcpy(in + 4 * i, &v, 4);
+    } else {
+      memcpy(in + 8 * i, &x[i], 8);
+    }
+  }
+}
+
 /* Checks one block; returns its size over the raw values' (1: raw). */
 static double check_one(gz_dtype_t dt, int f, const double *x, size_t n) {
   size_t esz = gz_dtype_size(dt), cap = gz_cast_bound(dt, n), size = 0;
@@ -90,14 +102,7 @@ static double check_one(gz_dtype_t dt, int f, const double *x, size_t n) {
   snprintf(what, sizeof what, "%s from %s n=%zu", fmt[f].name,
            dt == GZ_FLOAT32 ? "float32" : "float64", n);
   GZ_CHECK(unit == ldexp(1.0, -fmt[f].p), "%s: unit %g", what, unit);
-  for (size_t i = 0; i < n; i++) {
-    if (dt == GZ_FLOAT32) {
-      float v = (float)x[i];
-      memcpy(in + 4 * i, &v, 4);
-    } else {
-      memcpy(in + 8 * i, &x[i], 8);
-    }
-  }
+  put_values(dt, x, n, in);
   GZ_CHECK(gz_cast_encode(dt, fmt[f].cast, in, n, enc, cap, &size) == GZ_OK, "%s: encode",
            what);
   GZ_CHECK(size <= cap, "%s: %zu bytes > bound %zu", what, size, cap);
@@ -174,14 +179,7 @@ static void compare_isa(gz_dtype_t dt, int f, const double *x, size_t n,
   size_t esz = gz_dtype_size(dt), cap = gz_cast_bound(dt, n), sp = 0, sv = 0;
   unsigned char *in = malloc(n * esz + 1), *ep = malloc(cap), *ev = malloc(cap);
   unsigned char *op = malloc(n * esz + 1), *ov = malloc(n * esz + 1);
-  for (size_t i = 0; i < n; i++) {
-    if (dt == GZ_FLOAT32) {
-      float v = (float)x[i];
-      memcpy(in + 4 * i, &v, 4);
-    } else {
-      memcpy(in + 8 * i, &x[i], 8);
-    }
-  }
+  put_values(dt, x, n, in);
   GZ_CHECK(gz_cast_encode_isa(GZ_ISA_PORTABLE, dt, fmt[f].cast, in, n, ep, cap, &sp) ==
                    GZ_OK &&
                gz_cast_encode_isa(GZ_ISA_AVX2, dt, fmt[f].cast, in, n, ev, cap, &sv) ==
