@@ -159,6 +159,49 @@ static void test_fields(void) {
   free(x);
 }
 
+/* Values at the edges of the fast paths' checks: errors a few float ulps
+ * either side of the bound (after the float rounding of the reconstruction)
+ * and codes either side of 2^30 (the 32-bit quantizer's range), each in
+ * blocks of otherwise ordinary values, so a block falls back to the full
+ * quantizer for one value. */
+static void test_edges(void) {
+  size_t n = 64 * GZ_BLOCK;
+  float *x = malloc(n * sizeof *x);
+  gz_quant_t qp = gz_codec_quant(1e-4);
+  gz_rng_t rng;
+  gz_rng_seed(&rng, 23);
+  for (size_t i = 0; i < n; i++) {
+    double q = floor(100 * gz_rng_uniform(&rng)) - 50, sign = (i & 1) ? 1 : -1;
+    /* odd blocks: ordinary values; even ones: one value per block at the
+     * edge, k float ulps of the bound inside (k > 0) or outside (k < 0) */
+    double k = (double)((int)(i % 9) - 4);
+    x[i] = (float)(q * qp.step + 0.3 * sign * qp.eb);
+    if ((i / GZ_BLOCK) % 2 == 0 && i % GZ_BLOCK == i / GZ_BLOCK % GZ_BLOCK)
+      x[i] = (float)(q * qp.step + sign * qp.eb * (1 - k * 0x1p-23));
+  }
+  GZ_CHECK(check_all("bound's edge", x, n, 1e-4) == 0, "errors at the bound");
+  for (size_t i = 0; i < n; i++) {
+    /* step 1: codes are the values; floats near 2^30 are 64 apart, near
+     * 2^31 128; blocks alternate: signs alternating value to value (deltas
+     * past int32), one sign, codes a quarter as large */
+    double c = (i / GZ_BLOCK) % 6 < 3 ? 0x1p30 + 64.0 * (double)((int)(i % 13) - 6)
+                                      : 0x1p31 - 4096 - 128.0 * (double)(i % 5);
+    switch ((i / GZ_BLOCK) % 3) {
+    case 0:
+      x[i] = (float)((i & 1) ? c : -c);
+      break;
+    case 1:
+      x[i] = (float)c;
+      break;
+    default:
+      x[i] = (float)(c / 4);
+      break;
+    }
+  }
+  GZ_CHECK(check_all("codes near 2^30, 2^31", x, n, 0.5) == 0, "codes past 32 bits");
+  free(x);
+}
+
 /* A stream through gz_compress decodes within the bound, and its chunk
  * bytes are the reference's: the segment table of format 3 (offsets of the
  * reference's first 8192 k values, k = 1..7), then the reference's blocks. */
@@ -227,6 +270,7 @@ int main(void) {
     printf("note: no AVX2 on this CPU, the portable set only\n");
   test_widths();
   test_fields();
+  test_edges();
   test_stream();
   return gz_test_finish();
 }

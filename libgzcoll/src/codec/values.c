@@ -6,7 +6,8 @@
  * same ones); only the way they are computed differs:
  *  - quantization of a block of 32 values in one pass that also says whether
  *    every value is quantizable (AVX2 when the CPU has it, else the reference
- *    per-value routine);
+ *    per-value routine); with AVX2, a block whose codes fit in (-2^30, 2^30)
+ *    is first tried in 32-bit lanes, eight values a step;
  *  - deltas and zigzag of the block, and the OR that gives its width;
  *  - packing and unpacking of the 31 deltas as straight-line code per width
  *    (1..32 bits), with no carried bit cursor: each 64-bit word of the
@@ -14,7 +15,8 @@
  *    knows; the first code's w0 bits are put in front by one multiword
  *    shift;
  *  - decoding: unzigzag and prefix sum, then the conversion to float (AVX2:
- *    four codes at a time, exact for |code| < 2^51, else scalar).
+ *    deltas of up to 24 bits read by byte shuffles, eight at a time; codes
+ *    converted four at a time, exact for |code| < 2^51, else scalar).
  * Blocks that do not fit the fast path (escapes, RAW, CONST, MIXED, widths
  * over 32, lossless, float64, a partial last block) go through gz_block.h.
  * tests/codec/test_codec_values.c checks that both instruction sets give the
@@ -45,6 +47,10 @@ typedef struct values_kernels {
    * bit i set when x[i] is quantizable (u is meaningless unless all are). */
   uint32_t (*quant)(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u,
                     uint64_t *all);
+  /* The same for a block whose codes all lie in (-2^30, 2^30) and are all
+   * quantizable, in 32 bits: returns 1 and u, *all as quant would give
+   * them, else 0 (then nothing is known; NULL: no such kernel) */
+  int (*quant32)(const float *x, const gz_quant_t *qp, uint32_t *u, uint32_t *all);
   /* y[i] = (float)(step * q[i]) for 32 codes */
   void (*dequant)(const int64_t *q, const gz_quant_t *qp, float *y);
   /* y from a PACKED payload pay (8 (PAY_WORDS + 1) bytes readable) of delta
@@ -59,7 +65,7 @@ typedef struct values_kernels {
 /* The 31 values v (each < 2^W) LSB first into words (ceil(31 W / 64) of
  * them). Both loops unroll completely for a constant W, and every shift and
  * test folds away. */
-static inline __attribute__((always_inline)) void pack31(const uint64_t *v, const int W,
+static inline __attribute__((always_inline)) void pack31(const uint32_t *v, const int W,
                                                          uint64_t *word) {
 #pragma GCC unroll 17
   for (int k = 0; k < PAY_WORDS; k++) {
@@ -71,7 +77,7 @@ static inline __attribute__((always_inline)) void pack31(const uint64_t *v, cons
       int lo = i * W - 64 * k;
       if (lo + W <= 0 || lo >= 64)
         continue;
-      acc |= lo >= 0 ? v[i] << lo : v[i] >> -lo;
+      acc |= lo >= 0 ? (uint64_t)v[i] << lo : (uint64_t)v[i] >> -lo;
     }
     word[k] = acc;
   }
@@ -100,14 +106,14 @@ static inline __attribute__((always_inline)) void unpack31(const uint64_t *word,
 /* clang-format on */
 
 #define DEF_PACK(W)                                                                      \
-  static void pack_##W(const uint64_t *v, uint64_t *word) { pack31(v, W, word); }        \
+  static void pack_##W(const uint32_t *v, uint64_t *word) { pack31(v, W, word); }        \
   static void unpack_##W(const uint64_t *word, uint32_t *v) { unpack31(word, W, v); }
 WIDTHS(DEF_PACK)
 #undef DEF_PACK
 
 #define REF_PACK(W) pack_##W,
 #define REF_UNPACK(W) unpack_##W,
-static void (*const pack_at[33])(const uint64_t *, uint64_t *) = {NULL, WIDTHS(REF_PACK)};
+static void (*const pack_at[33])(const uint32_t *, uint64_t *) = {NULL, WIDTHS(REF_PACK)};
 static void (*const unpack_at[33])(const uint64_t *, uint32_t *) = {NULL,
                                                                     WIDTHS(REF_UNPACK)};
 #undef REF_PACK
@@ -166,7 +172,7 @@ static void decode24_portable(const uint8_t *pay, int w, int w0, uint32_t u0,
   decode32_portable(v, qp, y);
 }
 
-static const values_kernels_t portable = {quant_portable, dequant_portable,
+static const values_kernels_t portable = {quant_portable, NULL, dequant_portable,
                                           decode24_portable};
 
 /* ---- AVX2 kernels: the same operations, four values at a time ------------ */
@@ -224,6 +230,78 @@ quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64
     *all = (uint64_t)_mm_cvtsi128_si64(o) | (uint64_t)_mm_extract_epi64(o, 1);
   }
   return ok & ~refused;
+}
+
+/* quant_avx2 for a block of codes in (-2^30, 2^30): eight values a step,
+ * their codes as int32 (so a delta fits int32), deltas and zigzag in eight
+ * lanes. The two checks run on the eight floats at once and are stricter than
+ * gz_quantize_one's by a margin, so that any value they pass, it passes too:
+ *  - range: |x| <= (lim - 2) step (1 - 2^-20), so |code| <= lim - 1;
+ *  - bound: |x - (float)(code step)|, computed in float, <= a float below
+ *    eb (1 - 2^-21): its rounding error (at most 2^-24 of it) keeps the exact
+ *    difference within eb.
+ * No codes are kept: a block with any value refused, out of range or within
+ * the margin (about 32 2^-20 of blocks) returns 0 and is quantized again by
+ * quant_avx2. */
+__attribute__((target("avx2"))) static int
+quant32_avx2(const float *x, const gz_quant_t *qp, uint32_t *u, uint32_t *all) {
+  const double lim = qp->code_max < 0x1p30 - 1 ? qp->code_max : 0x1p30 - 1;
+  const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
+                shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  const __m256 xmax = _mm256_set1_ps((float)((lim - 2) * qp->step * (1 - 0x1p-20))),
+               eb = _mm256_set1_ps((float)(qp->eb * (1 - 0x1p-20))),
+               absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256i zero = _mm256_setzero_si256(),
+                below_normal = _mm256_set1_epi32(0x007fffff),
+                low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+                up_one = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+  __m256i prev = zero, ors = zero;
+  __m256 good = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
+  if (!(lim > 2)) /* (and not NaN) */
+    return 0;
+  for (int i = 0; i < 32; i += 8) {
+    __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back;
+    __m256i q, d, z;
+    __m128i code[2];
+    __m128 r[2];
+    /* refused: -0.0 and subnormals, i.e. |x| < FLT_MIN with bits not 0 */
+    good =
+        _mm256_and_ps(good, _mm256_castsi256_ps(_mm256_or_si256(
+                                _mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_normal),
+                                _mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero))));
+    for (int h = 0; h < 2; h++) {
+      __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * h));
+      __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
+      r[h] = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(sh, shift), step));
+      /* the code is the low mantissa bits of sh (two's complement) */
+      code[h] = _mm256_castsi256_si128(
+          _mm256_permutevar8x32_epi32(_mm256_castpd_si256(sh), low_halves));
+    }
+    back = _mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1);
+    good = _mm256_and_ps(
+        good, _mm256_and_ps(_mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
+                            _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(xf, back), absm),
+                                          eb, _CMP_LE_OQ)));
+    q = _mm256_inserti128_si256(_mm256_castsi128_si256(code[0]), code[1], 1);
+    /* deltas against [last code of the previous eight, q0, ..., q6] */
+    d = _mm256_sub_epi32(q, _mm256_blend_epi32(_mm256_permutevar8x32_epi32(q, up_one),
+                                               _mm256_permutevar8x32_epi32(prev, up_one),
+                                               0x01));
+    z = _mm256_xor_si256(_mm256_add_epi32(d, d), _mm256_srai_epi32(d, 31));
+    _mm256_storeu_si256((__m256i *)(void *)(u + i), z);
+    ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero, 0x01));
+    prev = q;
+  }
+  if (_mm256_movemask_ps(good) != 0xff)
+    return 0;
+  {
+    __m128i o =
+        _mm_or_si128(_mm256_castsi256_si128(ors), _mm256_extracti128_si256(ors, 1));
+    o = _mm_or_si128(o, _mm_shuffle_epi32(o, 0x4e));
+    o = _mm_or_si128(o, _mm_shuffle_epi32(o, 0xb1));
+    *all = (uint32_t)_mm_cvtsi128_si32(o);
+  }
+  return 1;
 }
 
 __attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
@@ -307,7 +385,8 @@ __attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, in
   }
 }
 
-static const values_kernels_t avx2 = {quant_avx2, dequant_avx2, decode24_avx2};
+static const values_kernels_t avx2 = {quant_avx2, quant32_avx2, dequant_avx2,
+                                      decode24_avx2};
 #endif
 
 static const values_kernels_t *kernels_for(int isa) {
@@ -322,9 +401,10 @@ static const values_kernels_t *kernels_for(int isa) {
 
 /* ---- one full float32 block ------------------------------------------------ */
 
-/* The PACKED payload of the zigzag values u (w <= 32, w0 <= 56) at out, in
- * whole 64-bit words (up to 7 bytes past the payload are written). */
-static void put_payload(const uint64_t *u, int w, int w0, uint8_t *out) {
+/* The PACKED payload of the first zigzag code u0 (w0 <= 56 bits) and the 31
+ * zigzag deltas u[1..32) (w <= 32 bits) at out, in whole 64-bit words (up to
+ * 7 bytes past the payload are written). */
+static void put_payload(uint64_t u0, const uint32_t *u, int w, int w0, uint8_t *out) {
   uint64_t rest[PAY_WORDS + 1];
   int words = (w0 + 31 * w + 63) / 64;
   /* (no initialisers: zeroing whole arrays costs more than a block) */
@@ -337,9 +417,17 @@ static void put_payload(const uint64_t *u, int w, int w0, uint8_t *out) {
     if (j > 0)
       word |= (rest[j - 1] >> 1) >> (63 - w0); /* w0 == 0: nothing */
     else
-      word |= u[0];
+      word |= u0;
     memcpy(out + 8 * j, &word, 8);
   }
+}
+
+/* put_payload from 64-bit zigzag values whose deltas have w <= 32 bits. */
+static void put_payload64(const uint64_t *u, int w, int w0, uint8_t *out) {
+  uint32_t u32[32];
+  for (int i = 1; i < 32; i++)
+    u32[i] = (uint32_t)u[i];
+  put_payload(u[0], u32, w, w0, out);
 }
 
 /* A RAW block: the values verbatim. */
@@ -385,7 +473,7 @@ static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
       memcpy(p, x + i, 4);
       p += 4;
     }
-  put_payload(u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
+  put_payload64(u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
   return size;
 }
 
@@ -396,7 +484,19 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
   int64_t q[32];
   int w, w0;
   size_t size;
-  uint32_t ok = k->quant(x, qp, q, u, &all);
+  uint32_t ok, u32[32], all32;
+  if (k->quant32 && k->quant32(x, qp, u32, &all32)) { /* the common case */
+    w = gz_bit_width(all32);
+    w0 = gz_bit_width(u32[0]);
+    size = 2 + gz_packed_bytes(32, w, w0);
+    if (size > 1 + 32 * sizeof(float))
+      return put_raw(x, out);
+    out[0] = (uint8_t)w;
+    out[1] = (uint8_t)w0;
+    put_payload(u32[0], u32, w, w0, out + 2);
+    return size;
+  }
+  ok = k->quant(x, qp, q, u, &all);
   if (ok != 0xffffffffu) {
     uint32_t first, bits, diff = 0;
     memcpy(&first, x, 4);
@@ -420,7 +520,7 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
     return gz_block_encode_f32(x, 32, qp, out);
   out[0] = (uint8_t)w;
   out[1] = (uint8_t)w0;
-  put_payload(u, w, w0, out + 2);
+  put_payload64(u, w, w0, out + 2);
   return size;
 }
 
