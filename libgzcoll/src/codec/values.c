@@ -477,15 +477,25 @@ static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
   return size;
 }
 
-/* Encode 32 lossy values at out, which has FAST_ROOM bytes. */
+/* Blocks to go straight to the full quantizer after one that the 32-bit one
+ * refused: fields with fill values or large codes refuse many in a row, and
+ * trying each of them twice would cost more than the 32-bit path saves. */
+#define SKIP_AFTER_REFUSAL 8
+
+/* Encode 32 lossy values at out, which has FAST_ROOM bytes; *skip32 counts
+ * the blocks left before the 32-bit quantizer is tried again. */
 static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
-                         uint8_t *out) {
+                         int *skip32, uint8_t *out) {
   uint64_t u[32], all;
   int64_t q[32];
   int w, w0;
   size_t size;
   uint32_t ok, u32[32], all32;
-  if (k->quant32 && k->quant32(x, qp, u32, &all32)) { /* the common case */
+  if (*skip32 > 0)
+    --*skip32;
+  else if (k->quant32 && !k->quant32(x, qp, u32, &all32))
+    *skip32 = SKIP_AFTER_REFUSAL;
+  else if (k->quant32) { /* the common case */
     w = gz_bit_width(all32);
     w0 = gz_bit_width(u32[0]);
     size = 2 + gz_packed_bytes(32, w, w0);
@@ -596,15 +606,16 @@ size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
   /* out has room for n * elem + ceil(n / GZ_BLOCK) bytes */
   uint8_t *p = out, *end = out + n * gz_dtype_size(dtype) + (n + GZ_BLOCK - 1) / GZ_BLOCK;
   size_t i = 0;
+  int skip32 = 0;
   if (dtype == GZ_FLOAT32) {
     const float *x = in;
     if (qp->eb > 0) {
       for (; i + GZ_BLOCK <= n; i += GZ_BLOCK) {
         if ((size_t)(end - p) >= FAST_ROOM) {
-          p += encode_f32(k, x + i, qp, p);
+          p += encode_f32(k, x + i, qp, &skip32, p);
         } else { /* near the end: through a scratch block */
           uint8_t tmp[FAST_ROOM];
-          size_t size = encode_f32(k, x + i, qp, tmp);
+          size_t size = encode_f32(k, x + i, qp, &skip32, tmp);
           memcpy(p, tmp, size);
           p += size;
         }
