@@ -256,6 +256,9 @@ int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *dat
  * in its CF `bounds` or `climatology` attribute: cell bounds (time_bnds,
  * climatology_bounds), not data (io_netcdf_cf.c, for the netCDF code). */
 int gz_io_nc_is_cell_bounds(int ncid, const char *name);
+/* Register the gzstack HDF5 filter in the HDF5 library under netCDF (for
+ * the open file ncid): 0 when that library has it (io_netcdf_gz.c). */
+int gz_io_nc_register_filter(int ncid);
 
 /* What gz_io_write_netcdf_cf() adds for CF-aware tools (io_netcdf_cf.c). */
 typedef struct gz_cf_extra {

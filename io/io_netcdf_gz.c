@@ -3,8 +3,9 @@
  * filter id 390): any netCDF/HDF5 reader with the plugin on HDF5_PLUGIN_PATH
  * reads the values back within the bound recorded in the variable's
  * attributes; a reader without it fails to read the variable. The writer
- * registers the filter in the HDF5 library netCDF uses (H5Zregister), so
- * gzstack needs no plugin path to write or to read its own files. */
+ * registers the filter in the HDF5 library netCDF uses (H5Zregister), and so
+ * does the netCDF reader (io_netcdf.c), so gzstack needs no plugin path to
+ * write or to read its own files. */
 #define _GNU_SOURCE /* dladdr */
 #include "gz_io.h"
 
@@ -22,7 +23,7 @@
  * may hold two (Debian's serial one under netCDF, the MPI one under our HDF5
  * I/O), so H5Zregister is looked up among netCDF's own dependencies. Returns
  * 0 when ncid's library has the filter afterwards. */
-static int register_filter(int ncid) {
+int gz_io_nc_register_filter(int ncid) {
   typedef int (*reg_fn)(const void *);
   int (*anchor)(const char *, int, int *) = nc_create;
   void *addr, *lib, *sym;
@@ -79,7 +80,7 @@ int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *d
     goto fail;
   what = "cannot register the gzstack HDF5 filter in netCDF's HDF5 library";
   status = NC_ENOFILTER;
-  if (register_filter(ncid) != 0)
+  if (gz_io_nc_register_filter(ncid) != 0)
     goto fail;
   what = "cannot attach the gzstack HDF5 filter";
   if ((status = nc_def_var_filter(ncid, varid, GZ_H5Z_FILTER_ID, ncd, cd)) != NC_NOERR)

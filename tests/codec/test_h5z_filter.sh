@@ -105,6 +105,9 @@ if [ -r "$DATA/climate_ersst_v5/sst.mnmean.nc" ]; then
       check "psnr_$ext" "h5py.File('$DATA/climate_ersst_v5/sst.mnmean.nc', 'r')['sst'][...]" \
         "$T/psnr.$ext" sst \
         "float(f[var].attrs['gzstack_abs_error_bound'][0]) if abs(eb - 0.0113535) < 1e-6 else -1" psnr 70
+      # a fresh gzstack process reads its filtered file without a plugin path
+      "$GZSTACK" compress -i "$T/psnr.$ext" --var sst -e 1e-3 -o "$T/again_$ext.gzc" --verify \
+        >"$T/again_$ext.log" 2>&1 || { echo "FAIL: gzstack reading psnr.$ext"; cat "$T/again_$ext.log"; fail=1; }
     else
       echo "FAIL: compress sst --eb-mode psnr -o .$ext --verify"; cat "$T/psnr_$ext.log"; fail=1
     fi
