@@ -175,19 +175,50 @@ static int write_file(const char *path, const void *a, size_t alen, const void *
   return gz_io_commit(tmp, path, force, err, errlen);
 }
 
-/* The archive's header and metadata (GZA_HEADER + *msize bytes, malloc'd). */
-static uint8_t *archive_header(const gz_meta_t *meta, size_t *msize) {
-  uint8_t *header;
-  *msize = gz_meta_pack(meta, NULL, 0);
-  header = malloc(GZA_HEADER + *msize);
-  if (!header)
+/* The archive's header and metadata (GZA_HEADER + *msize bytes, malloc'd):
+ * the input's metadata with the bound's attributes (gz_io_bound_attrs). */
+static uint8_t *archive_header(const gz_meta_t *meta, const gz_io_bound_t *b,
+                               size_t *msize) {
+  uint8_t *header = NULL;
+  gz_meta_t m;
+  if (gz_meta_copy(&m, meta) != 0)
     return NULL;
-  memcpy(header, GZA_MAGIC, 4);
-  put_le(header + 4, GZA_VERSION, 4);
-  gz_meta_pack(meta, header + GZA_HEADER, *msize);
-  put_le(header + 8, *msize, 8);
-  put_le(header + 16, crc32_of(header + GZA_HEADER, *msize), 4);
+  *msize = gz_io_bound_attrs(&m, b) == 0 ? gz_meta_pack(&m, NULL, 0) : 0;
+  header = *msize ? malloc(GZA_HEADER + *msize) : NULL;
+  if (header) {
+    memcpy(header, GZA_MAGIC, 4);
+    put_le(header + 4, GZA_VERSION, 4);
+    gz_meta_pack(&m, header + GZA_HEADER, *msize);
+    put_le(header + 8, *msize, 8);
+    put_le(header + 16, crc32_of(header + GZA_HEADER, *msize), 4);
+  }
+  gz_meta_free(&m);
   return header;
+}
+
+/* The bound of mode o->eb_mode kept as the absolute bound eb. */
+static gz_io_bound_t bound_of(const compress_opts_t *o, double eb) {
+  gz_io_bound_t b = {eb, gzc_eb_mode_name(o->eb_mode), o->eb};
+  return b;
+}
+
+/* The bound's attributes as read back from an output's metadata: 0 when
+ * they say what was asked, else -1 with err. */
+static int check_recorded(const gz_meta_t *m, const gz_io_bound_t *b, const char *out,
+                          char *err, size_t errlen) {
+  const gz_attr_t *bound = gz_meta_find_attr(m, "gzstack_abs_error_bound");
+  const gz_attr_t *mode = gz_meta_find_attr(m, "gzstack_eb_mode");
+  const gz_attr_t *target = gz_meta_find_attr(m, "gzstack_eb_target");
+  if (!bound || bound->is_text || bound->count != 1 || bound->values[0] != b->abs_bound ||
+      !mode || !mode->is_text || strcmp(mode->text, b->mode) != 0 || !target ||
+      target->is_text || target->count != 1 || target->values[0] != b->target) {
+    snprintf(err, errlen,
+             "%s: verification failed: the recorded bound (attributes gzstack_eb_mode, "
+             "gzstack_eb_target, gzstack_abs_error_bound) does not read back as written",
+             out);
+    return -1;
+  }
+  return 0;
 }
 
 /* n bytes at offset off of fd; -1 with errno set. */
@@ -351,7 +382,10 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
   vbuf = malloc(2 * batch * elem + 1);
   cbuf = malloc((size_t)k * lay.chunk_bound + 1);
   head = malloc(lay.head_size);
-  header = archive_header(meta, &msize);
+  {
+    gz_io_bound_t b = bound_of(o, p->error_bound);
+    header = archive_header(meta, &b, &msize);
+  }
   if (!vbuf || !cbuf || !head || !header)
     goto nomem;
   q.r = r;
@@ -450,6 +484,17 @@ fail:
   return ret;
 }
 
+/* v in the fewest digits that read back as v (buf: 32 bytes). */
+static const char *exact(double v, char *buf) {
+  for (int digits = 6; digits < 17; digits++) {
+    snprintf(buf, 32, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v)
+      return buf;
+  }
+  snprintf(buf, 32, "%.17g", v);
+  return buf;
+}
+
 static void print_verify(const compress_opts_t *o, const char *in, const char *out,
                          size_t n, gz_dtype_t dtype, size_t file_size, double t_comp,
                          double t_dec, double eb, const gzc_figures_t *f) {
@@ -476,32 +521,40 @@ static void print_verify(const compress_opts_t *o, const char *in, const char *o
   else if (o->eb_mode == GZC_EB_REL)
     printf("  --eb-mode rel %g: bound %.6g = %g x range %.6g of the valid values\n",
            o->eb, eb, o->eb, f->range);
+  {
+    char target[32], bound[32];
+    printf("  recorded (read back from %s): gzstack_eb_mode %s, gzstack_eb_target %s, "
+           "gzstack_abs_error_bound %s\n",
+           out, gzc_eb_mode_name(o->eb_mode), exact(o->eb, target), exact(eb, bound));
+  }
 }
 
-/* The variable of the netCDF-4 file path just written (in-process filter),
- * read back into check (n values of dtype). */
-static int read_back(const char *path, const gz_meta_t *meta, gz_dtype_t dtype,
-                     void *check, size_t n, char *err, size_t errlen) {
+/* The variable of the netCDF-4 or HDF5 file path just written (in-process
+ * filter; named out in messages), read back into check (n values of dtype),
+ * with its recorded bound checked against b. */
+static int read_back(const char *path, const char *out, int h5, const gz_meta_t *meta,
+                     gz_dtype_t dtype, void *check, size_t n, const gz_io_bound_t *b,
+                     char *err, size_t errlen) {
   const char *vname = strrchr(meta->var, '/');
   gz_reader_t *r = NULL;
   int rc = -1;
-  vname = vname ? vname + 1 : meta->var;
+  vname = h5 || !vname ? meta->var : vname + 1; /* HDF5 keeps the group path */
   if (gz_reader_open(path, vname[0] ? vname : "data", NULL, MPI_COMM_SELF, &r, err,
                      errlen) != 0)
     return -1;
   if (meta_count(gz_reader_meta(r)) != n)
-    snprintf(err, errlen, "%s: read back %zu values, wrote %zu", path,
+    snprintf(err, errlen, "%s: read back %zu values, wrote %zu", out,
              meta_count(gz_reader_meta(r)), n);
-  else
-    rc = gz_reader_read(r, 0, gz_reader_records(r), dtype, check, err, errlen);
+  else if (gz_reader_read(r, 0, gz_reader_records(r), dtype, check, err, errlen) == 0)
+    rc = check_recorded(gz_reader_meta(r), b, out, err, errlen);
   gz_reader_close(r);
   return rc;
 }
 
-/* Compress one input into its archive, or (-o *.nc) into a netCDF-4 file
- * whose variable goes through the HDF5 filter: the data are compressed once,
- * by the filter, and --verify reads that file back. Returns 0 or -1 with err
- * set; nothing is left at the output path on failure. */
+/* Compress one input into its archive, or (-o *.nc, *.h5) into a netCDF-4
+ * or HDF5 file whose variable goes through the HDF5 filter: the data are
+ * compressed once, by the filter, and --verify reads that file back. Returns
+ * 0 or -1 with err set; nothing is left at the output path on failure. */
 static int compress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
   const char *in = o->inputs[i];
   char out[4096], tmp[4200] = "";
@@ -515,13 +568,15 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   double t0, t_comp, t_dec = 0, eb;
   size_t n, cap, size = 0, msize = 0, file_size = 0;
   gz_result_t rc;
-  int ret = -1, to_nc;
+  gz_io_bound_t bound;
+  int ret = -1, to_nc, to_h5;
 
   if (output_path(o, i, ".gzc", out, sizeof out) != 0) {
     snprintf(err, errlen, "%s: output path too long", in);
     return -1;
   }
-  to_nc = strlen(out) > 3 && !strcmp(out + strlen(out) - 3, ".nc");
+  to_nc = gz_io_format_from_path(out) == GZ_FMT_NETCDF;
+  to_h5 = gz_io_format_from_path(out) == GZ_FMT_HDF5;
   if (gz_io_check_target(out, o->force, err, errlen) != 0)
     return -1;
   if (o->have_raw && raw_shape_for(in, &o->raw, &raw, err, errlen) != 0)
@@ -539,7 +594,8 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
   for (unsigned d = 0; d < p.ndims; d++)
     p.dims[d] = meta->dims[d];
-  if (!to_nc && !o->verify) { /* streamed: a few chunks in memory, not the input */
+  if (!to_nc && !to_h5 &&
+      !o->verify) { /* streamed: a few chunks in memory, not the input */
     ret = compress_streamed(o, in, out, r, &p, n, &file_size, err, errlen);
     if (ret == 0 && !o->quiet)
       printf("%s -> %s: ratio %.3f\n", in, out,
@@ -559,25 +615,28 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   eb = gzc_abs_bound(o->eb_mode, o->eb, &range);
   p.eb_mode = GZ_EB_ABS;
   p.error_bound = eb;
-  if (to_nc) {
+  bound = bound_of(o, eb);
+  if (to_nc || to_h5) {
     struct stat st;
     if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
       snprintf(err, errlen, "%s: path too long", out);
       goto fail;
     }
     t0 = now();
-    if (gz_io_write_netcdf_gz(tmp, meta, data, eb, err, errlen) != 0)
+    if ((to_nc ? gz_io_write_netcdf_gz(tmp, meta, data, &bound, err, errlen)
+               : gz_io_write_hdf5_gz(tmp, meta, data, &bound, err, errlen)) != 0)
       goto fail;
     t_comp = now() - t0;
     file_size = stat(tmp, &st) == 0 ? (size_t)st.st_size : 0;
     t0 = now();
-    if (o->verify && read_back(tmp, meta, p.dtype, check, n, err, errlen) != 0)
+    if (o->verify &&
+        read_back(tmp, out, to_h5, meta, p.dtype, check, n, &bound, err, errlen) != 0)
       goto fail;
     t_dec = now() - t0;
   } else {
     cap = gz_compress_bound(p.dtype, n, o->chunk);
     stream = malloc(cap ? cap : 1);
-    header = archive_header(meta, &msize);
+    header = archive_header(meta, &bound, &msize);
     if (!stream || !header || !cap) {
       snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
       goto fail;
@@ -598,6 +657,15 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
       goto fail;
     }
   }
+  if (o->verify && !to_nc && !to_h5) { /* the metadata the archive carries */
+    gz_meta_t m;
+    if (gz_meta_unpack(header + GZA_HEADER, msize, &m, err, errlen) != 0)
+      goto fail;
+    rc = check_recorded(&m, &bound, out, err, errlen) == 0 ? GZ_OK : GZ_ERR_CORRUPT;
+    gz_meta_free(&m);
+    if (rc != GZ_OK)
+      goto fail;
+  }
   if (o->verify) {
     gzc_figures_t f;
     gzc_figures_compute(p.dtype, data, check, n, meta->has_fill, meta->fill_value, &f);
@@ -614,9 +682,9 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
       goto fail;
     }
   }
-  if (to_nc ? gz_io_commit(tmp, out, o->force, err, errlen) != 0
-            : write_file(out, header, GZA_HEADER + msize, stream, size, o->force, err,
-                         errlen) != 0)
+  if (to_nc || to_h5 ? gz_io_commit(tmp, out, o->force, err, errlen) != 0
+                     : write_file(out, header, GZA_HEADER + msize, stream, size, o->force,
+                                  err, errlen) != 0)
     goto fail;
   tmp[0] = '\0'; /* committed */
   if (!o->quiet && !o->verify)
@@ -829,8 +897,14 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
         gz_io_write(out, fmt, &meta, data, o->force, err, errlen) != 0)
       goto fail;
   }
-  if (!o->quiet)
-    printf("%s -> %s: %zu values, max error %g\n", in, out, n, info.abs_bound);
+  if (!o->quiet) {
+    const gz_attr_t *mode = gz_meta_find_attr(&meta, "gzstack_eb_mode");
+    const gz_attr_t *target = gz_meta_find_attr(&meta, "gzstack_eb_target");
+    printf("%s -> %s: %zu values, max error %g", in, out, n, info.abs_bound);
+    if (mode && mode->is_text && target && !target->is_text && target->count == 1)
+      printf(" (recorded: --eb-mode %s -e %g)", mode->text, target->values[0]);
+    printf("\n");
+  }
   ret = 0;
 fail:
   if (f)
@@ -864,7 +938,8 @@ void gz_compress_print_help(FILE *out) {
       "Bound:\n"
       "  -e, --error-bound E     every value within E (default mode abs); 0 = lossless\n"
       "  --eb-mode MODE          how E is read; every mode becomes a strict absolute\n"
-      "                          bound (printed by --verify):\n"
+      "                          bound (printed by --verify; mode, E and bound are\n"
+      "                          recorded in the output, see docs/codec.md):\n"
       "                            abs   every value within E (default)\n"
       "                            rel   within E x the range of the valid values\n"
       "                                  (not NaN/Inf, not _FillValue/missing_value)\n"
@@ -872,11 +947,14 @@ void gz_compress_print_help(FILE *out) {
       "                            norm  L2 norm of the error <= E: bound E/sqrt(N)\n"
       "Output:\n"
       "  -o, --output PATH       file for one input, an existing directory for many;\n"
-      "                          default: beside the input (+.gzc)\n"
+      "                          default: beside the input (+.gzc). compress -o X.nc\n"
+      "                          or X.h5: netCDF-4 / HDF5 through the gzstack HDF5\n"
+      "                          filter (readers need HDF5_PLUGIN_PATH=build/h5z)\n"
       "  --format nc|h5|raw|sgy|rsf  decompress: output format when -o is a directory\n"
       "                          (default: from -o's extension, else nc)\n"
       "  --force                 overwrite existing outputs\n"
-      "  --verify                decompress again (-o *.nc: read the file back) and\n"
+      "  --verify                decompress again (-o *.nc, *.h5: read the file back) "
+      "and\n"
       "                          print ratio, bit rate, GB/s, max abs/rel error, PSNR,\n"
       "                          NRMSE, L2 norm; fail if the bound or target broke\n"
       "  --fast                  compress: the speed-oriented codec (stream format 3,\n"
@@ -994,10 +1072,10 @@ static int read_table(const compress_args_t *t, int nerr, const char *prog,
     snprintf(err, errlen, "--dims %s: expected positive sizes like 96x2048", dims);
   else if (o->fast && decompress)
     snprintf(err, errlen, "--fast: a compress option (decompress reads either format)");
-  else if (o->fast && o->output && strlen(o->output) > 3 &&
-           !strcmp(o->output + strlen(o->output) - 3, ".nc"))
+  else if (o->fast && (gz_io_format_from_path(o->output) == GZ_FMT_NETCDF ||
+                       gz_io_format_from_path(o->output) == GZ_FMT_HDF5))
     snprintf(err, errlen,
-             "-o %s: --fast writes .gzc archives only (the netCDF filter uses "
+             "-o %s: --fast writes .gzc archives only (the netCDF/HDF5 filter uses "
              "the archive codec)",
              o->output);
   else if (o->threads < 1)

@@ -1,8 +1,11 @@
 /* h5z_gzstack.h - the gzstack HDF5 filter (h5z_gzstack_filter.c), for the
  * plugin (h5z_gzstack.c) and for in-process registration by gzstack's
- * netCDF-4 writer (io/io_netcdf_gz.c). */
+ * netCDF-4 and HDF5 writers (io/io_netcdf_gz.c, io/io_hdf5.c). This header
+ * needs no HDF5 header. */
 #ifndef GZ_H5Z_GZSTACK_H
 #define GZ_H5Z_GZSTACK_H
+
+#include <stddef.h>
 
 /* Filter id from the range HDF5 reserves for testing (256-511), not
  * registered with The HDF Group. */
@@ -11,5 +14,18 @@
 /* The filter's H5Z_class2_t (as const void *, so that this header needs no
  * HDF5 header): for H5PLget_plugin_info and H5Zregister. */
 const void *gz_h5z_filter_class(void);
+
+/* What a file written with the filter says about it (its variable's
+ * gzstack_compression attribute). */
+#define GZ_H5Z_NOTE                                                                    \
+  "gzstack codec, HDF5 filter 390 (testing range, unregistered); read with "         \
+  "HDF5_PLUGIN_PATH holding libh5z_gzstack.so"
+
+/* The filter's cd_values (into cd, 6 + ndims of them, the count returned)
+ * for a dataset of dtype (1 float32, 2 float64) and ndims dims (C order)
+ * kept within abs_bound, and its chunk shape (into chunk): whole trailing
+ * dimensions, about 2^20 values a chunk. */
+size_t gz_h5z_setup(unsigned dtype, double abs_bound, int ndims, const size_t *dims,
+                    size_t *chunk, unsigned *cd);
 
 #endif

@@ -101,3 +101,26 @@ static const H5Z_class2_t gz_h5z_class = {
 };
 
 const void *gz_h5z_filter_class(void) { return &gz_h5z_class; }
+
+#define GZ_H5Z_CHUNK_VALUES (1u << 20)
+
+size_t gz_h5z_setup(unsigned dtype, double abs_bound, int ndims, const size_t *dims,
+                    size_t *chunk, unsigned *cd) {
+  size_t rest = 1;
+  uint64_t bits;
+  for (int i = ndims - 1; i >= 0; i--) {
+    size_t fit = rest >= GZ_H5Z_CHUNK_VALUES ? 1 : GZ_H5Z_CHUNK_VALUES / rest;
+    chunk[i] = dims[i] < fit ? dims[i] : (fit ? fit : 1);
+    rest *= chunk[i];
+  }
+  memcpy(&bits, &abs_bound, sizeof bits);
+  cd[0] = 1;
+  cd[1] = dtype;
+  cd[2] = 0;
+  cd[3] = (unsigned)(bits & 0xffffffffu);
+  cd[4] = (unsigned)(bits >> 32);
+  cd[5] = (unsigned)ndims;
+  for (int i = 0; i < ndims; i++)
+    cd[6 + i] = (unsigned)chunk[i];
+  return 6 + (size_t)ndims;
+}

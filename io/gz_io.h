@@ -227,18 +227,38 @@ void gz_reader_close(gz_reader_t *r);
 int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
                 const void *data, int force, char *err, size_t errlen);
 
+/* The bound a compressed output keeps and how it was asked for, recorded as
+ * the variable's attributes gzstack_abs_error_bound (number),
+ * gzstack_eb_mode (text) and gzstack_eb_target (number). */
+typedef struct gz_io_bound {
+  double abs_bound; /* every value within it */
+  const char *mode; /* "abs", "rel", "psnr" or "norm" */
+  double target;    /* what was asked in that mode (-e) */
+} gz_io_bound_t;
+/* Add (or replace) those three attributes in m. 0, or -1 (memory). */
+int gz_io_bound_attrs(gz_meta_t *m, const gz_io_bound_t *b);
+
 /* netCDF-4 file whose variable is compressed chunk by chunk with the gzstack
- * HDF5 filter plugin (h5z/, testing filter id 390) within abs_bound, which is
- * recorded as the attribute gzstack_abs_error_bound (io_netcdf_gz.c). The
- * filter is registered in-process (no HDF5_PLUGIN_PATH needed here, nor for
- * gz_reader_open of the file afterwards); other readers need the plugin. */
+ * HDF5 filter plugin (h5z/, testing filter id 390) within b->abs_bound, with
+ * the bound's attributes (gz_io_bound_attrs) and a gzstack_compression note
+ * (io_netcdf_gz.c). The filter is registered in-process (no
+ * HDF5_PLUGIN_PATH needed here, nor for gz_reader_open of the file
+ * afterwards); other readers need the plugin. */
 int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
-                          double abs_bound, char *err, size_t errlen);
+                          const gz_io_bound_t *b, char *err, size_t errlen);
+/* The same as a plain HDF5 file: gz_io_write()'s HDF5 layout (attributes,
+ * dimension scales), the dataset chunked and compressed with the filter
+ * (io_hdf5.c). Writes path itself (the caller renames it into place). */
+int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *data,
+                        const gz_io_bound_t *b, char *err, size_t errlen);
 
 /* Whether some variable of the open netCDF group ncid names variable `name`
  * in its CF `bounds` or `climatology` attribute: cell bounds (time_bnds,
  * climatology_bounds), not data (io_netcdf_cf.c, for the netCDF code). */
 int gz_io_nc_is_cell_bounds(int ncid, const char *name);
+/* Register the gzstack HDF5 filter in the HDF5 library under netCDF (for
+ * the open file ncid): 0 when that library has it (io_netcdf_gz.c). */
+int gz_io_nc_register_filter(int ncid);
 
 /* What gz_io_write_netcdf_cf() adds for CF-aware tools (io_netcdf_cf.c). */
 typedef struct gz_cf_extra {

@@ -19,6 +19,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
 #include "gz_io_commit.h"
+#include "h5z_gzstack.h"
 
 #include <hdf5.h>
 #include <stdio.h>
@@ -51,6 +52,14 @@ static int h5_error(char *err, size_t errlen, const char *path, const char *what
   else
     gz_io_errorf(err, errlen, "%s: %s", path, what);
   return -1;
+}
+
+/* The gzstack filter in this HDF5 library (gzstack writes and reads its own
+ * files without HDF5_PLUGIN_PATH). 0, or -1. */
+static int register_filter(void) {
+  if (H5Zfilter_avail(GZ_H5Z_FILTER_ID) > 0)
+    return 0;
+  return H5Zregister(gz_h5z_filter_class()) < 0 ? -1 : 0;
 }
 
 static void close_id(hid_t id) {
@@ -511,6 +520,7 @@ static int h5r_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   s->file = s->dset = s->fspace = -1;
   MPI_Initialized(&mpi_on);
   MPI_Finalized(&mpi_done);
+  register_filter(); /* files gzstack wrote with its filter (else HDF5's plugin path) */
   fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0 || (mpi_on && !mpi_done && comm != MPI_COMM_NULL &&
                    H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0)) {
@@ -850,8 +860,30 @@ done:
   return rc;
 }
 
-int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
-                     const void *data, char *err, size_t errlen) {
+/* The dataset's layout: contiguous (ncd 0), or chunks of chunk[] through
+ * the gzstack filter with its ncd cd values. */
+typedef struct h5_filter {
+  size_t ncd;
+  unsigned cd[6 + GZ_IO_MAXDIMS];
+  size_t chunk[GZ_IO_MAXDIMS];
+} h5_filter_t;
+
+static int set_layout(hid_t dcpl, const gz_meta_t *meta, const h5_filter_t *f) {
+  hsize_t hc[GZ_IO_MAXDIMS];
+  if (!f->ncd)
+    return H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ? -1 : 0;
+  for (int i = 0; i < meta->ndims; i++)
+    hc[i] = f->chunk[i];
+  return register_filter() != 0 || H5Pset_chunk(dcpl, meta->ndims, hc) < 0 ||
+                 H5Pset_filter(dcpl, GZ_H5Z_FILTER_ID, H5Z_FLAG_MANDATORY, f->ncd,
+                               f->cd) < 0
+             ? -1
+             : 0;
+}
+
+static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
+                      const void *data, const h5_filter_t *filter, char *err,
+                      size_t errlen) {
   char dpath[1024], gpath[1024];
   hsize_t hd[GZ_IO_MAXDIMS];
   hid_t file = -1, fapl = -1, lcpl = -1, dcpl = -1, space = -1, dset = -1, g = -1;
@@ -887,7 +919,7 @@ int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   space = H5Screate_simple(meta->ndims, hd, NULL);
   if (lcpl < 0 || dcpl < 0 || space < 0 ||
       H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
-      H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
+      set_layout(dcpl, meta, filter) != 0 ||
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0)
     goto fail;
   if (meta->has_fill) {
@@ -962,5 +994,31 @@ done:
   if (rc == 0)
     rc = gz_io_write_bytes(tmp, path, image, (size_t)size, err, errlen);
   free(image);
+  return rc;
+}
+
+int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
+                     const void *data, char *err, size_t errlen) {
+  h5_filter_t contiguous = {0, {0}, {0}};
+  return write_hdf5(tmp, path, meta, data, &contiguous, err, errlen);
+}
+
+int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *data,
+                        const gz_io_bound_t *b, char *err, size_t errlen) {
+  h5_filter_t f;
+  gz_meta_t m;
+  int rc;
+  if (gz_meta_copy(&m, meta) != 0)
+    return gz_io_errorf(err, errlen, "%s: out of memory for the metadata", path), -1;
+  f.ncd = gz_h5z_setup((unsigned)meta->dtype, b->abs_bound, meta->ndims, meta->dims,
+                       f.chunk, f.cd);
+  if (gz_io_bound_attrs(&m, b) != 0 ||
+      gz_meta_add_attr_text(&m, "gzstack_compression", GZ_H5Z_NOTE) != 0) {
+    gz_io_errorf(err, errlen, "%s: out of memory for the metadata", path);
+    rc = -1;
+  } else {
+    rc = write_hdf5(path, path, &m, data, &f, err, errlen);
+  }
+  gz_meta_free(&m);
   return rc;
 }

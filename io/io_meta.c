@@ -173,6 +173,14 @@ int gz_meta_add_attr_numbers(gz_meta_t *m, const char *name, const double *value
   return attr_set(&m->attrs, &m->nattrs, name, NULL, values, count);
 }
 
+int gz_io_bound_attrs(gz_meta_t *m, const gz_io_bound_t *b) {
+  return gz_meta_add_attr_numbers(m, "gzstack_abs_error_bound", &b->abs_bound, 1) != 0 ||
+                 gz_meta_add_attr_text(m, "gzstack_eb_mode", b->mode) != 0 ||
+                 gz_meta_add_attr_numbers(m, "gzstack_eb_target", &b->target, 1) != 0
+             ? -1
+             : 0;
+}
+
 static const gz_attr_t *attr_find(const gz_attr_t *a, size_t n, const char *name) {
   for (size_t i = 0; a && name && i < n; i++)
     if (strcmp(a[i].name, name) == 0)

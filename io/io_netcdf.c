@@ -579,6 +579,8 @@ static int ncr_open(const char *path, const char *var, const gz_raw_opts_t *raw,
     free(s);
     return -1;
   }
+  /* files gzstack wrote with its filter (else HDF5's plugin path decides) */
+  (void)gz_io_nc_register_filter(s->ncid);
   if (var && var[0]) {
     if (find_var(path, s->ncid, var, &s->gid, &s->varid, err, errlen) != 0)
       goto fail;

@@ -3,8 +3,9 @@
  * filter id 390): any netCDF/HDF5 reader with the plugin on HDF5_PLUGIN_PATH
  * reads the values back within the bound recorded in the variable's
  * attributes; a reader without it fails to read the variable. The writer
- * registers the filter in the HDF5 library netCDF uses (H5Zregister), so
- * gzstack needs no plugin path to write or to read its own files. */
+ * registers the filter in the HDF5 library netCDF uses (H5Zregister), and so
+ * does the netCDF reader (io_netcdf.c), so gzstack needs no plugin path to
+ * write or to read its own files. */
 #define _GNU_SOURCE /* dladdr */
 #include "gz_io.h"
 
@@ -18,13 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GZ_H5Z_CHUNK_VALUES (1u << 20)
-
 /* Register the filter with the HDF5 library that netCDF calls: the process
  * may hold two (Debian's serial one under netCDF, the MPI one under our HDF5
  * I/O), so H5Zregister is looked up among netCDF's own dependencies. Returns
  * 0 when ncid's library has the filter afterwards. */
-static int register_filter(int ncid) {
+int gz_io_nc_register_filter(int ncid) {
   typedef int (*reg_fn)(const void *);
   int (*anchor)(const char *, int, int *) = nc_create;
   void *addr, *lib, *sym;
@@ -48,41 +47,21 @@ static int register_filter(int ncid) {
   return ok && nc_inq_filter_avail(ncid, GZ_H5Z_FILTER_ID) == NC_NOERR ? 0 : -1;
 }
 
-/* Chunks of whole trailing dimensions, about GZ_H5Z_CHUNK_VALUES values. */
-static void chunk_shape(const gz_meta_t *m, size_t *chunk) {
-  size_t rest = 1;
-  for (int i = m->ndims - 1; i >= 0; i--) {
-    size_t fit = rest >= GZ_H5Z_CHUNK_VALUES ? 1 : GZ_H5Z_CHUNK_VALUES / rest;
-    chunk[i] = m->dims[i] < fit ? m->dims[i] : (fit ? fit : 1);
-    rest *= chunk[i];
-  }
-}
-
 int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
-                          double abs_bound, char *err, size_t errlen) {
+                          const gz_io_bound_t *b, char *err, size_t errlen) {
   int ncid = -1, varid, status = NC_NOERR, dimids[GZ_IO_MAXDIMS];
   unsigned cd[6 + GZ_IO_MAXDIMS];
-  size_t chunk[GZ_IO_MAXDIMS];
-  uint64_t bits;
+  size_t chunk[GZ_IO_MAXDIMS], ncd;
   char tmp[4200];
   const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
-  const char *note = "gzstack codec, HDF5 filter 390 (testing range, unregistered); "
-                     "read with HDF5_PLUGIN_PATH holding libh5z_gzstack.so";
+  const char *note = GZ_H5Z_NOTE;
   vname = vname ? vname + 1 : meta->var;
   if (!vname[0])
     vname = "data";
   if (snprintf(tmp, sizeof tmp, "%s.part", path) >= (int)sizeof tmp)
     return gz_io_errorf(err, errlen, "%s: path too long", path), -1;
-  chunk_shape(meta, chunk);
-  memcpy(&bits, &abs_bound, sizeof bits);
-  cd[0] = 1;
-  cd[1] = (unsigned)meta->dtype;
-  cd[2] = 0;
-  cd[3] = (unsigned)(bits & 0xffffffffu);
-  cd[4] = (unsigned)(bits >> 32);
-  cd[5] = (unsigned)meta->ndims;
-  for (int i = 0; i < meta->ndims; i++)
-    cd[6 + i] = (unsigned)chunk[i];
+  ncd = gz_h5z_setup((unsigned)meta->dtype, b->abs_bound, meta->ndims, meta->dims, chunk,
+                     cd);
   if ((status = nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
     goto fail;
   what = "cannot define the dimensions";
@@ -101,17 +80,26 @@ int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *d
     goto fail;
   what = "cannot register the gzstack HDF5 filter in netCDF's HDF5 library";
   status = NC_ENOFILTER;
-  if (register_filter(ncid) != 0)
+  if (gz_io_nc_register_filter(ncid) != 0)
     goto fail;
   what = "cannot attach the gzstack HDF5 filter";
-  if ((status = nc_def_var_filter(ncid, varid, GZ_H5Z_FILTER_ID, 6 + (size_t)meta->ndims,
-                                  cd)) != NC_NOERR)
+  if ((status = nc_def_var_filter(ncid, varid, GZ_H5Z_FILTER_ID, ncd, cd)) != NC_NOERR)
     goto fail;
   what = "cannot write the attributes";
   if ((status = nc_put_att_double(ncid, varid, "gzstack_abs_error_bound", NC_DOUBLE, 1,
-                                  &abs_bound)) != NC_NOERR ||
+                                  &b->abs_bound)) != NC_NOERR ||
+      (status = nc_put_att_text(ncid, varid, "gzstack_eb_mode", strlen(b->mode),
+                                b->mode)) != NC_NOERR ||
+      (status = nc_put_att_double(ncid, varid, "gzstack_eb_target", NC_DOUBLE, 1,
+                                  &b->target)) != NC_NOERR ||
       (status = nc_put_att_text(ncid, varid, "gzstack_compression", strlen(note),
                                 note)) != NC_NOERR ||
+      (meta->has_fill &&
+       (status = meta->dtype == GZ_FLOAT32
+                     ? nc_put_att_float(ncid, varid, "_FillValue", NC_FLOAT, 1,
+                                        &(float){(float)meta->fill_value})
+                     : nc_put_att_double(ncid, varid, "_FillValue", NC_DOUBLE, 1,
+                                         &meta->fill_value)) != NC_NOERR) ||
       (meta->units[0] &&
        (status = nc_put_att_text(ncid, varid, "units", strlen(meta->units),
                                  meta->units)) != NC_NOERR) ||

@@ -27,16 +27,32 @@ expect "sst within 1e-4 x range, missing value kept" "$CHECK" "$SST" sst "$TMP/s
 expect "compress sst psnr 80" "$GZ" compress -i "$SST" --var sst -e 80 --eb-mode psnr -o "$TMP/p.gzc" --verify
 grep -qE "psnr 80: bound 0.00359029 = range 35.9029 x 10\^\(-80/20\); PSNR [0-9.]+ dB met" "$TMP/out" \
   && ok || { ko "--verify reports the PSNR target met"; cat "$TMP/out"; }
+# the target and its absolute bound are recorded in the archive's metadata
+# (read back by --verify), shown by decompress and carried to its output
+grep -q "recorded (read back from $TMP/p.gzc): gzstack_eb_mode psnr, gzstack_eb_target 80, gzstack_abs_error_bound 0.0035902" \
+  "$TMP/out" && ok || { ko "--verify reads the recorded psnr target back"; cat "$TMP/out"; }
 expect "decompress sst psnr" "$GZ" decompress -i "$TMP/p.gzc" -o "$TMP/p.nc"
+grep -q "max error 0.00359029 (recorded: --eb-mode psnr -e 80)" "$TMP/out" && ok ||
+  { ko "decompress shows the recorded psnr target"; cat "$TMP/out"; }
+ncdump -h "$TMP/p.nc" >"$TMP/hdr" 2>&1
+grep -q 'sst:gzstack_eb_mode = "psnr"' "$TMP/hdr" && grep -q "sst:gzstack_eb_target = 80\." "$TMP/hdr" &&
+  grep -q "sst:gzstack_abs_error_bound = 0.0035902" "$TMP/hdr" && ok ||
+  { ko "decompressed netCDF carries the recorded target"; cat "$TMP/hdr"; }
 expect "sst PSNR >= 80 dB, within range x 1e-4" "$CHECK" "$SST" sst "$TMP/p.nc" sst psnr:80
 expect "compress TREFHT psnr 60" "$GZ" compress -i "$TREFHT" --var TREFHT -e 60 --eb-mode psnr -o "$TMP/tp.gzc"
 expect "decompress TREFHT psnr" "$GZ" decompress -i "$TMP/tp.gzc" -o "$TMP/tp.nc"
+grep -q "(recorded: --eb-mode psnr -e 60)" "$TMP/out" && ok ||
+  { ko "streamed compress records the psnr target"; cat "$TMP/out"; }
 expect "TREFHT PSNR >= 60 dB" "$CHECK" "$TREFHT" TREFHT "$TMP/tp.nc" TREFHT psnr:60
 expect "compress soda norm 0.05" "$GZ" compress -i "$SODA" --dims 96x2048 -e 0.05 --eb-mode norm \
   -o "$TMP/sn.gzc" --verify
 grep -qE "norm 0.05: bound [0-9.e-]+ = 0.05 / sqrt\(4718592\); L2 norm of error [0-9.e-]+ met" "$TMP/out" \
   && ok || { ko "--verify reports the L2 target met"; cat "$TMP/out"; }
+grep -q "recorded (read back from $TMP/sn.gzc): gzstack_eb_mode norm, gzstack_eb_target 0.05," "$TMP/out" \
+  && ok || { ko "--verify reads the recorded norm target back"; cat "$TMP/out"; }
 expect "decompress soda norm" "$GZ" decompress -i "$TMP/sn.gzc" -o "$TMP/sn.raw"
+grep -q "(recorded: --eb-mode norm -e 0.05)" "$TMP/out" && ok ||
+  { ko "decompress shows the recorded norm target"; cat "$TMP/out"; }
 expect "soda L2 <= 0.05" "$CHECK" "$SODA" - "$TMP/sn.raw" - norm:0.05 24x96x2048
 # --fast: stream format 3 (bigger than the default archive), same strict bound
 expect "compress soda --fast" "$GZ" compress -i "$SODA" --dims 96x2048 -e 1e-4 --fast \
@@ -114,6 +130,14 @@ expect_error "negative norm" "-e -1: the error bound must be a finite number >= 
 expect_error "infinite psnr" "--eb-mode psnr" "$GZ" compress -i "$TREFHT" -e inf --eb-mode psnr -o "$TMP/x.gzc"
 expect_error "unknown mode" "--eb-mode l3: use abs, rel, psnr or norm" \
   "$GZ" compress -i "$TREFHT" -e 1 --eb-mode l3 -o "$TMP/x.gzc"
+expect_error "--fast to HDF5" "-o $TMP/x.h5: --fast writes .gzc archives only" \
+  "$GZ" compress -i "$TREFHT" -e 1e-2 --fast -o "$TMP/x.h5"
+expect "compress TREFHT to filtered HDF5" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-2 -o "$TMP/t.h5"
+expect_error "existing HDF5 output" "t.h5.*exists" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-3 -o "$TMP/t.h5"
+expect "--force replaces it" "$GZ" compress -i "$TREFHT" --var TREFHT -e 1e-3 -o "$TMP/t.h5" --force
+expect "filtered HDF5 within 1e-3 (read in-process)" "$CHECK" "$TREFHT" TREFHT "$TMP/t.h5" /TREFHT 1e-3
+expect_error "wrong variable to HDF5" "NOVAR" "$GZ" compress -i "$TREFHT" --var NOVAR -e 1e-3 -o "$TMP/x.h5"
+[ ! -e "$TMP/x.h5" ] && ok || ko "no HDF5 output after a failed compress"
 expect_error "bad dims" "--dims" "$GZ" compress -i "$SODA" --dims 96xZ -e 1e-3 -o "$TMP/x.gzc"
 head -c 1000 "$TMP/t.gzc" >"$TMP/trunc.gzc"
 expect_error "truncated archive" "corrupt|truncat" "$GZ" decompress -i "$TMP/trunc.gzc" -o "$TMP/x.nc"
