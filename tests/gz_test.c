@@ -49,6 +49,20 @@ int gz_test_finish_mpi(MPI_Comm comm) {
   return total[1] ? 1 : 0;
 }
 
+void gz_test_init_mpi(int *argc, char ***argv, int *rank, int *size) {
+  MPI_Init(argc, argv);
+  if (rank)
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  if (size)
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+int gz_test_end_mpi(void) {
+  int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
+}
+
 void gz_rng_seed(gz_rng_t *rng, uint64_t seed) { rng->state = seed; }
 
 uint64_t gz_rng_next(gz_rng_t *rng) {

@@ -28,6 +28,12 @@ long gz_test_failed(void);
 int gz_test_finish(void);
 int gz_test_finish_mpi(MPI_Comm comm);
 
+/* The MPI test's opening and closing: MPI_Init, then this rank and the size
+ * of MPI_COMM_WORLD (either pointer may be NULL); at the end
+ * gz_test_finish_mpi(MPI_COMM_WORLD), MPI_Finalize, and its exit code. */
+void gz_test_init_mpi(int *argc, char ***argv, int *rank, int *size);
+int gz_test_end_mpi(void);
+
 /* Deterministic generator (splitmix64): same seed, same stream everywhere. */
 typedef struct gz_rng {
   uint64_t state;

@@ -200,17 +200,11 @@ static void test_cube(const char *path) {
 int main(int argc, char **argv) {
   static char soda[4096];
   const char *f3;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   /* the helper returns a static string: keep a copy before the next call */
   snprintf(soda, sizeof soda, "%s", gz_test_require_data_mpi(SODA));
   f3 = gz_test_require_data_mpi(F3);
   test_stack(soda);
   test_cube(f3);
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

@@ -147,10 +147,7 @@ int main(int argc, char **argv) {
   static const size_t counts[] = {0, 1, 5, 1000, 33333, 70001};
   static const gz_dtype_t types[] = {GZ_FLOAT32, GZ_FLOAT64};
   gz_ctx_t cpu_r, dev_r, cpu_b, dev_b;
-  int rc;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
   if (gpu) {
     int dev = -1, none;
@@ -185,7 +182,5 @@ int main(int argc, char **argv) {
   gz_ctx_destroy(dev_r);
   gz_ctx_destroy(cpu_b);
   gz_ctx_destroy(dev_b);
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }

@@ -157,11 +157,9 @@ static void test_aware(void) {
 }
 
 int main(int argc, char **argv) {
-  int dev = -1, none, rc;
+  int dev = -1, none;
   gz_result_t sel;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   sel = gz_device_select(MPI_COMM_WORLD, &dev);
   none = sel != GZ_OK;
   MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -174,7 +172,5 @@ int main(int argc, char **argv) {
   test_order();
   test_flags();
   test_aware();
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }
