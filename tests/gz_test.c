@@ -1,6 +1,8 @@
 /* gz_test.c - see gz_test.h. */
 #include "gz_test.h"
 
+#include "gzcoll.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,6 +124,21 @@ const char *gz_test_require_data(const char *relative) {
 
 const char *gz_test_require_data_mpi(const char *relative) {
   return require_data(relative, 1);
+}
+
+int gz_test_require_device_mpi(void) {
+  int dev = -1, rank = 0, none;
+  gz_result_t sel = gz_device_select(MPI_COMM_WORLD, &dev);
+  none = sel != GZ_OK;
+  MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!none)
+    return dev;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)
+    printf("SKIP: no CUDA device on some rank (%s)\n", gz_strerror(sel));
+  fflush(stdout);
+  MPI_Finalize();
+  exit(GZ_TEST_SKIP);
 }
 
 void *gz_test_read_file(const char *path, size_t *size) {

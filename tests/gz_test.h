@@ -55,6 +55,11 @@ const char *gz_test_data_path(const char *relative);
 const char *gz_test_require_data(const char *relative);
 const char *gz_test_require_data_mpi(const char *relative);
 
+/* Select a device on every rank of MPI_COMM_WORLD (gz_device_select); if
+ * any rank has none, print "SKIP: ..." on rank 0, MPI_Finalize and exit
+ * GZ_TEST_SKIP on every rank. Returns this rank's device otherwise. */
+int gz_test_require_device_mpi(void);
+
 /* Read a whole file into a malloc'ed buffer (*size bytes); NULL on error. */
 void *gz_test_read_file(const char *path, size_t *size);
 

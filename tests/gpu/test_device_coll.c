@@ -149,18 +149,8 @@ int main(int argc, char **argv) {
   gz_ctx_t cpu_r, dev_r, cpu_b, dev_b;
   gz_test_init_mpi(&argc, &argv, &rank, &size);
   gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
-  if (gpu) {
-    int dev = -1, none;
-    gz_result_t sel = gz_device_select(MPI_COMM_WORLD, &dev);
-    none = sel != GZ_OK;
-    MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (none) {
-      if (rank == 0)
-        printf("SKIP: no CUDA device on some rank (%s)\n", gz_strerror(sel));
-      MPI_Finalize();
-      return GZ_TEST_SKIP;
-    }
-  }
+  if (gpu)
+    gz_test_require_device_mpi();
   cpu_r = make_ctx(0, "redoub", 1e-3);
   dev_r = make_ctx(1, "redoub", 1e-3);
   cpu_b = make_ctx(0, "binomial", 1e-3);

@@ -157,18 +157,8 @@ static void test_aware(void) {
 }
 
 int main(int argc, char **argv) {
-  int dev = -1, none;
-  gz_result_t sel;
   gz_test_init_mpi(&argc, &argv, &rank, &size);
-  sel = gz_device_select(MPI_COMM_WORLD, &dev);
-  none = sel != GZ_OK;
-  MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (none) {
-    if (rank == 0)
-      printf("SKIP: no CUDA device on some rank (%s)\n", gz_strerror(sel));
-    MPI_Finalize();
-    return GZ_TEST_SKIP;
-  }
+  gz_test_require_device_mpi();
   test_order();
   test_flags();
   test_aware();
