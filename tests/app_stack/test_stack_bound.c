@@ -301,17 +301,17 @@ static void hand_moments(void) {
  * mean (rms: none) within e_mean around mt, rounded to double. */
 static gzs_moment_in_t moment_in(gzs_op_t op, gzs_moment_plan_t p, double mt, double lo,
                                  double hi, uint32_t c) {
-  gzs_moment_in_t in;
-  in.op = op;
-  in.ar_bound = p.e_sum;
-  in.mean_bound = op == GZS_OP_RMS ? 0 : p.e_mean * (1 + 0x1p-50) + fabs(mt) * 0x1p-52;
-  in.lo = lo;
-  in.hi = hi;
-  in.c_lo = c;
-  in.c_max = c;
-  in.nsnap = c;
-  in.ranks = 1;
-  return in;
+  double mean_bound =
+      op == GZS_OP_RMS ? 0 : p.e_mean * (1 + 0x1p-50) + fabs(mt) * 0x1p-52;
+  return (gzs_moment_in_t){.op = op,
+                           .ar_bound = p.e_sum,
+                           .mean_bound = mean_bound,
+                           .lo = lo,
+                           .hi = hi,
+                           .c_lo = c,
+                           .c_max = c,
+                           .nsnap = c,
+                           .ranks = 1};
 }
 
 /* One simulated field's verdict. *res and exact are squares (var, or std
