@@ -106,12 +106,16 @@ step_codec() {
   GZ_DATA_DIR=$REAL "$GZB" codec -e 1e-4 --mb 64 --reps 3 | tee "$OUT/codec.txt"
 }
 
-step_ar4() {
+# allreduce_sweep NAME HOSTS LINK "LINK AS SHOWN": the four allreduce
+# algorithms on the wavefield from 1 MiB to MAX, and their chart
+allreduce_sweep() {
   wavefield
-  coll allreduce_4h_1g 4 1gbit --coll allreduce --algos mpi,redoub,ring,auto \
+  coll "$1" "$2" "$3" --coll allreduce --algos mpi,redoub,ring,auto \
     --min-bytes 1M --max-bytes "$MAX" -e 1e-4 --profile --data "$WAVE"
-  chart allreduce_4h_1g "allreduce, 4 hosts, 1 Gbit, float32 wavefield, e = 1e-4 strict"
+  chart "$1" "allreduce, $2 hosts, $4, float32 wavefield, e = 1e-4 strict"
 }
+
+step_ar4() { allreduce_sweep allreduce_4h_1g 4 1gbit "1 Gbit"; }
 
 step_move4() {
   wavefield
@@ -127,19 +131,9 @@ step_real4() {
     --data "$REAL/seismic_soda_lakes/soda_lakes_24x96x2048_f32le.raw"
 }
 
-step_ar8() {
-  wavefield
-  coll allreduce_8h_1g 8 1gbit --coll allreduce --algos mpi,redoub,ring,auto \
-    --min-bytes 1M --max-bytes "$MAX" -e 1e-4 --profile --data "$WAVE"
-  chart allreduce_8h_1g "allreduce, 8 hosts, 1 Gbit, float32 wavefield, e = 1e-4 strict"
-}
+step_ar8() { allreduce_sweep allreduce_8h_1g 8 1gbit "1 Gbit"; }
 
-step_ar4x10() {
-  wavefield
-  coll allreduce_4h_10g 4 10gbit --coll allreduce --algos mpi,redoub,ring,auto \
-    --min-bytes 1M --max-bytes "$MAX" -e 1e-4 --profile --data "$WAVE"
-  chart allreduce_4h_10g "allreduce, 4 hosts, 10 Gbit, float32 wavefield, e = 1e-4 strict"
-}
+step_ar4x10() { allreduce_sweep allreduce_4h_10g 4 10gbit "10 Gbit"; }
 
 # seconds of a command's wall time (bash's own clock)
 walltime() {

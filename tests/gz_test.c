@@ -1,6 +1,8 @@
 /* gz_test.c - see gz_test.h. */
 #include "gz_test.h"
 
+#include "gzcoll.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +49,20 @@ int gz_test_finish_mpi(MPI_Comm comm) {
     fflush(stdout);
   }
   return total[1] ? 1 : 0;
+}
+
+void gz_test_init_mpi(int *argc, char ***argv, int *rank, int *size) {
+  MPI_Init(argc, argv);
+  if (rank)
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  if (size)
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+int gz_test_end_mpi(void) {
+  int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
 }
 
 void gz_rng_seed(gz_rng_t *rng, uint64_t seed) { rng->state = seed; }
@@ -108,6 +124,21 @@ const char *gz_test_require_data(const char *relative) {
 
 const char *gz_test_require_data_mpi(const char *relative) {
   return require_data(relative, 1);
+}
+
+int gz_test_require_device_mpi(void) {
+  int dev = -1, rank = 0, none;
+  gz_result_t sel = gz_device_select(MPI_COMM_WORLD, &dev);
+  none = sel != GZ_OK;
+  MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!none)
+    return dev;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)
+    printf("SKIP: no CUDA device on some rank (%s)\n", gz_strerror(sel));
+  fflush(stdout);
+  MPI_Finalize();
+  exit(GZ_TEST_SKIP);
 }
 
 void *gz_test_read_file(const char *path, size_t *size) {

@@ -28,6 +28,12 @@ long gz_test_failed(void);
 int gz_test_finish(void);
 int gz_test_finish_mpi(MPI_Comm comm);
 
+/* The MPI test's opening and closing: MPI_Init, then this rank and the size
+ * of MPI_COMM_WORLD (either pointer may be NULL); at the end
+ * gz_test_finish_mpi(MPI_COMM_WORLD), MPI_Finalize, and its exit code. */
+void gz_test_init_mpi(int *argc, char ***argv, int *rank, int *size);
+int gz_test_end_mpi(void);
+
 /* Deterministic generator (splitmix64): same seed, same stream everywhere. */
 typedef struct gz_rng {
   uint64_t state;
@@ -48,6 +54,11 @@ const char *gz_test_data_path(const char *relative);
  * MPI_Finalize is called first). Returns the full path otherwise. */
 const char *gz_test_require_data(const char *relative);
 const char *gz_test_require_data_mpi(const char *relative);
+
+/* Select a device on every rank of MPI_COMM_WORLD (gz_device_select); if
+ * any rank has none, print "SKIP: ..." on rank 0, MPI_Finalize and exit
+ * GZ_TEST_SKIP on every rank. Returns this rank's device otherwise. */
+int gz_test_require_device_mpi(void);
 
 /* Read a whole file into a malloc'ed buffer (*size bytes); NULL on error. */
 void *gz_test_read_file(const char *path, size_t *size);

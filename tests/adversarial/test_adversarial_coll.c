@@ -210,9 +210,7 @@ static void check_movement(int k, gz_dtype_t dt, size_t n) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   {
     /* counts divisible by neither the rank count nor the block size (32) */
     size_t counts[4] = {1, 31, 33, (size_t)size * 32 + 7};
@@ -225,9 +223,5 @@ int main(int argc, char **argv) {
         }
     }
   }
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

@@ -13,43 +13,10 @@ set -u
 GZ=$1 MPIRUN=$2 GEN=$3
 TMP=$(mktemp -d)
 trap 'chmod -R u+rwx "$TMP" 2>/dev/null; umount "$TMP/full" 2>/dev/null; rm -rf "$TMP"' EXIT
-LIMIT=$((10 * ${GZ_TEST_TIME_SCALE:-1})) # seconds an error case may take
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# shellcheck source=../app_lib.sh
+source "$(dirname "$0")/../app_lib.sh" # ok, ko, bad (the contract above), LIMIT
 M=("$MPIRUN" --oversubscribe -np) # "${M[@]}" N CMD...: on N ranks
 
-# no_leftovers WHAT FILE...: none of FILE exists, no temporary file anywhere
-# under $TMP, no process of ours (their command lines name $TMP) alive.
-no_leftovers() {
-  local what=$1 f
-  shift
-  for f in "$@"; do [ -e "$f" ] && ko "$what: $f left behind"; done
-  find "$TMP" -name '*.tmp-*' | grep -q . && ko "$what: temporary files: $(find "$TMP" -name '*.tmp-*')"
-  pgrep -f "$TMP/" >/dev/null && { ko "$what: processes still running"; pgrep -af "$TMP/"; }
-  return 0
-}
-
-# bad WHAT PATTERN OUTPUT COMMAND...: the error contract above.
-bad() {
-  local what=$1 pattern=$2 output=$3 rc t0=$SECONDS
-  shift 3
-  timeout $LIMIT "$@" >"$TMP/out" 2>&1
-  rc=$?
-  if [ $rc -eq 0 ]; then
-    ko "$what: exit 0"; cat "$TMP/out"
-  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    ko "$what: still running after $LIMIT s"
-  elif grep -qE -- "$pattern" "$TMP/out"; then
-    ok
-  else
-    ko "$what: no '$pattern' in:"; cat "$TMP/out"
-  fi
-  grep -qE "MPI_ABORT|Segmentation|core dumped|AddressSanitizer|runtime error" "$TMP/out" &&
-    { ko "$what: crashed or aborted"; cat "$TMP/out"; }
-  no_leftovers "$what" "$output"
-  [ $((SECONDS - t0)) -le $LIMIT ] || ko "$what: took $((SECONDS - t0)) s"
-}
 good() { # good WHAT COMMAND...: must succeed
   local what=$1
   shift

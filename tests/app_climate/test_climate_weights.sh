@@ -5,60 +5,20 @@
 # ranks, within the claimed bound, the same missing points; errors naming
 # --weights; a discrimination case (the unweighted mean must differ).
 set -u
-GZ=$1 MPIRUN=$2
-DATA=${GZ_DATA_DIR:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-# shellcheck source=../app_lib.sh
-source "$(dirname "$0")/../app_lib.sh"
-run() { "$MPIRUN" --oversubscribe -np "$@"; }
-app_need_tools cdo ncra ncdump
-app_need_data # TREFHT, SST, SODA, WRF
-export CDO_HISTORY_INFO=0
+# shellcheck source=climate_lib.sh
+source "$(dirname "$0")/climate_lib.sh"
+climate_setup "$1" "$2" cdo ncra ncdump
 
-# (the field before the second ':', as some cdo dates hold no space: yseasstd1)
-nmiss() { cdo -s infon "$1" | awk 'NR > 1 { for (i = 3; i <= NF; i++) if ($i == ":") { n += $(i - 1); break } } END { print n + 0 }'; }
-claimed() { ncdump -h "$1" | sed -n 's/.*:gzstack_claimed_bound = \([^ ;]*\).*/\1/p'; }
-# diff <= claimed + k halves of a float32 ulp of the largest reference value
-within() {
-  awk -v d="$1" -v c="$2" -v m="$3" -v k="${4:-1}" 'BEGIN {
-    u = 0; if (m > 0) { u = 1; while (u * 2 <= m) u *= 2; while (u > m) u /= 2; u /= 16777216 }
-    exit !(d + 0 <= c + k * u) }'
-}
 # compare WHAT GZ_OUT REF [far|ULPS]: ULPS halves of a float32 ulp of the
 # reference's rounding (1 unless given)
 compare() {
   local what=$1 g=$2 ref=$3 far=${4:-} d c m k=1
   case $far in [0-9]*) k=$far far= ;; esac
   d=$(cdo -s output -timmax -fldmax -abs -sub "$g" "$ref" | tr -d ' ')
-  m=$(cdo -s output -timmax -fldmax -abs "$ref" | tr -d ' ')
-  c=$(claimed "$g")
-  if [ -z "$d" ] || [ -z "$c" ] || [ -z "$m" ]; then ko "$what: no difference ($d), claim ($c) or max ($m)"; return; fi
-  if [ -n "$far" ]; then
-    if within "$d" "$c" "$m"; then ko "$what: expected a difference beyond $c, got $d"; else ok; fi
-    return
-  fi
-  if within "$d" "$c" "$m" "$k"; then ok; else ko "$what: |gzstack - reference| = $d > claimed $c"; fi
+  m=$(refmax "$ref") c=$(claimed "$g")
+  judge "$what" "$d" "$c" "$m" "$far" "$k" || return
   [ "$(nmiss "$g")" = "$(nmiss "$ref")" ] && ok || ko "$what: missing points $(nmiss "$g") vs $(nmiss "$ref")"
   echo "  $what: max |diff| $d, claimed $c, missing $(nmiss "$g")"
-}
-gz() {
-  local np=$1 out=$2 algo=
-  shift 2
-  [ "$np" -gt 1 ] && algo="--algo ring"
-  if run "$np" "$GZ" stack "$@" $algo -o "$out" --verify -q >"$TMP/out" 2>&1; then ok; else
-    ko "gzstack $* (np $np) failed"; cat "$TMP/out"; fi
-}
-
-# at134 NAME REF DESCRIPTION CMP ARGS...: the run and its comparison (CMP:
-# compare's 4th argument, or "") at 1, 3 and 4 ranks ($TMP/NAME_NP.nc)
-at134() {
-  local name=$1 ref=$2 what=$3 cmp=$4 np
-  shift 4
-  for np in 1 3 4; do
-    gz $np "$TMP/${name}_$np.nc" "$@"
-    compare "$what np $np" "$TMP/${name}_$np.nc" "$ref" $cmp
-  done
 }
 
 # a list of per-record weights 1..7 (ncra --prw -w)
@@ -157,14 +117,7 @@ for np in 1 3 4; do
   compare "sst --group year --weights days --op std np $np, 2010" "$TMP/yd_1std$np.nc" "$TMP/ry_std.nc"
 done
 
-expect() {
-  local code=$1 pat=$2
-  shift 2
-  run 2 "$GZ" stack "$@" -e 1e-3 -o "$TMP/err.nc" -q >"$TMP/out" 2>&1
-  local rc=$?
-  if [ $rc -eq "$code" ] && grep -q -- "$pat" "$TMP/out" && [ ! -e "$TMP/err.nc" ]; then ok; else
-    ko "$* -> exit $rc (expected $code, '$pat')"; cat "$TMP/out"; fi
-}
+expect() { refused 2 "$1" "$2" "$TMP/err.nc" "${@:3}"; }
 expect 1 "--weights 1,2,3: 3 weights for 110 selected records" -i "$TREFHT" --var TREFHT --weights 1,2,3
 expect 1 "--weights 0,0: every weight is 0" -i "$TREFHT" --var TREFHT --steps 0:1 --weights 0,0
 expect 2 "--weights 1,-2" -i "$TREFHT" --var TREFHT --weights 1,-2

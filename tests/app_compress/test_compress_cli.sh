@@ -2,11 +2,9 @@
 # End-to-end tests of gzstack compress / decompress (see CMakeLists.txt).
 set -u
 GZ=$1 CHECK=$2 MPIRUN=$3
-DATA=${GZ_DATA_DIR:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 # shellcheck source=../app_lib.sh
 source "$(dirname "$0")/../app_lib.sh"
+app_scratch
 
 app_need_data
 

@@ -83,17 +83,23 @@ for sig in TERM INT; do
   fi
 done
 
+# signal_mpirun SIG DIR: SIG to mpirun once the output is being written;
+# finish_job's checks on the job in DIR
+signal_mpirun() {
+  local sig=$1 d=$2
+  start_job "$d"
+  if wait_for $((60 * SCALE)) temp_exists "$d"; then
+    kill -"$sig" $JOB
+    finish_job "SIG$sig to mpirun while writing" "$d"
+  else
+    ko "SIG$sig to mpirun: no temporary output appeared"; cat "$d/log"
+  fi
+}
+
 # 2. SIGTERM to mpirun: Open MPI terminates the ranks; the job ends non-zero,
 #    no temporary file remains, and an output, if the write finished before
 #    the ranks were stopped, is complete (it was renamed into place whole).
-d=$TMP/mpirun_term
-start_job "$d"
-if wait_for $((60 * SCALE)) temp_exists "$d"; then
-  kill -TERM $JOB
-  finish_job "SIGTERM to mpirun while writing" "$d"
-else
-  ko "SIGTERM to mpirun: no temporary output appeared"; cat "$d/log"
-fi
+signal_mpirun TERM "$TMP/mpirun_term"
 
 # 3. SIGKILL of one rank while the job reads and reduces: mpirun notices the
 #    lost rank and ends the job; no output and no temporary file.
@@ -127,14 +133,7 @@ if [ -n "$KILLER" ]; then
 fi
 
 # 3c. SIGINT to mpirun (Ctrl-C) while the output is being written.
-d=$TMP/mpirun_int
-start_job "$d"
-if wait_for $((60 * SCALE)) temp_exists "$d"; then
-  kill -INT $JOB
-  finish_job "SIGINT to mpirun while writing" "$d"
-else
-  ko "SIGINT to mpirun: no temporary output appeared"; cat "$d/log"
-fi
+signal_mpirun INT "$TMP/mpirun_int"
 
 # 4. A full disk (a 300 KiB tmpfs; needs root and mount): the output that
 #    does not fit is reported with the cause, nothing partial is left. Skipped

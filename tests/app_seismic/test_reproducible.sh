@@ -14,11 +14,9 @@
 # leave no output. The history date comes from SOURCE_DATE_EPOCH.
 set -u
 GZ=$1 MPIRUN=$2 PY=$3 CHECK=$4 CHECK_STACK=$5
-DATA=${GZ_DATA_DIR:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 # shellcheck source=../app_lib.sh
 source "$(dirname "$0")/../app_lib.sh"
+app_scratch
 app_need_data # TREFHT, SST, SODA
 export SOURCE_DATE_EPOCH=1700000000
 if ! "$PY" -c "import segyio, numpy" 2>/dev/null; then

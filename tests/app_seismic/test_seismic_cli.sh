@@ -3,40 +3,14 @@
 # seismic_check.py (python3-segyio + numpy).
 set -u
 GZ=$1 MPIRUN=$2 PY=$3 CHECK=$4
-DATA=${GZ_DATA_DIR:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-LIMIT=$((10 * ${GZ_TEST_TIME_SCALE:-1}))
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# shellcheck source=../app_lib.sh
+source "$(dirname "$0")/../app_lib.sh" # ok, ko, bad, app_scratch
+app_scratch
 M=("$MPIRUN" --oversubscribe -np)
 good() { # good WHAT COMMAND...: must succeed
   local what=$1
   shift
   if "$@" >"$TMP/out" 2>&1; then ok; else ko "$what"; cat "$TMP/out"; fi
-}
-# bad WHAT PATTERN OUTPUT COMMAND...: non-zero exit within LIMIT s, a message
-# matching PATTERN, no crash, no OUTPUT and no temporary file left.
-bad() {
-  local what=$1 pattern=$2 output=$3 rc
-  shift 3
-  timeout $LIMIT "$@" >"$TMP/out" 2>&1
-  rc=$?
-  if [ $rc -eq 0 ]; then
-    ko "$what: exit 0"; cat "$TMP/out"
-  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    ko "$what: still running after $LIMIT s"
-  elif grep -qE -- "$pattern" "$TMP/out"; then
-    ok
-  else
-    ko "$what: no '$pattern' in:"; cat "$TMP/out"
-  fi
-  grep -qE "MPI_ABORT|Segmentation|core dumped|AddressSanitizer|runtime error" "$TMP/out" &&
-    { ko "$what: crashed"; cat "$TMP/out"; }
-  [ -e "$output" ] && ko "$what: $output left behind"
-  find "$TMP" -name '*.tmp-*' | grep -q . && ko "$what: temporary files left"
-  return 0
 }
 
 if ! "$PY" -c "import segyio, numpy" 2>/dev/null; then

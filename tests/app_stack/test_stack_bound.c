@@ -296,6 +296,54 @@ static void hand_moments(void) {
   }
 }
 
+/* The input of gzs_moment_sq_bound[_w] for one simulated field of c
+ * values in [lo, hi] on one rank: the sums within the plan's e_sum, the
+ * mean (rms: none) within e_mean around mt, rounded to double. */
+static gzs_moment_in_t moment_in(gzs_op_t op, gzs_moment_plan_t p, double mt, double lo,
+                                 double hi, uint32_t c) {
+  double mean_bound =
+      op == GZS_OP_RMS ? 0 : p.e_mean * (1 + 0x1p-50) + fabs(mt) * 0x1p-52;
+  return (gzs_moment_in_t){.op = op,
+                           .ar_bound = p.e_sum,
+                           .mean_bound = mean_bound,
+                           .lo = lo,
+                           .hi = hi,
+                           .c_lo = c,
+                           .c_max = c,
+                           .nsnap = c,
+                           .ranks = 1};
+}
+
+/* One simulated field's verdict. *res and exact are squares (var, or std
+ * and rms before the root), ev the bound on the square: std and rms take
+ * both roots and carry ev through gzs_bound_sqrt (rms above its floor,
+ * left in *low, else 0); a *res (now rooted) outside the claim's stage of
+ * exact counts in *bad, the first five printed after tag. */
+static void judge_moment(const char *tag, gzs_op_t op, uint32_t c, double off,
+                         double scale, double e, double lo, double hi, double ev,
+                         double *res, double exact, double *low, int *bad) {
+  int rms = op == GZS_OP_RMS, isvar = op == GZS_OP_VAR || op == GZS_OP_VAR1;
+  double bound;
+  gzs_claim_t cl;
+  *low = 0;
+  if (rms) {
+    *low = gzs_moment_floor(lo, hi);
+    *low *= *low;
+  }
+  if (!isvar) {
+    *res = sqrt(*res);
+    exact = sqrt(exact);
+  }
+  bound = isvar ? ev : gzs_bound_sqrt(*res * *res, ev, *low);
+  cl = gzs_moment_claim(GZ_FLOAT64, bound, fabs(*res));
+  if (!(fabs(*res - exact) <= cl.stage)) {
+    if (*bad < 5)
+      fprintf(stderr, "%sop %d c %u off %g scale %g e %g: error %g > bound %g\n", tag,
+              (int)op, c, off, scale, e, fabs(*res - exact), cl.stage);
+    (*bad)++;
+  }
+}
+
 /* Second moments, simulated: values with a large offset (cancellation
  * would show), the mean pass's result anywhere within its bound, the sums
  * of squares anywhere within theirs; the field computed as
@@ -316,11 +364,10 @@ static void moment_properties(void) {
     double off = ldexp(gz_rng_uniform(&rng) - 0.3, (int)(gz_rng_next(&rng) % 24));
     double scale = ldexp(gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 20));
     double e = ldexp(1.0 + gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 40));
-    double lo = INFINITY, hi = -INFINITY, mt, s = 0, ev, res, exact, bound, low = 0;
+    double lo = INFINITY, hi = -INFINITY, mt, s = 0, ev, res, exact, low;
     long double m = 0, ss = 0;
     gzs_moment_plan_t p;
     gzs_moment_in_t in;
-    gzs_claim_t cl;
     if (t % 7 == 0)
       scale = 0; /* constant data: var 0, where sqrt is steepest */
     for (uint32_t i = 0; i < c; i++) {
@@ -343,34 +390,11 @@ static void moment_properties(void) {
       s += d * d;
     }
     s += p.e_sum * (2 * gz_rng_uniform(&rng) - 1); /* the compressed sums */
-    in.op = op;
-    in.ar_bound = p.e_sum;
-    in.mean_bound = rms ? 0 : p.e_mean * (1 + 0x1p-50) + fabs(mt) * 0x1p-52;
-    in.lo = lo;
-    in.hi = hi;
-    in.c_lo = c;
-    in.c_max = c;
-    in.nsnap = c;
-    in.ranks = 1;
+    in = moment_in(op, p, mt, lo, hi, c);
     ev = gzs_moment_sq_bound(&in);
     res = s > 0 ? s / (double)(c - (uint32_t)ddof) : 0;
     exact = (double)(ss / (c - (uint32_t)ddof));
-    if (rms) {
-      low = gzs_moment_floor(lo, hi);
-      low *= low;
-    }
-    if (!isvar) {
-      res = sqrt(res);
-      exact = sqrt(exact);
-    }
-    bound = isvar ? ev : gzs_bound_sqrt(res * res, ev, low);
-    cl = gzs_moment_claim(GZ_FLOAT64, bound, fabs(res));
-    if (!(fabs(res - exact) <= cl.stage)) {
-      if (bad < 5)
-        fprintf(stderr, "op %d c %u off %g scale %g e %g: error %g > bound %g\n", (int)op,
-                c, off, scale, e, fabs(res - exact), cl.stage);
-      bad++;
-    }
+    judge_moment("", op, c, off, scale, e, lo, hi, ev, &res, exact, &low, &bad);
     /* spent in full, the budget stays within e (up to the double slop) */
     {
       double d = hi - lo + in.mean_bound;
@@ -427,11 +451,10 @@ static void weighted_moments(void) {
     double scale = ldexp(gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 20));
     double e = ldexp(1.0 + gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 40));
     double lo = INFINITY, hi = -INFINITY, W = 0, Q = 0, D, mt, s = 0, ev, res, exact;
-    double bound, low = 0;
+    double low;
     long double m = 0, ss = 0, lw = 0;
     gzs_moment_plan_t p;
     gzs_moment_in_t in;
-    gzs_claim_t cl;
     if (t % 7 == 0)
       scale = 0;
     for (uint32_t i = 0; i < c; i++) {
@@ -461,36 +484,13 @@ static void weighted_moments(void) {
       s += d * d * w[i];
     }
     s += p.e_sum * (2 * gz_rng_uniform(&rng) - 1);
-    in.op = op;
-    in.ar_bound = p.e_sum;
-    in.mean_bound = rms ? 0 : p.e_mean * (1 + 0x1p-50) + fabs(mt) * 0x1p-52;
-    in.lo = lo;
-    in.hi = hi;
-    in.c_lo = c;
-    in.c_max = c;
-    in.nsnap = c;
-    in.ranks = 1;
+    in = moment_in(op, p, mt, lo, hi, c);
     res = s > 0 ? s / (rms ? W : D) : 0;
     exact = (double)(ss / (rms ? lw : (long double)D));
     if (gzs_op_ddof(op)) /* the exact divisor, not D rounded */
       exact = (double)(ss / (lw - (long double)Q / lw));
     ev = gzs_moment_sq_bound_w(&in, W, rms ? W : D, res);
-    if (rms) {
-      low = gzs_moment_floor(lo, hi);
-      low *= low;
-    }
-    if (!isvar) {
-      res = sqrt(res);
-      exact = sqrt(exact);
-    }
-    bound = isvar ? ev : gzs_bound_sqrt(res * res, ev, low);
-    cl = gzs_moment_claim(GZ_FLOAT64, bound, fabs(res));
-    if (!(fabs(res - exact) <= cl.stage)) {
-      if (bad < 5)
-        fprintf(stderr, "weighted op %d c %u off %g scale %g e %g: error %g > bound %g\n",
-                (int)op, c, off, scale, e, fabs(res - exact), cl.stage);
-      bad++;
-    }
+    judge_moment("weighted ", op, c, off, scale, e, lo, hi, ev, &res, exact, &low, &bad);
     { /* the plan spent in full: ar / D + W d^2 / D <= Ev */
       double vb = p.e_sum / (rms ? W : D) + (rms ? 0 : W * p.e_mean * p.e_mean / D);
       double vr = isvar ? vb : gzs_bound_sqrt(res * res, vb, low);

@@ -5,11 +5,9 @@
 # every rank and leave no output behind.
 set -u
 GZ=$1 CHECK=$2 MPIRUN=$3 GEN=$4 CONFIGS=$5
-DATA=${GZ_DATA_DIR:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 # shellcheck source=../app_lib.sh
 source "$(dirname "$0")/../app_lib.sh"
+app_scratch
 run() { "$MPIRUN" --oversubscribe -np "$@"; }
 
 app_need_data

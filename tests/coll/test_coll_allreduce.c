@@ -346,9 +346,7 @@ static void test_failures(void) {
 
 int main(int argc, char **argv) {
   MPI_Comm half;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  gz_test_init_mpi(&argc, &argv, &world_rank, &world_size);
   {
     size_t counts[5] = {0, 1, (size_t)(world_size - 1), 1001, 100003};
     test_matrix(MPI_COMM_WORLD, counts, 5);
@@ -365,9 +363,5 @@ int main(int argc, char **argv) {
   test_escape();
   test_code_width();
   test_failures();
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

@@ -354,18 +354,12 @@ static void test_mpi_sum_bound(void) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   test_names();
   test_contexts();
   test_overrides();
   test_explain();
   test_knobs();
   test_mpi_sum_bound();
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

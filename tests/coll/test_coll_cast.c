@@ -132,9 +132,7 @@ int main(int argc, char **argv) {
                {1e-6, "float32", NULL},
                {1e-12, NULL, NULL}};
   const size_t counts[] = {0, 1, 1001, 20011};
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   {
     gz_config_t cfg = GZ_CONFIG_INIT;
     gz_ctx_t bad = NULL;
@@ -155,9 +153,5 @@ int main(int argc, char **argv) {
       test_others_exact(ctx);
     gz_ctx_destroy(ctx);
   }
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

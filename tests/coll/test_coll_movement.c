@@ -316,8 +316,7 @@ static void test_failures(void) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, NULL, &size);
   {
     size_t counts[5] = {0, 1, (size_t)(size - 1), 1001, 20011}, few[2] = {2, 3001};
     MPI_Comm split;
@@ -330,9 +329,5 @@ int main(int argc, char **argv) {
   test_rel();
   test_escape();
   test_failures();
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

@@ -39,6 +39,21 @@ static void note(const char *what, const gz_report_t *rep) {
            rep->result_bound, rep->reason);
 }
 
+/* A float32 result of TRACE values: the call succeeded, its report noted,
+ * every value within the reported bound of ref (give or take slop).
+ * Returns whether the call succeeded. */
+static int check_trace(const char *what, gz_result_t rc, const gz_report_t *rep,
+                       const float *out, const double *ref, const double *slop) {
+  GZ_CHECK(rc == GZ_OK, "%s: %s", what, gz_strerror(rc));
+  if (rc != GZ_OK)
+    return 0;
+  note(what, rep);
+  GZ_CHECK(cu_count_wrong(GZ_FLOAT32, out, ref, slop, TRACE, rep->result_bound, what) ==
+               0,
+           "%s: values outside %g", what, rep->result_bound);
+  return 1;
+}
+
 static void test_stack(const char *path) {
   float *partial = cu_alloc(GZ_FLOAT32, TRACE), *shot = cu_alloc(GZ_FLOAT32, TRACE);
   float *out = cu_alloc(GZ_FLOAT32, TRACE);
@@ -60,12 +75,7 @@ static void test_stack(const char *path) {
     char what[64];
     gz_result_t rc = gz_allreduce(ctx, partial, out, TRACE, GZ_FLOAT32, GZ_OP_SUM, &rep);
     snprintf(what, sizeof what, "soda stack %s", algo);
-    GZ_CHECK(rc == GZ_OK, "%s: %s", what, gz_strerror(rc));
-    if (rc == GZ_OK) {
-      note(what, &rep);
-      GZ_CHECK(
-          cu_count_wrong(GZ_FLOAT32, out, ref, slop, TRACE, rep.result_bound, what) == 0,
-          "%s: values outside %g", what, rep.result_bound);
+    if (check_trace(what, rc, &rep, out, ref, slop)) {
       GZ_CHECK(rep.result_bound <= e + cu_round_allow(GZ_FLOAT32, cu_absmax(ref, TRACE)),
                "%s: bound %g > e", what, rep.result_bound);
       GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, out, TRACE * sizeof *out),
@@ -78,13 +88,7 @@ static void test_stack(const char *path) {
     }
     rc = gz_allreduce_mean(ctx, partial, out, TRACE, GZ_FLOAT32, SHOTS, &rep);
     snprintf(what, sizeof what, "soda mean %s", algo);
-    GZ_CHECK(rc == GZ_OK, "%s: %s", what, gz_strerror(rc));
-    if (rc == GZ_OK) {
-      note(what, &rep);
-      GZ_CHECK(
-          cu_count_wrong(GZ_FLOAT32, out, mref, slop, TRACE, rep.result_bound, what) == 0,
-          "%s: values outside %g", what, rep.result_bound);
-    }
+    check_trace(what, rc, &rep, out, mref, slop);
     for (size_t i = 0; i < TRACE; i++)
       slop[i] *= SHOTS;
     gz_ctx_destroy(ctx);
@@ -200,17 +204,11 @@ static void test_cube(const char *path) {
 int main(int argc, char **argv) {
   static char soda[4096];
   const char *f3;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   /* the helper returns a static string: keep a copy before the next call */
   snprintf(soda, sizeof soda, "%s", gz_test_require_data_mpi(SODA));
   f3 = gz_test_require_data_mpi(F3);
   test_stack(soda);
   test_cube(f3);
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

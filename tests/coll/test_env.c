@@ -148,9 +148,5 @@ int main(int argc, char **argv) {
   test_size();
   test_bool_enum();
   test_algo();
-  {
-    int rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
-  }
+  return gz_test_end_mpi();
 }

@@ -147,23 +147,10 @@ int main(int argc, char **argv) {
   static const size_t counts[] = {0, 1, 5, 1000, 33333, 70001};
   static const gz_dtype_t types[] = {GZ_FLOAT32, GZ_FLOAT64};
   gz_ctx_t cpu_r, dev_r, cpu_b, dev_b;
-  int rc;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
   gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
-  if (gpu) {
-    int dev = -1, none;
-    gz_result_t sel = gz_device_select(MPI_COMM_WORLD, &dev);
-    none = sel != GZ_OK;
-    MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (none) {
-      if (rank == 0)
-        printf("SKIP: no CUDA device on some rank (%s)\n", gz_strerror(sel));
-      MPI_Finalize();
-      return GZ_TEST_SKIP;
-    }
-  }
+  if (gpu)
+    gz_test_require_device_mpi();
   cpu_r = make_ctx(0, "redoub", 1e-3);
   dev_r = make_ctx(1, "redoub", 1e-3);
   cpu_b = make_ctx(0, "binomial", 1e-3);
@@ -185,7 +172,5 @@ int main(int argc, char **argv) {
   gz_ctx_destroy(dev_r);
   gz_ctx_destroy(cpu_b);
   gz_ctx_destroy(dev_b);
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }

@@ -157,24 +157,10 @@ static void test_aware(void) {
 }
 
 int main(int argc, char **argv) {
-  int dev = -1, none, rc;
-  gz_result_t sel;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  sel = gz_device_select(MPI_COMM_WORLD, &dev);
-  none = sel != GZ_OK;
-  MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (none) {
-    if (rank == 0)
-      printf("SKIP: no CUDA device on some rank (%s)\n", gz_strerror(sel));
-    MPI_Finalize();
-    return GZ_TEST_SKIP;
-  }
+  gz_test_init_mpi(&argc, &argv, &rank, &size);
+  gz_test_require_device_mpi();
   test_order();
   test_flags();
   test_aware();
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }

@@ -236,9 +236,7 @@ static void test_outputs(void) {
 }
 
 int main(int argc, char **argv) {
-  int code;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  gz_test_init_mpi(&argc, &argv, &rank, NULL);
   dir = iot_scratch_dir(MPI_COMM_WORLD);
   if (GZ_CHECK(dir[0] != '\0', "scratch folder")) {
     if (rank == 0) {
@@ -249,7 +247,5 @@ int main(int argc, char **argv) {
     test_inputs();
     iot_scratch_remove(dir, MPI_COMM_WORLD);
   }
-  code = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return code;
+  return gz_test_end_mpi();
 }

@@ -328,10 +328,7 @@ static void test_raw(const char *rel, size_t d1, size_t d2, size_t recs, double 
 
 int main(int argc, char **argv) {
   const char *set = argc > 1 ? argv[1] : "";
-  int code;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   if (strcmp(set, "ccsm3") == 0)
     test_ccsm3();
   else if (strcmp(set, "ersst") == 0)
@@ -346,7 +343,5 @@ int main(int argc, char **argv) {
              "f3 cube");
   else
     GZ_CHECK(0, "unknown dataset '%s' (ccsm3, ersst, wrf, soda, f3)", set);
-  code = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return code;
+  return gz_test_end_mpi();
 }

@@ -376,10 +376,7 @@ static void large_narrowing(const char *dir) {
 
 int main(int argc, char **argv) {
   const char *dir;
-  int code;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   dir = iot_scratch_dir(MPI_COMM_WORLD);
   if (GZ_CHECK(dir[0] != '\0', "scratch folder")) {
     for (int fmt = GZ_FMT_RAW; fmt <= GZ_FMT_HDF5; fmt++) {
@@ -392,7 +389,5 @@ int main(int argc, char **argv) {
     large_narrowing(dir);
     iot_scratch_remove(dir, MPI_COMM_WORLD);
   }
-  code = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return code;
+  return gz_test_end_mpi();
 }

@@ -402,7 +402,6 @@ static void rsf_forms(const char *dir) {
 
 int main(int argc, char **argv) {
   const char *dir;
-  int code;
   MPI_Init(&argc, &argv);
   dir = iot_scratch_dir(MPI_COMM_WORLD);
   if (GZ_CHECK(dir[0] != '\0', "scratch folder")) {
@@ -415,7 +414,5 @@ int main(int argc, char **argv) {
     rsf_forms(dir);
     iot_scratch_remove(dir, MPI_COMM_WORLD);
   }
-  code = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return code;
+  return gz_test_end_mpi();
 }

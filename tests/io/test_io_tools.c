@@ -40,7 +40,6 @@ static int run_tool(const char *exe, const char *args, const char *path, char *o
 int main(int argc, char **argv) {
   const char *ncdump = argc > 1 ? argv[1] : "", *h5dump = argc > 2 ? argv[2] : "";
   static char out[65536];
-  int code;
   MPI_Init(&argc, &argv);
   if (!usable(ncdump) && !usable(h5dump)) {
     printf("SKIP: neither ncdump nor h5dump found\n");
@@ -83,7 +82,5 @@ int main(int argc, char **argv) {
   }
   if (dir[0])
     iot_scratch_remove(dir, MPI_COMM_WORLD);
-  code = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return code;
+  return gz_test_end_mpi();
 }

@@ -68,6 +68,38 @@ static double combine(MPI_Op op, double a, double b) {
   return op == MPI_SUM ? a + b : op == MPI_MAX ? (a > b ? a : b) : (a < b ? a : b);
 }
 
+/* The exact reduction of element j over every rank's input, in double. */
+static double reduced(const pmpi_type_t *t, MPI_Op op, size_t j, int salt) {
+  double x = pmpi_input(t, exact_mode, 0, j, salt);
+  for (int r = 1; r < nranks; r++)
+    x = combine(op, x, pmpi_input(t, exact_mode, r, j, salt));
+  return x;
+}
+
+/* A reduction's bound: P e for a sum under GZCOLL_BOUND=per-message. */
+static double op_bound(MPI_Op op) {
+  return op == MPI_SUM && pmpi_env_is("GZCOLL_BOUND", "per-message") ? nranks * e : e;
+}
+
+/* The end of every case: the call counted as kind moving bytes; the n
+ * results in got within bound of exact and (--exact) the bytes of PMPI_'s
+ * ref; with same_all, the same bytes on every rank; then the case's four
+ * buffers freed. */
+static void finish(const char *what, const pmpi_type_t *t, int kind, size_t bytes,
+                   void *send, void *got, void *ref, double *exact, size_t n,
+                   double bound, int same_all) {
+  expect(kind, bytes);
+  compare(what, t, got, exact, n, bound);
+  compare_mpi(what, t, got, ref, n);
+  if (same_all)
+    GZ_CHECK(pmpi_same_on_all(got, n * t->esz, MPI_COMM_WORLD), "%s %s: ranks differ",
+             what, t->name);
+  free(send);
+  free(got);
+  free(ref);
+  free(exact);
+}
+
 static void test_allreduce(const pmpi_type_t *t, size_t n, MPI_Op op, int in_place,
                            int salt) {
   void *send = malloc(n * t->esz), *recv = malloc(n * t->esz), *ref = malloc(n * t->esz);
@@ -79,11 +111,8 @@ static void test_allreduce(const pmpi_type_t *t, size_t n, MPI_Op op, int in_pla
                            : "min",
            n, in_place ? " in place" : "");
   pmpi_fill(t, exact_mode, send, n, rank, 0, salt);
-  for (size_t i = 0; i < n; i++) {
-    exact[i] = pmpi_input(t, exact_mode, 0, i, salt);
-    for (int r = 1; r < nranks; r++)
-      exact[i] = combine(op, exact[i], pmpi_input(t, exact_mode, r, i, salt));
-  }
+  for (size_t i = 0; i < n; i++)
+    exact[i] = reduced(t, op, i, salt);
   PMPI_Allreduce(send, ref, (int)n, t->type, op, MPI_COMM_WORLD);
   if (in_place) {
     memcpy(recv, send, n * t->esz);
@@ -95,16 +124,7 @@ static void test_allreduce(const pmpi_type_t *t, size_t n, MPI_Op op, int in_pla
                  MPI_SUCCESS,
              "%s", what);
   }
-  expect(K_ALLREDUCE, n * t->esz);
-  compare(what, t, recv, exact, n,
-          op == MPI_SUM && pmpi_env_is("GZCOLL_BOUND", "per-message") ? nranks * e : e);
-  compare_mpi(what, t, recv, ref, n);
-  GZ_CHECK(pmpi_same_on_all(recv, n * t->esz, MPI_COMM_WORLD), "%s %s: ranks differ",
-           what, t->name);
-  free(send);
-  free(recv);
-  free(ref);
-  free(exact);
+  finish(what, t, K_ALLREDUCE, n * t->esz, send, recv, ref, exact, n, op_bound(op), 1);
 }
 
 static void test_reduce_scatter(const pmpi_type_t *t, size_t n, MPI_Op op, int in_place,
@@ -117,12 +137,8 @@ static void test_reduce_scatter(const pmpi_type_t *t, size_t n, MPI_Op op, int i
   snprintf(what, sizeof what, "reduce_scatter_block n=%zu%s", n,
            in_place ? " in place" : "");
   pmpi_fill(t, exact_mode, send, all, rank, 0, salt);
-  for (size_t i = 0; i < n; i++) {
-    size_t j = (size_t)rank * n + i;
-    exact[i] = pmpi_input(t, exact_mode, 0, j, salt);
-    for (int r = 1; r < nranks; r++)
-      exact[i] = combine(op, exact[i], pmpi_input(t, exact_mode, r, j, salt));
-  }
+  for (size_t i = 0; i < n; i++)
+    exact[i] = reduced(t, op, (size_t)rank * n + i, salt);
   PMPI_Reduce_scatter_block(send, ref, (int)n, t->type, op, MPI_COMM_WORLD);
   if (in_place) {
     memcpy(recv, send, all * t->esz);
@@ -130,14 +146,7 @@ static void test_reduce_scatter(const pmpi_type_t *t, size_t n, MPI_Op op, int i
   } else {
     MPI_Reduce_scatter_block(send, recv, (int)n, t->type, op, MPI_COMM_WORLD);
   }
-  expect(K_RSB, all * t->esz);
-  compare(what, t, recv, exact, n,
-          op == MPI_SUM && pmpi_env_is("GZCOLL_BOUND", "per-message") ? nranks * e : e);
-  compare_mpi(what, t, recv, ref, n);
-  free(send);
-  free(recv);
-  free(ref);
-  free(exact);
+  finish(what, t, K_RSB, all * t->esz, send, recv, ref, exact, n, op_bound(op), 0);
 }
 
 static void test_allgather(const pmpi_type_t *t, size_t n, int in_place, int salt) {
@@ -159,15 +168,7 @@ static void test_allgather(const pmpi_type_t *t, size_t n, int in_place, int sal
   } else {
     MPI_Allgather(send, (int)n, t->type, recv, (int)n, t->type, MPI_COMM_WORLD);
   }
-  expect(K_ALLGATHER, all * t->esz);
-  compare(what, t, recv, exact, all, e);
-  compare_mpi(what, t, recv, ref, all);
-  GZ_CHECK(pmpi_same_on_all(recv, all * t->esz, MPI_COMM_WORLD), "%s %s: ranks differ",
-           what, t->name);
-  free(send);
-  free(recv);
-  free(ref);
-  free(exact);
+  finish(what, t, K_ALLGATHER, all * t->esz, send, recv, ref, exact, all, e, 1);
 }
 
 static void test_bcast(const pmpi_type_t *t, size_t n, int root, int salt) {
@@ -183,14 +184,7 @@ static void test_bcast(const pmpi_type_t *t, size_t n, int root, int salt) {
   }
   PMPI_Bcast(ref, (int)n, t->type, root, MPI_COMM_WORLD);
   MPI_Bcast(buf, (int)n, t->type, root, MPI_COMM_WORLD);
-  expect(K_BCAST, n * t->esz);
-  compare(what, t, buf, exact, n, e);
-  compare_mpi(what, t, buf, ref, n);
-  GZ_CHECK(pmpi_same_on_all(buf, n * t->esz, MPI_COMM_WORLD), "%s %s: ranks differ", what,
-           t->name);
-  free(buf);
-  free(ref);
-  free(exact);
+  finish(what, t, K_BCAST, n * t->esz, NULL, buf, ref, exact, n, e, 1);
 }
 
 static void test_scatter(const pmpi_type_t *t, size_t n, int root, int in_place,
@@ -213,13 +207,7 @@ static void test_scatter(const pmpi_type_t *t, size_t n, int root, int in_place,
   } else {
     MPI_Scatter(send, (int)n, t->type, recv, (int)n, t->type, root, MPI_COMM_WORLD);
   }
-  expect(K_SCATTER, all * t->esz);
-  compare(what, t, recv, exact, n, e);
-  compare_mpi(what, t, recv, ref, n);
-  free(send);
-  free(recv);
-  free(ref);
-  free(exact);
+  finish(what, t, K_SCATTER, all * t->esz, send, recv, ref, exact, n, e, 0);
 }
 
 static void test_alltoall(const pmpi_type_t *t, size_t n, int in_place, int salt) {
@@ -241,13 +229,7 @@ static void test_alltoall(const pmpi_type_t *t, size_t n, int in_place, int salt
   } else {
     MPI_Alltoall(send, (int)n, t->type, recv, (int)n, t->type, MPI_COMM_WORLD);
   }
-  expect(K_ALLTOALL, all * t->esz);
-  compare(what, t, recv, exact, all, e);
-  compare_mpi(what, t, recv, ref, all);
-  free(send);
-  free(recv);
-  free(ref);
-  free(exact);
+  finish(what, t, K_ALLTOALL, all * t->esz, send, recv, ref, exact, all, e, 0);
 }
 
 /* A call below GZCOLL_MIN_BYTES: passed through, so bit-identical to MPI. */
@@ -305,9 +287,7 @@ static int check_report(const char *text) {
 int main(int argc, char **argv) {
   int rc, verbose, h = -1;
   const size_t counts[2] = {1500, 4099};
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   exact_mode = argc > 1 && strcmp(argv[1], "--exact") == 0;
   e = pmpi_env_double("GZCOLL_ERROR_BOUND", 0);
   min_bytes = (size_t)pmpi_env_double("GZCOLL_MIN_BYTES", 65536);

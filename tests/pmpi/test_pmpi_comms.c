@@ -68,15 +68,12 @@ static int size_of(MPI_Comm comm) {
 }
 
 int main(int argc, char **argv) {
-  int rc;
   unsigned long long base;
   MPI_Group world_group, even_group;
   int *evens;
   int nevens;
 
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   e = pmpi_env_double("GZCOLL_ERROR_BOUND", 0);
   GZ_CHECK(e > 0, "GZCOLL_ERROR_BOUND must be set by the test");
 
@@ -148,7 +145,5 @@ int main(int argc, char **argv) {
     GZ_CHECK(c[PC_FALLBACK] == 0, "%llu allreduce fallbacks", c[PC_FALLBACK]);
     GZ_CHECK(nranks == 1 || c[PC_COMPRESSED] > 0, "no compressed allreduce");
   }
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }

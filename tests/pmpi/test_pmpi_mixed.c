@@ -308,19 +308,40 @@ static void run_scatter(const pmpi_type_t *t, size_t n, int p, int dk, int in_pl
   free_desc(&dr);
 }
 
+/* Allgather and alltoall (same signature): whether the call qualifies by
+ * its types (every rank's receive side basic, and its send side unless in
+ * place), then the call itself, in place or not. */
+typedef int (*gather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                         MPI_Comm);
+static int all_basic_both(int p, int dk, int in_place) {
+  int all_basic = 1;
+  for (int r = 0; r < nranks; r++)
+    all_basic &= desc_of(p, dk, r, 0, 1) == D_BASIC &&
+                 (in_place || desc_of(p, dk, r, 0, 0) == D_BASIC);
+  return all_basic;
+}
+static void call_gather(gather_fn fn, int in_place, const void *send, const desc_t *ds,
+                        void *recv, const desc_t *dr, const char *what) {
+  if (in_place)
+    GZ_CHECK(fn(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, dr->count, dr->type,
+                MPI_COMM_WORLD) == MPI_SUCCESS,
+             "%s", what);
+  else
+    GZ_CHECK(fn(send, ds->count, ds->type, recv, dr->count, dr->type, MPI_COMM_WORLD) ==
+                 MPI_SUCCESS,
+             "%s", what);
+}
+
 static void run_allgather(const pmpi_type_t *t, size_t n, int p, int dk, int in_place,
                           int salt) {
-  int all_basic = 1, routed;
+  int routed;
   desc_t ds = make_desc(desc_of(p, dk, rank, 0, 0), t, n);
   desc_t dr = make_desc(desc_of(p, dk, rank, 0, 1), t, n);
   void *send = alloc_blocks(t, &ds, 1), *recv = alloc_blocks(t, &dr, nranks);
   double *logical = malloc(n * (size_t)nranks * sizeof *logical);
   tally_t ty = {0, 0, 0};
   char what[128];
-  for (int r = 0; r < nranks; r++)
-    all_basic &= desc_of(p, dk, r, 0, 1) == D_BASIC &&
-                 (in_place || desc_of(p, dk, r, 0, 0) == D_BASIC);
-  routed = expect_routed(all_basic, n * t->esz * (size_t)nranks);
+  routed = expect_routed(all_basic_both(p, dk, in_place), n * t->esz * (size_t)nranks);
   snprintf(what, sizeof what, "allgather %s n=%zu %s (%s)%s", t->name, n,
            pattern_names[p], desc_names[dk], in_place ? " in place" : "");
   if (in_place)
@@ -328,14 +349,7 @@ static void run_allgather(const pmpi_type_t *t, size_t n, int p, int dk, int in_
   else
     put_block(t, &ds, send, 0, n, rank, 0, salt);
   counters_before(K_ALLGATHER);
-  if (in_place)
-    GZ_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, dr.count, dr.type,
-                           MPI_COMM_WORLD) == MPI_SUCCESS,
-             "%s", what);
-  else
-    GZ_CHECK(MPI_Allgather(send, ds.count, ds.type, recv, dr.count, dr.type,
-                           MPI_COMM_WORLD) == MPI_SUCCESS,
-             "%s", what);
+  call_gather(MPI_Allgather, in_place, send, &ds, recv, &dr, what);
   counters_after(K_ALLGATHER, routed, what);
   for (int s = 0; s < nranks; s++)
     check_block(&ty, t, &dr, recv, s, n, s, 0, salt, routed && real_mode ? e : 0,
@@ -350,16 +364,13 @@ static void run_allgather(const pmpi_type_t *t, size_t n, int p, int dk, int in_
 
 static void run_alltoall(const pmpi_type_t *t, size_t n, int p, int dk, int in_place,
                          int salt) {
-  int all_basic = 1, routed;
+  int routed;
   desc_t ds = make_desc(desc_of(p, dk, rank, 0, 0), t, n);
   desc_t dr = make_desc(desc_of(p, dk, rank, 0, 1), t, n);
   void *send = alloc_blocks(t, &ds, nranks), *recv = alloc_blocks(t, &dr, nranks);
   tally_t ty = {0, 0, 0};
   char what[128];
-  for (int r = 0; r < nranks; r++)
-    all_basic &= desc_of(p, dk, r, 0, 1) == D_BASIC &&
-                 (in_place || desc_of(p, dk, r, 0, 0) == D_BASIC);
-  routed = expect_routed(all_basic, n * t->esz * (size_t)nranks);
+  routed = expect_routed(all_basic_both(p, dk, in_place), n * t->esz * (size_t)nranks);
   snprintf(what, sizeof what, "alltoall %s n=%zu %s (%s)%s", t->name, n, pattern_names[p],
            desc_names[dk], in_place ? " in place" : "");
   for (int b = 0; b < nranks; b++) {
@@ -369,14 +380,7 @@ static void run_alltoall(const pmpi_type_t *t, size_t n, int p, int dk, int in_p
       put_block(t, &ds, send, b, n, rank, (size_t)b * n, salt);
   }
   counters_before(K_ALLTOALL);
-  if (in_place)
-    GZ_CHECK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, dr.count, dr.type,
-                          MPI_COMM_WORLD) == MPI_SUCCESS,
-             "%s", what);
-  else
-    GZ_CHECK(MPI_Alltoall(send, ds.count, ds.type, recv, dr.count, dr.type,
-                          MPI_COMM_WORLD) == MPI_SUCCESS,
-             "%s", what);
+  call_gather(MPI_Alltoall, in_place, send, &ds, recv, &dr, what);
   counters_after(K_ALLTOALL, routed, what);
   for (int s = 0; s < nranks; s++)
     check_block(&ty, t, &dr, recv, s, n, s, (size_t)rank * n, salt,
@@ -398,6 +402,24 @@ static double sum_tol(const pmpi_type_t *t, double exact, double got, double bou
   double rmax = fmax(fabs(got), fabs(exact) + bound);
   double half_ulp = t->is_float && rmax > 0 ? ldexp(1.0, ilogb(rmax) - 24) : 0.0;
   return bound * (1.0 + 1e-12) + half_ulp + ldexp(nranks * 100.0 + rmax, -50);
+}
+
+/* The n results of a SUM, element i the sum over the ranks of input
+ * first + i: within sum_tol of the exact sum (real data), else equal to it
+ * and to PMPI_'s bytes in ref. */
+static void check_sum(tally_t *ty, const pmpi_type_t *t, const void *recv,
+                      const void *ref, size_t n, size_t first, int salt, double bound,
+                      const char *what) {
+  for (size_t i = 0; i < n; i++) {
+    double exact = 0, got = pmpi_get(t, recv, i);
+    for (int r = 0; r < nranks; r++)
+      exact += pmpi_input(t, !real_mode, r, first + i, salt);
+    if (real_mode ? !(fabs(got - exact) <= sum_tol(t, exact, got, bound)) : got != exact)
+      ty->wrong++;
+    ty->worst = fmax(ty->worst, fabs(got - exact));
+  }
+  if (!real_mode)
+    GZ_CHECK(memcmp(recv, ref, n * t->esz) == 0, "%s: differs from PMPI_", what);
 }
 
 static void run_reductions(const pmpi_type_t *t, size_t n, int in_place, int salt) {
@@ -422,16 +444,7 @@ static void run_reductions(const pmpi_type_t *t, size_t n, int in_place, int sal
   MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, (int)n, t->type, MPI_SUM,
                 MPI_COMM_WORLD);
   counters_after(K_ALLREDUCE, routed, what);
-  for (size_t i = 0; i < n; i++) {
-    double exact = 0, got = pmpi_get(t, recv, i);
-    for (int r = 0; r < nranks; r++)
-      exact += pmpi_input(t, !real_mode, r, i, salt);
-    if (real_mode ? !(fabs(got - exact) <= sum_tol(t, exact, got, bound)) : got != exact)
-      ty.wrong++;
-    ty.worst = fmax(ty.worst, fabs(got - exact));
-  }
-  if (!real_mode)
-    GZ_CHECK(memcmp(recv, ref, n * t->esz) == 0, "%s: differs from PMPI_", what);
+  check_sum(&ty, t, recv, ref, n, 0, salt, bound, what);
   report(what, &ty, pmpi_same_on_all(recv, n * t->esz, MPI_COMM_WORLD));
 
   /* reduce_scatter_block SUM, n values per rank */
@@ -447,16 +460,7 @@ static void run_reductions(const pmpi_type_t *t, size_t n, int in_place, int sal
   MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, recv, (int)n, t->type, MPI_SUM,
                            MPI_COMM_WORLD);
   counters_after(K_RSB, routed, what);
-  for (size_t i = 0; i < n; i++) {
-    double exact = 0, got = pmpi_get(t, recv, i);
-    for (int r = 0; r < nranks; r++)
-      exact += pmpi_input(t, !real_mode, r, (size_t)rank * n + i, salt + 1);
-    if (real_mode ? !(fabs(got - exact) <= sum_tol(t, exact, got, bound)) : got != exact)
-      ty.wrong++;
-    ty.worst = fmax(ty.worst, fabs(got - exact));
-  }
-  if (!real_mode)
-    GZ_CHECK(memcmp(recv, ref, n * t->esz) == 0, "%s: differs from PMPI_", what);
+  check_sum(&ty, t, recv, ref, n, (size_t)rank * n, salt + 1, bound, what);
   report(what, &ty, 1);
   free(send);
   free(recv);
@@ -465,10 +469,8 @@ static void run_reductions(const pmpi_type_t *t, size_t n, int in_place, int sal
 
 int main(int argc, char **argv) {
   const size_t counts[3] = {12, 4098, 10000};
-  int salt = 0, rc;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int salt = 0;
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   trace = pmpi_env_is("PMPI_MIXED_TRACE", "1");
   real_mode = argc > 1 && strcmp(argv[1], "--real") == 0;
   e = pmpi_env_double("GZCOLL_ERROR_BOUND", 0);
@@ -503,7 +505,5 @@ int main(int argc, char **argv) {
   if (rank == 0)
     printf("%ld calls checked at %d ranks (min_bytes %zu, %s data)\n", cases, nranks,
            min_bytes, real_mode ? "real" : "integer");
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }

@@ -29,9 +29,7 @@ int main(int argc, char **argv) {
   float *a, *b, *r;
   char *text;
 
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   all = (size_t)N * (size_t)nranks;
   a = malloc(all * sizeof *a);
   b = malloc(all * sizeof *b);

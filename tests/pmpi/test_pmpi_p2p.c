@@ -129,9 +129,7 @@ int main(int argc, char **argv) {
   int rc, routed = 0;
   MPI_Comm asserted, one_sided;
   MPI_Info info;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   off = argc > 1 && strcmp(argv[1], "--off") == 0;
   e = pmpi_env_double("GZCOLL_ERROR_BOUND", 0);
   GZ_CHECK(e > 0, "GZCOLL_ERROR_BOUND must be set by the test");
@@ -203,7 +201,5 @@ int main(int argc, char **argv) {
 
   MPI_Comm_free(&one_sided);
   MPI_Comm_free(&asserted);
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }

@@ -37,9 +37,7 @@ int main(int argc, char **argv) {
   MPI_Datatype vec4;
   int rc;
 
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   e = pmpi_env_double("GZCOLL_ERROR_BOUND", 0);
   GZ_CHECK(e > 0, "GZCOLL_ERROR_BOUND must be set by the test");
   fall = malloc((size_t)N * (size_t)nranks * sizeof *fall);

@@ -57,10 +57,7 @@ static void test_alltoall(MPI_Datatype type, size_t esz, size_t n, double e) {
 int main(int argc, char **argv) {
   const size_t n = 3001;
   double e, *x, *y, *z;
-  int rc;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  gz_test_init_mpi(&argc, &argv, &rank, &nranks);
   e = pmpi_env_double("GZCOLL_ERROR_BOUND", 0);
   GZ_CHECK(e > 0 && pmpi_env_is("GZCOLL_EB_MODE", "pwrel"), "the test sets the mode");
   test_alltoall(MPI_DOUBLE, 8, n, e);
@@ -82,7 +79,5 @@ int main(int argc, char **argv) {
   free(x);
   free(y);
   free(z);
-  rc = gz_test_finish_mpi(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return gz_test_end_mpi();
 }

@@ -18,15 +18,20 @@ static double luma(const unsigned char c[3]) {
   return 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
 }
 
+/* cmap(t) must be (r, g, b). */
+static void cmap_is(gz_cmap_t cmap, double t, int r, int g, int b, const char *what) {
+  unsigned char c[3];
+  gz_cmap_rgb(cmap, t, c);
+  GZ_CHECK(rgb_is(c, r, g, b), "%s (%d,%d,%d)", what, c[0], c[1], c[2]);
+}
+
 static void test_colormaps(void) {
   unsigned char c[3], d[3];
   double prev = -1.0;
   int k, monotone = 1, symmetric = 1;
 
-  gz_cmap_rgb(GZ_CMAP_VIRIDIS, 0.0, c);
-  GZ_CHECK(rgb_is(c, 68, 1, 84), "viridis(0) = (%d,%d,%d)", c[0], c[1], c[2]);
-  gz_cmap_rgb(GZ_CMAP_VIRIDIS, 0.5, c);
-  GZ_CHECK(rgb_is(c, 33, 145, 140), "viridis(0.5) = (%d,%d,%d)", c[0], c[1], c[2]);
+  cmap_is(GZ_CMAP_VIRIDIS, 0.0, 68, 1, 84, "viridis(0) =");
+  cmap_is(GZ_CMAP_VIRIDIS, 0.5, 33, 145, 140, "viridis(0.5) =");
   gz_cmap_rgb(GZ_CMAP_VIRIDIS, 1.0, c);
   GZ_CHECK(rgb_is(c, 253, 231, 37), "viridis(1) = (%d,%d,%d)", c[0], c[1], c[2]);
   gz_cmap_rgb(GZ_CMAP_AUTO, 1.0, d);
@@ -38,19 +43,13 @@ static void test_colormaps(void) {
     prev = luma(c);
   }
   GZ_CHECK(monotone, "viridis lightness increases with t");
-  gz_cmap_rgb(GZ_CMAP_VIRIDIS, -3.0, c);
-  GZ_CHECK(rgb_is(c, 68, 1, 84), "t < 0 clamps to the low end");
-  gz_cmap_rgb(GZ_CMAP_VIRIDIS, 7.0, c);
-  GZ_CHECK(rgb_is(c, 253, 231, 37), "t > 1 clamps to the high end");
-  gz_cmap_rgb(GZ_CMAP_VIRIDIS, NAN, c);
-  GZ_CHECK(rgb_is(c, 128, 128, 128), "NaN is missing grey");
+  cmap_is(GZ_CMAP_VIRIDIS, -3.0, 68, 1, 84, "t < 0 clamps to the low end");
+  cmap_is(GZ_CMAP_VIRIDIS, 7.0, 253, 231, 37, "t > 1 clamps to the high end");
+  cmap_is(GZ_CMAP_VIRIDIS, NAN, 128, 128, 128, "NaN is missing grey");
 
-  gz_cmap_rgb(GZ_CMAP_DIVERGING, 0.0, c);
-  GZ_CHECK(rgb_is(c, 59, 76, 192), "diverging(0) blue (%d,%d,%d)", c[0], c[1], c[2]);
-  gz_cmap_rgb(GZ_CMAP_DIVERGING, 0.5, c);
-  GZ_CHECK(rgb_is(c, 255, 255, 255), "diverging(0.5) white (%d,%d,%d)", c[0], c[1], c[2]);
-  gz_cmap_rgb(GZ_CMAP_DIVERGING, 1.0, c);
-  GZ_CHECK(rgb_is(c, 180, 4, 38), "diverging(1) red (%d,%d,%d)", c[0], c[1], c[2]);
+  cmap_is(GZ_CMAP_DIVERGING, 0.0, 59, 76, 192, "diverging(0) blue");
+  cmap_is(GZ_CMAP_DIVERGING, 0.5, 255, 255, 255, "diverging(0.5) white");
+  cmap_is(GZ_CMAP_DIVERGING, 1.0, 180, 4, 38, "diverging(1) red");
   for (k = 0; k <= 64; k++) { /* blue side bluest, red side reddest */
     gz_cmap_rgb(GZ_CMAP_DIVERGING, 0.5 - k / 128.0, c);
     gz_cmap_rgb(GZ_CMAP_DIVERGING, 0.5 + k / 128.0, d);

@@ -4,19 +4,7 @@
  * (the exact decoded bytes), which test_codec_golden.c compares.
  *   cc -std=c11 -Ilibgzcoll/include -Ilibgzcoll/src -Ikernels -Itests -Itests/codec \
  *      make_golden_v1.c libgzcoll/src/codec/stream.c (+ gz_dtype_size) -lz -lm */
-#include "codec_fields.h"
-#include "gzcoll.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-
-static void dump(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
-    fprintf(stderr, "%s: write failed\n", path);
-    exit(1);
-  }
-}
+#include "golden_write.h"
 
 int main(void) {
   struct {
@@ -38,30 +26,13 @@ int main(void) {
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
-    size_t elem = cases[c].is_f32 ? 4 : 8, n = cases[c].n, size = 0;
-    size_t cap =
-        gz_compress_bound(cases[c].is_f32 ? GZ_FLOAT32 : GZ_FLOAT64, n, cases[c].chunk);
-    void *x = malloc(n * elem), *y = malloc(n * elem);
-    uint8_t *s = malloc(cap);
-    char path[256];
     p.dtype = cases[c].is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
     p.error_bound = cases[c].eb;
     p.eb_mode = cases[c].mode;
     p.chunk_len = cases[c].chunk;
-    field_fill(cases[c].kind, cases[c].is_f32, x, n, 1800 + c);
-    if (gz_compress(&p, x, n, s, cap, &size) != GZ_OK ||
-        gz_decompress(s, size, y, n) != GZ_OK) {
-      fprintf(stderr, "%s: codec failed\n", cases[c].name);
+    if (golden_write(cases[c].name, &p, cases[c].kind, cases[c].is_f32, cases[c].n,
+                     cases[c].chunk, 1800 + c))
       return 1;
-    }
-    snprintf(path, sizeof path, "%s.gzc", cases[c].name);
-    dump(path, s, size);
-    snprintf(path, sizeof path, "%s.out", cases[c].name);
-    dump(path, y, n * elem);
-    printf("%s: %zu values, %zu bytes\n", cases[c].name, n, size);
-    free(x);
-    free(y);
-    free(s);
   }
   return 0;
 }

@@ -10,19 +10,7 @@
  *      <2aa08f9 build>/libgzcoll/libgzcoll.a -lzstd -lz -lm -fopenmp
  * Each case writes NAME.gzc (the stream) and NAME.out (the exact decoded
  * bytes), which test_codec_golden.c compares. */
-#include "codec_fields.h"
-#include "gzcoll.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-
-static void dump(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
-    fprintf(stderr, "%s: write failed\n", path);
-    exit(1);
-  }
-}
+#include "golden_write.h"
 
 int main(void) {
   struct {
@@ -63,10 +51,7 @@ int main(void) {
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
-    size_t elem = cases[c].is_f32 ? 4 : 8, n = 1, size = 0, cap;
-    void *x, *y;
-    uint8_t *s;
-    char path[256];
+    size_t n = 1;
     for (unsigned d = 0; d < cases[c].ndims; d++)
       n *= cases[c].dims[d];
     p.dtype = cases[c].is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
@@ -75,24 +60,8 @@ int main(void) {
     p.ndims = cases[c].ndims;
     for (unsigned d = 0; d < cases[c].ndims; d++)
       p.dims[d] = cases[c].dims[d];
-    cap = gz_compress_bound(p.dtype, n, 0);
-    x = malloc(n * elem);
-    y = malloc(n * elem);
-    s = malloc(cap);
-    field_fill(cases[c].kind, cases[c].is_f32, x, n, 2600 + c);
-    if (gz_compress(&p, x, n, s, cap, &size) != GZ_OK ||
-        gz_decompress(s, size, y, n) != GZ_OK) {
-      fprintf(stderr, "%s: codec failed\n", cases[c].name);
+    if (golden_write(cases[c].name, &p, cases[c].kind, cases[c].is_f32, n, 0, 2600 + c))
       return 1;
-    }
-    snprintf(path, sizeof path, "%s.gzc", cases[c].name);
-    dump(path, s, size);
-    snprintf(path, sizeof path, "%s.out", cases[c].name);
-    dump(path, y, n * elem);
-    printf("%s: %zu values, %zu bytes\n", cases[c].name, n, size);
-    free(x);
-    free(y);
-    free(s);
   }
   return 0;
 }
