@@ -195,7 +195,10 @@ struct gz_ctx {
   double bw[GZ_COLL_COUNT][2]; /* effective B/s of the MPI [0] and the
                                   compressed [1] paths; 0 = link_bps */
   double probe_seconds;        /* what the probe at create took */
-  char probe_note[32];         /* for gz_explain */
+  double probe_stage[5];       /* this rank's seconds of its stages: codec,
+                                  latency, ring steps, MPI's allreduce, agreement */
+  unsigned char *probe_buf;    /* its buffers, from gz_model_probe_prepare */
+  char probe_note[160];        /* for gz_explain */
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint64_t next_explore[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint32_t explore_gap[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
@@ -383,10 +386,15 @@ int gz_size_class(double bytes);
  * of reps (ctx.c; 2.5e8 if it cannot run). */
 double gz_calibrate(size_t n, int reps);
 
-/* At gz_ctx_create (P > 1, after the configuration agreed): measure alpha,
- * the ring-neighbour bandwidth and the MPI allreduce's, agreed (slowest) on
- * every rank. Collective; the result is the same on every rank. */
-gz_result_t gz_model_probe(gz_ctx_t ctx);
+/* At gz_ctx_create, before the configuration is agreed: the probe's buffers
+ * if it will run (local; 0 when they cannot be allocated: the agreement then
+ * skips the probe on every rank). */
+int gz_model_probe_prepare(gz_ctx_t ctx);
+/* After the configuration agreed, go = every rank prepared: measure the
+ * codec, alpha, the ring-neighbour bandwidth and the MPI allreduce's,
+ * agreed (slowest) on every rank, and free the buffers. Collective; the
+ * result is the same on every rank. */
+gz_result_t gz_model_probe(gz_ctx_t ctx, int go);
 /* Learn from one agreed measured call (identical arguments on every rank). */
 void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
                     double seconds, double predicted);

@@ -336,7 +336,7 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
   struct gz_ctx *ctx = NULL;
   MPI_Comm dup = MPI_COMM_NULL;
   gz_result_t local = GZ_OK, rc = GZ_OK;
-  double v[6];
+  double v[7];
   uint64_t h = 0;
 
   if (out)
@@ -374,6 +374,7 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
       ctx->codec_eps = gz_calibrate(GZ_CALIB_N, 3);
     h = config_hash(ctx);
   }
+  v[6] = local == GZ_OK && !gz_model_probe_prepare(ctx); /* no memory for the probe */
 
   /* agree: any local failure, identical settings, slowest codec */
   v[0] = local != GZ_OK;
@@ -382,7 +383,7 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
   v[3] = (double)(h & 0xffffffffu);
   v[4] = -(double)(h & 0xffffffffu);
   v[5] = local == GZ_OK ? -ctx->codec_eps : -HUGE_VAL;
-  if (MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, dup) != MPI_SUCCESS) {
+  if (MPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_MAX, dup) != MPI_SUCCESS) {
     rc = GZ_ERR_MPI;
     goto fail;
   }
@@ -395,7 +396,7 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
     goto fail;
   }
   ctx->codec_eps = -v[5];
-  if ((rc = gz_model_probe(ctx)) != GZ_OK)
+  if ((rc = gz_model_probe(ctx, v[6] == 0)) != GZ_OK)
     goto fail; /* only an MPI failure (every rank takes part in the probe) */
   if (MPI_Comm_dup(dup, &ctx->p2p) != MPI_SUCCESS) {
     ctx->p2p = MPI_COMM_NULL;
@@ -409,6 +410,7 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
 
 fail:
   if (ctx) {
+    free(ctx->probe_buf);
     gz_dev_ctx_teardown(ctx);
     gz_pool_free(&ctx->ws);
   }

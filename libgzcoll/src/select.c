@@ -343,8 +343,12 @@ static const char *link_source(gz_ctx_t ctx) {
   if (ctx->pinned & GZ_PIN_LINK)
     return ctx->pinned & GZ_PIN_LINK_ENV ? "GZCOLL_LINK_BPS" : "config";
   if (ctx->probe_seconds > 0) {
-    snprintf(ctx->probe_note, sizeof ctx->probe_note, "measured in %.3g ms",
-             ctx->probe_seconds * 1e3);
+    const double *st = ctx->probe_stage; /* this rank's */
+    snprintf(
+        ctx->probe_note, sizeof ctx->probe_note,
+        "measured in %.3g ms: codec %.3g, latency %.3g, ring %.3g, mpi %.3g, agree %.3g",
+        ctx->probe_seconds * 1e3, st[0] * 1e3, st[1] * 1e3, st[2] * 1e3, st[3] * 1e3,
+        st[4] * 1e3);
     return ctx->probe_note;
   }
   return "default";

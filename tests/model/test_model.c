@@ -21,6 +21,28 @@
 
 static int rank, size;
 
+/* The probe's stages: each one timed, together within the probe's time,
+ * and (explained: the link was measured) named by gz_explain as the link's
+ * source (this rank's figures). */
+static void check_stages(gz_ctx_t ctx, int explained) {
+  char buf[512];
+  double sum = 0;
+  for (int k = 0; k < 5; k++) {
+    GZ_CHECK(ctx->probe_stage[k] >= 0, "stage %d: %g s", k, ctx->probe_stage[k]);
+    sum += ctx->probe_stage[k];
+  }
+  GZ_CHECK(sum <= ctx->probe_seconds, "stages %g s beyond the probe's %g s", sum,
+           ctx->probe_seconds);
+  if (!explained)
+    return;
+  GZ_CHECK(gz_explain(ctx, "allreduce", 1 << 20, GZ_FLOAT32, buf, sizeof buf) == GZ_OK,
+           "explain");
+  GZ_CHECK(strstr(buf, "(measured in ") && strstr(buf, " ms: codec ") &&
+               strstr(buf, ", latency ") && strstr(buf, ", ring ") &&
+               strstr(buf, ", mpi ") && strstr(buf, ", agree "),
+           "explain without the probe's stages: %s", buf);
+}
+
 static void test_probe(void) {
   gz_ctx_t ctx = NULL;
   gz_model_t m;
@@ -47,6 +69,10 @@ static void test_probe(void) {
     /* MPI's allreduce moved its bytes over the probed links */
     GZ_CHECK(m.link_bps >= m.mpi_bps, "link %g below MPI's allreduce %g", m.link_bps,
              m.mpi_bps);
+    /* measured, never the assumed 10 Gbit (a slope that came out unusable
+     * once left the default in place, and auto then chose mpi) */
+    GZ_CHECK(m.link_bps != GZ_DEFAULT_LINK_BPS, "link left at the default");
+    check_stages(ctx, 1);
   }
   GZ_CHECK(m.codec_eps > 0 && m.ratio == GZ_DEFAULT_RATIO, "codec %g ratio %g",
            m.codec_eps, m.ratio);
@@ -73,6 +99,25 @@ static void test_probe(void) {
              "explain pins: %s", buf);
     gz_ctx_destroy(ctx);
   }
+  /* the link pinned, alpha not: the probe measures the latency alone (no
+   * ring bandwidth, no MPI allreduce) */
+  unsetenv("GZCOLL_ALPHA");
+  setenv("GZCOLL_LINK_BPS", "3e8", 1);
+  rc = gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx);
+  GZ_CHECK(rc == GZ_OK, "pinned link: %s", gz_strerror(rc));
+  if (rc == GZ_OK) {
+    gz_ctx_model(ctx, &m);
+    GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, &m, sizeof m), "pinned link: models differ");
+    GZ_CHECK(m.link_bps == 3e8, "pinned link: %g", m.link_bps);
+    if (size > 1) {
+      GZ_CHECK(ctx->probe_seconds > 0 && m.alpha != GZ_DEFAULT_ALPHA && m.alpha > 0,
+               "pinned link: alpha %g not measured", m.alpha);
+      GZ_CHECK(ctx->probe_stage[3] == 0, "pinned link: MPI's allreduce timed");
+      check_stages(ctx, 0);
+    }
+    gz_ctx_destroy(ctx);
+  }
+  unsetenv("GZCOLL_LINK_BPS");
   /* a pin that differs between ranks: every rank refuses */
   if (size > 1) {
     setenv("GZCOLL_ALPHA", rank == 0 ? "1e-5" : "2e-5", 1);
