@@ -293,13 +293,17 @@ void gz_model_pack(gz_ctx_t ctx, double *v) {
 }
 
 void gz_model_unpack(gz_ctx_t ctx, const double *v) {
+  int explore = ctx->pend.explore;
   memset(&ctx->pend, 0, sizeof ctx->pend);
   /* learn only when every rank had the same sample */
   if (v[0] > 0 && v[1] < 0 && v[2] == -v[3] && v[4] == -v[5]) {
     int key = (int)v[2], esz = key % 16;
     const gz_algorithm_t *algo = gz_row(key / 16);
-    if (esz > 0 && algo)
+    if (esz > 0 && algo) {
       gz_model_learn(ctx, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8]);
+      if (explore) /* the same on every rank: explorations are agreed */
+        gz_explore_measured(ctx, algo->coll, v[4], v[6] + v[7], v[8]);
+    }
   }
 }
 
@@ -324,6 +328,7 @@ void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *ran, int compressed,
       p->pre = scaled(ctx, 0, cur->t_in - cur->t0);
       p->post = scaled(ctx, 0, now - cur->t_out);
       p->predicted = predicted;
+      p->explore = cur->explore;
       measured = p->pre + p->post;
     }
     cur->timed = 0; /* one sample per call */
@@ -349,6 +354,9 @@ void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok) {
   cur->final_seen = 1;
   cur->measured = v[0] + v[1];
   gz_model_learn(ctx, cur->algo, cur->count, cur->esz, cur->measured, cur->predicted);
+  if (cur->explore)
+    gz_explore_measured(ctx, cur->coll, cur->count * (double)cur->esz, cur->measured,
+                        cur->predicted);
 }
 
 gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model) {
