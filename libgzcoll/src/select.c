@@ -269,10 +269,9 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
  * far: the ones measured at their measured extra time, the next one at its
  * predicted (r - 1) calls of the choice, r = cost ratio. A short program
  * never pays a slow path's trial, a long one pays a few per cent at most,
- * even where the model was optimistic about the path tried (on shared
- * memory a compressed trial predicted 1.4x took 3x, and three trials in 40
- * calls, each within the budget alone, cost 2-4 ms per call). Every input
- * is agreed: the same on every rank. */
+ * even where the model was optimistic about the path tried (a trial held
+ * to the budget alone, at its predicted cost, let their sum exceed it).
+ * Every input is agreed: the same on every rank. */
 static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
                     gz_choice_t *ch) {
   int c = gz_size_class((double)count * (double)esz);
