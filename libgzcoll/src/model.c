@@ -27,12 +27,14 @@
  *     slowest rank's GZ_PROBE_LARGE step, so every rank knows whether that
  *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
  *     times 2 more ring steps of GZ_PROBE_MAX;
- *   - one MPI_MAX of all the times: every rank holds the slowest rank's.
+ *   - one MPI_MAX of all the times: every rank holds the slowest rank's
+ *     (and the fastest rank's allreduce time, the collective's own).
  * link_bps = the slope between the two sizes timed, (s2 - s1) / (t2 - t1),
  * so that fixed costs of a step (scheduling on a busy host, handshakes)
  * cancel, and at least s2 / t2 (those bytes crossed the link in that time;
  * alone when t2 is not clearly above t1). MPI's allreduce bandwidth: its
- * formula inverted at its size (with the measured alpha), between what it
+ * formula inverted at its size (with the measured alpha) for the fastest
+ * rank's time, between what it
  * moved in its whole time and link_bps (its bytes cross the same links).
  * Each rank keeps its stage times for gz_explain (ctx->probe_stage).
  *
@@ -136,11 +138,12 @@ int gz_model_probe_prepare(gz_ctx_t ctx) {
 }
 
 /* The agreed vector of the probe (slowest rank: MPI_MAX). */
-enum { PV_T8, PV_LARGE, PV_MAX, PV_AR, PV_EPS, PV_N };
+enum { PV_T8, PV_LARGE, PV_MAX, PV_AR, PV_EPS, PV_NAR, PV_N };
 
 gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   unsigned char *buf = ctx->probe_buf;
-  double t_start = MPI_Wtime(), t, v[PV_N] = {0, 0, 0, 0, 0}, *ar = (double *)(void *)buf;
+  double t_start = MPI_Wtime(), t, v[PV_N] = {0, 0, 0, 0, 0, 0},
+         *ar = (double *)(void *)buf;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), ar_n = (int)(GZ_PROBE_AR / sizeof(double));
   size_t s1 = 8, s2 = GZ_PROBE_LARGE;
   gz_result_t rc = GZ_OK;
@@ -182,6 +185,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
         MPI_SUCCESS)
       rc = GZ_ERR_MPI;
     ctx->probe_stage[3] = v[PV_AR] = MPI_Wtime() - t;
+    v[PV_NAR] = -v[PV_AR];
   }
   if (want_bw && rc == GZ_OK && ar[0] < GZ_PROBE_ENOUGH) {
     t = MPI_Wtime();
@@ -221,15 +225,19 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
       ctx->link_bps = fmax(ctx->link_bps, (double)(s2 - s1) / (t2 - t1));
     gz_model_of_ctx(ctx, &m);
     /* the MPI path: its formula inverted at the allreduce's size (alpha,
-     * measured, carries the fixed costs); then bounded: its 2 (P-1)/P D
+     * measured, carries the fixed costs) for the fastest rank's time: no
+     * rank leaves an allreduce before the last one entered, so that rank's
+     * time is the collective's own, the others' add their wait for it (on
+     * shared memory at load 15, one descheduled rank put the slowest time
+     * 25x above the link's and auto compressed); then bounded: its 2 (P-1)/P D
      * bytes crossed the same links, so at least that over the call's whole
      * time, at most the link (a slope over sizes this small once came out
      * 40x above the link at 8 oversubscribed hosts, and auto then sent
      * 64 MiB through MPI) */
     ctx->bw[GZ_COLL_ALLREDUCE][0] =
         fmin(fmax(invert_bw(&m, gz_algorithm(GZ_COLL_ALLREDUCE, GZ_ALGO_MPI_NAME),
-                            (double)ar_n, sizeof(double), v[PV_AR]),
-                  2.0 * (ctx->size - 1) / ctx->size * (double)GZ_PROBE_AR / v[PV_AR]),
+                            (double)ar_n, sizeof(double), -v[PV_NAR]),
+                  2.0 * (ctx->size - 1) / ctx->size * (double)GZ_PROBE_AR / -v[PV_NAR]),
              ctx->link_bps);
   }
   ctx->probe_seconds = MPI_Wtime() - t_start;
