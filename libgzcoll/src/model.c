@@ -24,7 +24,7 @@
  *   - 2 ring steps of GZ_PROBE_LARGE (the ring algorithms' pattern, every
  *     link busy in both directions), the fastest;
  *   - one MPI_Allreduce of GZ_PROBE_AR (MPI's own path); its payload is the
- *     slowest rank's GZ_PROBE_LARGE step, so every rank knows whether that
+ *     fastest rank's GZ_PROBE_LARGE step, so every rank knows whether that
  *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
  *     times 2 more ring steps of GZ_PROBE_MAX;
  *   - one MPI_MAX of all the times: every rank holds the slowest rank's
@@ -170,8 +170,11 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   /* bandwidth: ring steps (the ring algorithms' pattern, every link busy in
    * both directions) of a fixed plan, so that no agreement is needed between
    * them: the fastest of two of GZ_PROBE_LARGE; then MPI's own allreduce,
-   * whose payload agrees on that time: a fast link (under GZ_PROBE_ENOUGH)
-   * gets two steps of GZ_PROBE_MAX */
+   * whose payload agrees on the fastest rank's time of that step (the rank
+   * that entered last waited for nobody): a fast link (under
+   * GZ_PROBE_ENOUGH) gets two steps of GZ_PROBE_MAX, also where a
+   * descheduled rank made the others wait (on shared memory under load the
+   * link then came out from 512 KiB steps alone, far low) */
   if (want_bw && rc == GZ_OK) {
     t = MPI_Wtime();
     rc = ring_time(ctx, buf, s2, 2, &v[PV_LARGE]);
@@ -180,14 +183,14 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   if (want_bw && rc == GZ_OK) {
     t = MPI_Wtime();
     memset(buf, 0, GZ_PROBE_AR);
-    ar[0] = v[PV_LARGE];
+    ar[0] = -v[PV_LARGE]; /* MAX of the negative: the fastest rank's */
     if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
         MPI_SUCCESS)
       rc = GZ_ERR_MPI;
     ctx->probe_stage[3] = v[PV_AR] = MPI_Wtime() - t;
     v[PV_NAR] = -v[PV_AR];
   }
-  if (want_bw && rc == GZ_OK && ar[0] < GZ_PROBE_ENOUGH) {
+  if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH) {
     t = MPI_Wtime();
     rc = ring_time(ctx, buf, GZ_PROBE_MAX, 2, &v[PV_MAX]);
     s1 = s2;
