@@ -90,8 +90,9 @@ typedef enum gz_coll {
 #define GZ_EXPLORE_MAX 1024u
 #define GZ_EXPLORE_RATIO 4.0 /* never explore a path predicted > 4x slower */
 #define GZ_EXPLORE_SHARE                                                                 \
-  0.05                      /* an exploration's predicted extra time, at most            \
-                               this share of the class's calls so far */
+  0.05                      /* the explorations' extra time (measured, and the next      \
+                               one's predicted), at most this share of the class's calls \
+                               so far */
 #define GZ_LEARN_WEIGHT 0.6 /* geometric weight of a new bandwidth sample */
 
 /* Which model inputs are pinned (configuration / environment): not probed,
@@ -136,6 +137,7 @@ typedef struct gz_pending {
   size_t esz;
   double pre, post; /* this rank's seconds before / after the first agreement */
   double predicted;
+  int explore; /* the call explored (charged to the budget when agreed) */
 } gz_pending_t;
 
 /* Where a forced algorithm came from. */
@@ -195,10 +197,16 @@ struct gz_ctx {
   double bw[GZ_COLL_COUNT][2]; /* effective B/s of the MPI [0] and the
                                   compressed [1] paths; 0 = link_bps */
   double probe_seconds;        /* what the probe at create took */
-  char probe_note[32];         /* for gz_explain */
+  double probe_stage[5];       /* this rank's seconds of its stages: codec,
+                                  latency, ring steps, MPI's allreduce, agreement */
+  unsigned char *probe_buf;    /* its buffers, from gz_model_probe_prepare */
+  char probe_note[160];        /* for gz_explain */
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint64_t next_explore[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint32_t explore_gap[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
+  /* seconds the class's explorations cost beyond the choice: predicted when
+   * one is decided, replaced by the measured extra once it is measured */
+  double explore_spent[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   gz_seen_t seen[GZ_MODEL_CLASSES][GZ_ROWS]; /* [class][host row] */
   uint64_t explored;                         /* calls that ran the path not chosen */
   gz_call_t cur;
@@ -383,10 +391,20 @@ int gz_size_class(double bytes);
  * of reps (ctx.c; 2.5e8 if it cannot run). */
 double gz_calibrate(size_t n, int reps);
 
-/* At gz_ctx_create (P > 1, after the configuration agreed): measure alpha,
- * the ring-neighbour bandwidth and the MPI allreduce's, agreed (slowest) on
- * every rank. Collective; the result is the same on every rank. */
-gz_result_t gz_model_probe(gz_ctx_t ctx);
+/* At gz_ctx_create, before the configuration is agreed: the probe's buffers
+ * if it will run (local; 0 when they cannot be allocated: the agreement then
+ * skips the probe on every rank). */
+int gz_model_probe_prepare(gz_ctx_t ctx);
+/* After the configuration agreed, go = every rank prepared: measure the
+ * codec, alpha, the ring-neighbour bandwidth and the MPI allreduce's,
+ * agreed (slowest) on every rank, and free the buffers. Collective; the
+ * result is the same on every rank. */
+gz_result_t gz_model_probe(gz_ctx_t ctx, int go);
+/* An explored call of coll was measured (agreed) at seconds, predicted at
+ * predicted: its charge to the class's budget becomes the measured extra
+ * (select.c). */
+void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds,
+                         double predicted);
 /* Learn from one agreed measured call (identical arguments on every rank). */
 void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
                     double seconds, double predicted);

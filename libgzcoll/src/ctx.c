@@ -14,7 +14,8 @@
  *   calls): not thread-safe; use one context per thread.
  *   Defaults of the cost model: link 1.25e9 B/s (10 Gb/s), alpha 5 us,
  *   ratio 4; the codec speed is calibrated here (16 Ki float32 values
- *   through the four passes, best of three, slowest rank).
+ *   through the four passes, best of three, slowest rank) unless the probe
+ *   (model.c) measures it.
  *
  * Environment (read at gz_ctx_create, after the config; must be the same on
  * every rank):
@@ -68,6 +69,7 @@
 #include <string.h>
 
 #define GZ_CALIB_N 16384
+#define GZ_CALIB_FALLBACK 2.5e8 /* elements/s when it cannot run */
 
 /* ---- agreement ---------------------------------------------------------- */
 
@@ -329,14 +331,14 @@ done:
   free(x);
   free(q);
   free(buf);
-  return eps > 0 ? eps : 2.5e8;
+  return eps > 0 ? eps : GZ_CALIB_FALLBACK;
 }
 
 gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) {
   struct gz_ctx *ctx = NULL;
   MPI_Comm dup = MPI_COMM_NULL;
   gz_result_t local = GZ_OK, rc = GZ_OK;
-  double v[6];
+  double v[7];
   uint64_t h = 0;
 
   if (out)
@@ -370,10 +372,14 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
     int *ub = NULL, flag = 0;
     MPI_Comm_get_attr(dup, MPI_TAG_UB, &ub, &flag);
     ctx->tag_ub = flag && ub ? *ub : 32767;
-    if (!(ctx->pinned & GZ_PIN_CODEC))
-      ctx->codec_eps = gz_calibrate(GZ_CALIB_N, 3);
     h = config_hash(ctx);
   }
+  v[6] = local == GZ_OK && !gz_model_probe_prepare(ctx); /* no memory for the probe */
+  /* the small calibration, unless the probe measures the codec (a rank
+   * without its buffers calibrates: the agreement takes the slowest one
+   * that did, every rank alike) */
+  if (local == GZ_OK && !(ctx->pinned & GZ_PIN_CODEC) && !ctx->probe_buf)
+    ctx->codec_eps = gz_calibrate(GZ_CALIB_N, 3);
 
   /* agree: any local failure, identical settings, slowest codec */
   v[0] = local != GZ_OK;
@@ -381,8 +387,8 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
   v[2] = -(double)(h >> 32);
   v[3] = (double)(h & 0xffffffffu);
   v[4] = -(double)(h & 0xffffffffu);
-  v[5] = local == GZ_OK ? -ctx->codec_eps : -HUGE_VAL;
-  if (MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, dup) != MPI_SUCCESS) {
+  v[5] = local == GZ_OK && ctx->codec_eps > 0 ? -ctx->codec_eps : -HUGE_VAL;
+  if (MPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_MAX, dup) != MPI_SUCCESS) {
     rc = GZ_ERR_MPI;
     goto fail;
   }
@@ -394,8 +400,9 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
     rc = GZ_ERR_ARG; /* configuration or environment differs between ranks */
     goto fail;
   }
-  ctx->codec_eps = -v[5];
-  if ((rc = gz_model_probe(ctx)) != GZ_OK)
+  ctx->codec_eps =
+      v[5] > -HUGE_VAL ? -v[5] : GZ_CALIB_FALLBACK; /* the probe measures it */
+  if ((rc = gz_model_probe(ctx, v[6] == 0)) != GZ_OK)
     goto fail; /* only an MPI failure (every rank takes part in the probe) */
   if (MPI_Comm_dup(dup, &ctx->p2p) != MPI_SUCCESS) {
     ctx->p2p = MPI_COMM_NULL;
@@ -409,6 +416,7 @@ gz_result_t gz_ctx_create(MPI_Comm comm, const gz_config_t *cfg, gz_ctx_t *out) 
 
 fail:
   if (ctx) {
+    free(ctx->probe_buf);
     gz_dev_ctx_teardown(ctx);
     gz_pool_free(&ctx->ws);
   }

@@ -5,8 +5,12 @@
  * explains the whole.
  *
  * Probe (P > 1 and some collective left to auto, unless GZCOLL_LINK_BPS /
- * cfg.link_bytes_per_s and GZCOLL_ALPHA pin both): after a warm-up exchange (connections
- * are set up lazily by some transports), every rank measures
+ * cfg.link_bytes_per_s and GZCOLL_ALPHA pin both). Its cost is a handful of
+ * collective steps in a row, not bytes: where ranks share cores (8 emulated
+ * hosts on 2 cores) one small collective took ~20 ms and the probe's 19 of
+ * them 324-488 ms. So it runs a fixed plan with a single agreement at the
+ * end; its buffers are allocated before gz_ctx_create's configuration
+ * agreement, which says whether every rank has them. Every rank measures
  *   - the codec: one pass of each phase over 256 Ki float32 values, all
  *     ranks at once (beyond a core's caches; ranks sharing cores slow each
  *     other as in a call), slowest rank (replaces the small calibration).
@@ -14,27 +18,25 @@
  *     measures it at its first probe only and later probes agree on the
  *     value kept (a program or test creating many contexts would otherwise
  *     pay tens of ms each); learning refines it per context;
- *   - 3 small allreduces (8 bytes): g = the fastest, alpha = g / ceil(log2 P);
- *   - 2 ring-neighbour sendrecvs of 8 bytes (the fixed cost of one step);
- *   - ring-neighbour sendrecvs (send to rank + 1, receive from rank - 1, the
- *     pattern of the ring algorithms), the fastest of 2, of 64 KiB, then
- *     512 KiB, then 2 MiB,
- *     stopping after the first size from 512 KiB on (or 64 KiB when it took
- *     over 10 x GZ_PROBE_ENOUGH) that took more than GZ_PROBE_ENOUGH
- *     (agreed after each size, so every rank stops at the same size);
- *   - MPI_Allreduces of a quarter of and the largest size reached, at most
- *     256 KiB.
- * The slowest rank's times (one MPI_MAX) give link_bps = the slope between
- * the last two sizes, (s2 - s1) / (t2 - t1) (s / (t_s - t_8) if t2 is not
- * clearly above t1), and the MPI allreduce's bandwidth: the slope between
- * its two sizes (2 (P-1)/P of the bytes move), else its formula inverted.
- * Bounds against noisy slopes: link_bps is at least s2 / t2 (those bytes
- * crossed the link in that time), and MPI's allreduce bandwidth lies
- * between what its larger call moved in its whole time and link_bps (its
- * bytes cross the same links).
- * Cost: about 6 small allreduces plus 2 x at most ~3 ms of transfers per
- * size beyond the first (tens of ms on a 1 Gbit link, a few ms on shared
- * memory; more on an oversubscribed host).
+ *   - 2 ring-neighbour sendrecvs of 8 bytes (send to rank + 1, receive from
+ *     rank - 1; the first also connects lazy transports): alpha = the
+ *     fastest, the fixed cost of one step;
+ *   - 2 ring steps of GZ_PROBE_LARGE (the ring algorithms' pattern, every
+ *     link busy in both directions), the fastest;
+ *   - one MPI_Allreduce of GZ_PROBE_AR (MPI's own path); its payload is the
+ *     fastest rank's GZ_PROBE_LARGE step, so every rank knows whether that
+ *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
+ *     times 2 more ring steps of GZ_PROBE_MAX;
+ *   - one MPI_MAX of all the times: every rank holds the slowest rank's
+ *     (and the fastest rank's allreduce time, the collective's own).
+ * link_bps = the slope between the two sizes timed, (s2 - s1) / (t2 - t1),
+ * so that fixed costs of a step (scheduling on a busy host, handshakes)
+ * cancel, and at least s2 / t2 (those bytes crossed the link in that time;
+ * alone when t2 is not clearly above t1). MPI's allreduce bandwidth: its
+ * formula inverted at its size (with the measured alpha) for the fastest
+ * rank's time, between what it
+ * moved in its whole time and link_bps (its bytes cross the same links).
+ * Each rank keeps its stage times for gz_explain (ctx->probe_stage).
  *
  * Learning: every timed call (a collective with P > 1 and learning on)
  * yields an agreed time T (the slowest rank's work before the first
@@ -59,9 +61,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GZ_PROBE_ENOUGH 3e-3 /* seconds: one size that long is enough */
-#define GZ_PROBE_MAX ((size_t)2 << 20)
-#define GZ_PROBE_AR ((size_t)256 << 10)
+#define GZ_PROBE_ENOUGH 3e-3 /* seconds: a step that long is timed well enough */
+#define GZ_PROBE_LARGE ((size_t)512 << 10)
+#define GZ_PROBE_MAX ((size_t)2 << 20) /* only where GZ_PROBE_LARGE is quick */
+#define GZ_PROBE_AR ((size_t)64 << 10)
 #define GZ_PROBE_CODEC_N ((size_t)1 << 18) /* 1 MiB of float32, 2 MiB of codes */
 #define GZ_BW_MIN 1e3
 
@@ -101,30 +104,52 @@ static gz_result_t ring_xfer(gz_ctx_t ctx, unsigned char *sbuf, unsigned char *r
              : GZ_ERR_MPI;
 }
 
-gz_result_t gz_model_probe(gz_ctx_t ctx) {
-  const size_t sizes[3] = {(size_t)64 << 10, (size_t)512 << 10, GZ_PROBE_MAX};
-  unsigned char *sbuf = NULL, *rbuf = NULL;
-  double t_start = MPI_Wtime(), t, v[7] = {0, 0, 0, 0, 0, 0, 0}, step[2];
-  size_t reached = 0, prev = 0, ar_bytes;
-  int want_bw = !(ctx->pinned & GZ_PIN_LINK), fail = 0;
+/* The fastest of reps ring steps of bytes (a busy host's preemption is
+ * neither latency nor the link), folded into *t. */
+static gz_result_t ring_time(gz_ctx_t ctx, unsigned char *buf, size_t bytes, int reps,
+                             double *t) {
   gz_result_t rc = GZ_OK;
+  for (int r = 0; r < reps && rc == GZ_OK; r++) {
+    double t0 = MPI_Wtime();
+    rc = ring_xfer(ctx, buf, buf + GZ_PROBE_MAX, bytes);
+    t0 = MPI_Wtime() - t0;
+    *t = rc == GZ_OK && t0 < *t ? t0 : *t;
+  }
+  return rc;
+}
+
+/* Does gz_ctx_create probe? P > 1, some collective left to auto, link and
+ * alpha not both pinned (the configuration is agreed, so every rank alike). */
+static int probe_wanted(gz_ctx_t ctx) {
   int chooses = 0; /* does auto choose anything on this context? */
   for (int c = 0; c < GZ_COLL_COUNT; c++)
     chooses |= !ctx->forced[c] && !ctx->force_bad[c];
-  if (ctx->size < 2 || !chooses ||
-      ((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA)))
-    return GZ_OK;
-  sbuf = calloc(1, want_bw ? GZ_PROBE_MAX : 8);
-  rbuf = calloc(1, want_bw ? GZ_PROBE_MAX : 8);
-  fail = !sbuf || !rbuf;
-  /* warm-up (also agrees that the buffers exist) */
-  step[0] = fail;
-  if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS)
-    rc = GZ_ERR_MPI;
-  else if (step[0] > 0)
-    goto done; /* no memory for the probe somewhere: keep the defaults */
-  if (rc == GZ_OK)
-    rc = ring_xfer(ctx, sbuf, rbuf, 8);
+  return ctx->size > 1 && chooses &&
+         !((ctx->pinned & GZ_PIN_LINK) && (ctx->pinned & GZ_PIN_ALPHA));
+}
+
+int gz_model_probe_prepare(gz_ctx_t ctx) {
+  ctx->probe_buf = NULL;
+  if (!probe_wanted(ctx))
+    return 1;
+  /* send and receive halves (calloc: only what a step touches is mapped) */
+  ctx->probe_buf = calloc(2, GZ_PROBE_MAX);
+  return ctx->probe_buf != NULL;
+}
+
+/* The agreed vector of the probe (slowest rank: MPI_MAX). */
+enum { PV_T8, PV_LARGE, PV_MAX, PV_AR, PV_EPS, PV_NAR, PV_N };
+
+gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
+  unsigned char *buf = ctx->probe_buf;
+  double t_start = MPI_Wtime(), t, v[PV_N] = {0, 0, 0, 0, 0, 0},
+         *ar = (double *)(void *)buf;
+  int want_bw = !(ctx->pinned & GZ_PIN_LINK), ar_n = (int)(GZ_PROBE_AR / sizeof(double));
+  size_t s1 = 8, s2 = GZ_PROBE_LARGE;
+  gz_result_t rc = GZ_OK;
+  ctx->probe_buf = NULL;
+  if (!go || !buf || !probe_wanted(ctx))
+    goto done; /* no memory for the probe somewhere (agreed): keep the defaults */
   /* the codec at a realistic size, every rank at once (ranks sharing cores
    * slow each other down, as in a call); the slowest rank */
   if (!(ctx->pinned & GZ_PIN_CODEC)) {
@@ -133,106 +158,96 @@ gz_result_t gz_model_probe(gz_ctx_t ctx) {
       eps = gz_calibrate(GZ_PROBE_CODEC_N, 1);
       atomic_store(&process_codec_eps, eps);
     }
-    v[6] = -eps;
+    v[PV_EPS] = -eps;
   }
-  /* latency: small allreduces, 8-byte ring steps */
-  v[0] = HUGE_VAL; /* the fastest of 3: a busy host's preemption is no latency */
-  for (int i = 0; i < 3 && rc == GZ_OK; i++) {
+  t = MPI_Wtime();
+  ctx->probe_stage[0] = t - t_start;
+  /* latency: two 8-byte steps, the fastest (the first one also connects:
+   * some transports connect lazily) */
+  v[PV_T8] = v[PV_LARGE] = v[PV_MAX] = HUGE_VAL;
+  rc = ring_time(ctx, buf, 8, 2, &v[PV_T8]);
+  ctx->probe_stage[1] = MPI_Wtime() - t;
+  /* bandwidth: ring steps (the ring algorithms' pattern, every link busy in
+   * both directions) of a fixed plan, so that no agreement is needed between
+   * them: the fastest of two of GZ_PROBE_LARGE; then MPI's own allreduce,
+   * whose payload agrees on the fastest rank's time of that step (the rank
+   * that entered last waited for nobody): a fast link (under
+   * GZ_PROBE_ENOUGH) gets two steps of GZ_PROBE_MAX, also where a
+   * descheduled rank made the others wait (on shared memory under load the
+   * link then came out from 512 KiB steps alone, far low) */
+  if (want_bw && rc == GZ_OK) {
     t = MPI_Wtime();
-    if (MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+    rc = ring_time(ctx, buf, s2, 2, &v[PV_LARGE]);
+    ctx->probe_stage[2] = MPI_Wtime() - t;
+  }
+  if (want_bw && rc == GZ_OK) {
+    t = MPI_Wtime();
+    memset(buf, 0, GZ_PROBE_AR);
+    ar[0] = -v[PV_LARGE]; /* MAX of the negative: the fastest rank's */
+    if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
         MPI_SUCCESS)
       rc = GZ_ERR_MPI;
-    t = MPI_Wtime() - t;
-    v[0] = t < v[0] ? t : v[0];
+    ctx->probe_stage[3] = v[PV_AR] = MPI_Wtime() - t;
+    v[PV_NAR] = -v[PV_AR];
   }
-  v[1] = HUGE_VAL;
-  for (int i = 0; i < 2 && rc == GZ_OK; i++) {
+  if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH) {
     t = MPI_Wtime();
-    rc = ring_xfer(ctx, sbuf, rbuf, 8);
-    t = MPI_Wtime() - t;
-    v[1] = t < v[1] ? t : v[1];
-  }
-  /* bandwidth: growing ring steps until one is long enough to time */
-  for (int k = 0; k < 3 && want_bw && rc == GZ_OK; k++) {
-    step[0] = HUGE_VAL; /* the fastest of 2 (preemption on a busy host) */
-    for (int r = 0; r < 2 && rc == GZ_OK; r++) {
-      t = MPI_Wtime();
-      rc = ring_xfer(ctx, sbuf, rbuf, sizes[k]);
-      t = MPI_Wtime() - t;
-      step[0] = t < step[0] ? t : step[0];
-    }
-    if (rc != GZ_OK || MPI_Allreduce(MPI_IN_PLACE, step, 1, MPI_DOUBLE, MPI_MAX,
-                                     ctx->comm) != MPI_SUCCESS) {
-      rc = GZ_ERR_MPI;
-      break;
-    }
-    prev = reached;
-    v[4] = v[2];
-    reached = sizes[k];
-    v[2] = step[0];
-    /* 512 KiB at least: on a busy host the fixed cost of a step can reach
-     * milliseconds, which 64 KiB cannot amortize */
-    if (step[0] > GZ_PROBE_ENOUGH && (k > 0 || step[0] > 10 * GZ_PROBE_ENOUGH))
-      break;
-  }
-  /* the MPI library's allreduce, at most 256 KiB (it can be 10x below the
-   * link: tens of ms at 1 Gbit) */
-  ar_bytes = reached < GZ_PROBE_AR ? reached : GZ_PROBE_AR;
-  for (int k = 0; k < 2 && reached && rc == GZ_OK; k++) { /* ar_bytes / 4, ar_bytes */
-    t = MPI_Wtime();
-    if (MPI_Allreduce(MPI_IN_PLACE, (float *)(void *)sbuf, (int)(ar_bytes / (k ? 4 : 16)),
-                      MPI_FLOAT, MPI_MAX, ctx->comm) != MPI_SUCCESS)
-      rc = GZ_ERR_MPI;
-    v[k ? 3 : 5] = MPI_Wtime() - t;
+    rc = ring_time(ctx, buf, GZ_PROBE_MAX, 2, &v[PV_MAX]);
+    s1 = s2;
+    s2 = GZ_PROBE_MAX;
+    ctx->probe_stage[2] += MPI_Wtime() - t;
   }
   if (rc != GZ_OK)
     goto done; /* an MPI failure: the caller's agreement fails on it */
-  if (MPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
+  t = MPI_Wtime();
+  if (MPI_Allreduce(MPI_IN_PLACE, v, PV_N, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+      MPI_SUCCESS) {
     rc = GZ_ERR_MPI;
     goto done;
   }
-  if (!(ctx->pinned & GZ_PIN_CODEC) && v[6] < 0)
-    ctx->codec_eps = -v[6];
-  if (!(ctx->pinned & GZ_PIN_ALPHA) && v[0] > 0)
-    ctx->alpha = v[0] / ceil(log2((double)ctx->size));
-  if (reached && v[2] > v[1]) {
+  ctx->probe_stage[4] = MPI_Wtime() - t;
+  if (!(ctx->pinned & GZ_PIN_CODEC) && v[PV_EPS] < 0)
+    ctx->codec_eps = -v[PV_EPS];
+  /* one step's fixed cost: no step took less (on a busy host an 8-byte
+   * step can be descheduled longer than a larger one takes) */
+  if (!(ctx->pinned & GZ_PIN_ALPHA) && v[PV_T8] > 0)
+    ctx->alpha = fmin(v[PV_T8], v[PV_LARGE]);
+  if (want_bw) {
+    double t1 = s2 == GZ_PROBE_MAX ? v[PV_LARGE] : v[PV_T8];
+    double t2 = s2 == GZ_PROBE_MAX ? v[PV_MAX] : v[PV_LARGE];
     gz_model_t m;
-    /* the slope between the last two sizes: the fixed costs of a step
-     * (rendezvous handshakes, scheduling on a busy host) cancel */
-    if (prev && v[2] > 1.2 * v[4])
-      ctx->link_bps = (double)(reached - prev) / (v[2] - v[4]);
-    else
-      ctx->link_bps = (double)reached / (v[2] - v[1]);
-    /* A slope is the difference of two noisy times: one descheduled rank on
-     * a busy host made it 30x too small, after which auto kept mpi. The link
-     * carried the largest step's bytes in that step's whole time: at least
-     * that. */
-    ctx->link_bps = fmax(ctx->link_bps, (double)reached / v[2]);
+    /* the slope between the two sizes: the fixed costs of a step
+     * (scheduling on a busy host, a handshake) cancel. A slope is the
+     * difference of two noisy times: one descheduled rank on a busy host
+     * made it 30x too small, after which auto kept mpi. The link carried
+     * the larger step's bytes in that step's whole time: at least that
+     * (alone when t2 is not clearly above t1; never the default 10 Gbit
+     * of an unmeasured link). */
+    ctx->link_bps = (double)s2 / t2;
+    if (t2 > 1.2 * t1)
+      ctx->link_bps = fmax(ctx->link_bps, (double)(s2 - s1) / (t2 - t1));
     gz_model_of_ctx(ctx, &m);
-    /* the MPI path: the slope between the two allreduces too (moved bytes
-     * 2 (P-1)/P D), else the formula inverted at the larger */
-    if (v[3] > 1.2 * v[5])
-      ctx->bw[GZ_COLL_ALLREDUCE][0] = 2.0 * (ctx->size - 1) / ctx->size *
-                                      (double)(ar_bytes - ar_bytes / 4) / (v[3] - v[5]);
-    else
-      ctx->bw[GZ_COLL_ALLREDUCE][0] =
-          invert_bw(&m, gz_algorithm(GZ_COLL_ALLREDUCE, GZ_ALGO_MPI_NAME),
-                    (double)(ar_bytes / 4), 4, v[3]);
-    /* MPI's allreduce moves its 2 (P-1)/P D bytes over the same links: at
-     * least that over the larger call's whole time, at most the link (its
-     * slope over sizes this small once came out 40x above the link at 8
-     * oversubscribed hosts, and auto then sent 64 MiB through MPI) */
+    /* the MPI path: its formula inverted at the allreduce's size (alpha,
+     * measured, carries the fixed costs) for the fastest rank's time: no
+     * rank leaves an allreduce before the last one entered, so that rank's
+     * time is the collective's own, the others' add their wait for it (on
+     * shared memory at load 15, one descheduled rank put the slowest time
+     * 25x above the link's and auto compressed); then bounded: its 2 (P-1)/P D
+     * bytes crossed the same links, so at least that over the call's whole
+     * time, at most the link (a slope over sizes this small once came out
+     * 40x above the link at 8 oversubscribed hosts, and auto then sent
+     * 64 MiB through MPI) */
     ctx->bw[GZ_COLL_ALLREDUCE][0] =
-        fmin(fmax(ctx->bw[GZ_COLL_ALLREDUCE][0],
-                  2.0 * (ctx->size - 1) / ctx->size * (double)ar_bytes / v[3]),
+        fmin(fmax(invert_bw(&m, gz_algorithm(GZ_COLL_ALLREDUCE, GZ_ALGO_MPI_NAME),
+                            (double)ar_n, sizeof(double), -v[PV_NAR]),
+                  2.0 * (ctx->size - 1) / ctx->size * (double)GZ_PROBE_AR / -v[PV_NAR]),
              ctx->link_bps);
   }
   ctx->probe_seconds = MPI_Wtime() - t_start;
   if (!(ctx->probe_seconds > 0))
     ctx->probe_seconds = 1e-9;
 done:
-  free(sbuf);
-  free(rbuf);
+  free(buf);
   return rc;
 }
 
@@ -289,13 +304,17 @@ void gz_model_pack(gz_ctx_t ctx, double *v) {
 }
 
 void gz_model_unpack(gz_ctx_t ctx, const double *v) {
+  int explore = ctx->pend.explore;
   memset(&ctx->pend, 0, sizeof ctx->pend);
   /* learn only when every rank had the same sample */
   if (v[0] > 0 && v[1] < 0 && v[2] == -v[3] && v[4] == -v[5]) {
     int key = (int)v[2], esz = key % 16;
     const gz_algorithm_t *algo = gz_row(key / 16);
-    if (esz > 0 && algo)
+    if (esz > 0 && algo) {
       gz_model_learn(ctx, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8]);
+      if (explore) /* the same on every rank: explorations are agreed */
+        gz_explore_measured(ctx, algo->coll, v[4], v[6] + v[7], v[8]);
+    }
   }
 }
 
@@ -320,6 +339,7 @@ void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *ran, int compressed,
       p->pre = scaled(ctx, 0, cur->t_in - cur->t0);
       p->post = scaled(ctx, 0, now - cur->t_out);
       p->predicted = predicted;
+      p->explore = cur->explore;
       measured = p->pre + p->post;
     }
     cur->timed = 0; /* one sample per call */
@@ -345,6 +365,9 @@ void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok) {
   cur->final_seen = 1;
   cur->measured = v[0] + v[1];
   gz_model_learn(ctx, cur->algo, cur->count, cur->esz, cur->measured, cur->predicted);
+  if (cur->explore)
+    gz_explore_measured(ctx, cur->coll, cur->count * (double)cur->esz, cur->measured,
+                        cur->predicted);
 }
 
 gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model) {

@@ -264,11 +264,14 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
  * doubling while the choice is confirmed) and it is predicted at most
  * GZ_EXPLORE_RATIO times slower - or the other path was never measured for
  * this collective at all (once: a wrong prior, e.g. a probe disturbed by a
- * busy host, must not hide a path forever). Either way one exploration may
- * cost, by the model, at most GZ_EXPLORE_SHARE of the class's calls so far
- * (it is predicted (r - 1) calls of the choice longer, r = cost ratio): a
- * short program never pays a slow path's trial, a long one pays a few per
- * cent at most. Every input is agreed: the same on every rank. */
+ * busy host, must not hide a path forever). Either way the class's
+ * explorations together may cost at most GZ_EXPLORE_SHARE of its calls so
+ * far: the ones measured at their measured extra time, the next one at its
+ * predicted (r - 1) calls of the choice, r = cost ratio. A short program
+ * never pays a slow path's trial, a long one pays a few per cent at most,
+ * even where the model was optimistic about the path tried (a trial held
+ * to the budget alone, at its predicted cost, let their sum exceed it).
+ * Every input is agreed: the same on every rank. */
 static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
                     gz_choice_t *ch) {
   int c = gz_size_class((double)count * (double)esz);
@@ -290,7 +293,8 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
   if (!ch->by_model || (ctx->pinned & GZ_PIN_NOLEARN) || coll == GZ_COLL_P2P ||
       ctx->seen[c][x].n == 0 || now < ctx->next_explore[coll][c] ||
       (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[x]) ||
-      ch->cost[y] - ch->cost[x] > GZ_EXPLORE_SHARE * (double)now * ch->cost[x])
+      ctx->explore_spent[coll][c] + ch->cost[y] - ch->cost[x] >
+          GZ_EXPLORE_SHARE * (double)now * ch->cost[x])
     return;
   if (ctx->seen[c][y].n > 0 && now - ctx->seen[c][y].last < GZ_EXPLORE_FIRST)
     return;
@@ -300,11 +304,19 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
   if (ctx->explore_gap[coll][c] < GZ_EXPLORE_MAX)
     ctx->explore_gap[coll][c] *= 2;
   ctx->explored++;
+  ctx->explore_spent[coll][c] += ch->cost[y] - ch->cost[x];
   ctx->cur.explore = 1;
   snprintf(ch->reason, sizeof ch->reason,
            "auto: measuring %s (model %.3g ms; %s %.3g ms)", gz_row(y)->name,
            ch->cost[y] * 1e3, ch->algo->name, ch->cost[x] * 1e3);
   ch->algo = gz_row(y);
+}
+
+void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds,
+                         double predicted) {
+  double *spent = &ctx->explore_spent[coll][gz_size_class(bytes)];
+  /* charged its predicted extra; it took seconds instead of predicted */
+  *spent = fmax(0.0, *spent + seconds - predicted);
 }
 
 gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
@@ -343,8 +355,12 @@ static const char *link_source(gz_ctx_t ctx) {
   if (ctx->pinned & GZ_PIN_LINK)
     return ctx->pinned & GZ_PIN_LINK_ENV ? "GZCOLL_LINK_BPS" : "config";
   if (ctx->probe_seconds > 0) {
-    snprintf(ctx->probe_note, sizeof ctx->probe_note, "measured in %.3g ms",
-             ctx->probe_seconds * 1e3);
+    const double *st = ctx->probe_stage; /* this rank's */
+    snprintf(
+        ctx->probe_note, sizeof ctx->probe_note,
+        "measured in %.3g ms: codec %.3g, latency %.3g, ring %.3g, mpi %.3g, agree %.3g",
+        ctx->probe_seconds * 1e3, st[0] * 1e3, st[1] * 1e3, st[2] * 1e3, st[3] * 1e3,
+        st[4] * 1e3);
     return ctx->probe_note;
   }
   return "default";
