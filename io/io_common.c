@@ -71,6 +71,37 @@ void gz_io_swap_bytes(unsigned char *p, size_t n, size_t esize) {
     }
 }
 
+const char *gz_io_pread_all(int fd, void *dst, size_t n, unsigned long long off,
+                            size_t *got) {
+  unsigned char *p = dst;
+  size_t done = 0;
+  const char *why = NULL;
+  while (done < n && !why) {
+    ssize_t k = pread(fd, p + done, n - done, (off_t)(off + done));
+    if (k > 0)
+      done += (size_t)k;
+    else if (k == 0)
+      why = "unexpected end of file";
+    else if (errno != EINTR)
+      why = strerror(errno);
+  }
+  if (got)
+    *got = done;
+  return why;
+}
+
+int gz_io_close_written(FILE *f, int state, const char *path, char *err, size_t errlen) {
+  if (state == 0 && fflush(f) != 0)
+    state = 1;
+  if (state == 1)
+    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+  if (fclose(f) != 0 && state == 0) {
+    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+    state = 1;
+  }
+  return state == 0 ? 0 : -1;
+}
+
 size_t gz_io_dtype_size(gz_dtype_t dtype) {
   return dtype == GZ_FLOAT32 ? 4 : dtype == GZ_FLOAT64 ? 8 : 0;
 }
