@@ -287,12 +287,11 @@ int gz_reader_open_format(const char *path, gz_format_t fmt, const char *var,
   }
   if (!ok)
     return -1;
-  if (!(r = calloc(1, sizeof *r)) || !(r->path = malloc(strlen(path) + 1))) {
+  if (!(r = calloc(1, sizeof *r)) || !(r->path = strdup(path))) {
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     free(r);
     return -1;
   }
-  memcpy(r->path, path, strlen(path) + 1);
   rc = backend_open(r, fmt, var, raw, comm, err, errlen);
   if (rc != 0 && detected && fmt == GZ_FMT_NETCDF && file_has_hdf5_signature(path)) {
     /* An HDF5 file netCDF did not read (a plain HDF5 file, a path netCDF

@@ -502,12 +502,11 @@ static int h5r_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   double fv = 0, mv = 0;
   const char *skip[7];
   h5_quiet();
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->file = s->dset = s->fspace = -1;
   MPI_Initialized(&mpi_on);
   MPI_Finalized(&mpi_done);

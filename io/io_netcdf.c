@@ -562,12 +562,11 @@ static int ncr_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   nc_type t, st;
   double fv = 0, mv = 0;
   int has_fv, has_mv;
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   if (check_classic_header(path, err, errlen) != 0) {
     free(s->path);
     free(s);

@@ -64,12 +64,11 @@ static int raw_open(const char *path, const char *var, const gz_raw_opts_t *raw,
     }
     record_bytes *= raw->dims[i];
   }
-  if (!(s = calloc(1, sizeof *s)) || !(s->path = malloc(strlen(path) + 1))) {
+  if (!(s = calloc(1, sizeof *s)) || !(s->path = strdup(path))) {
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     free(s);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->esize = esize;
   s->swap = raw->big_endian ? gz_io_host_is_little() : !gz_io_host_is_little();
   s->fd = open(path, O_RDONLY);

@@ -187,12 +187,11 @@ static int rsf_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   struct stat st;
   (void)raw;
   (void)comm;
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->fd = open(path, O_RDONLY);
   if (s->fd < 0 || !(h = read_header(s->fd, &sep_at, &hlen))) {
     gz_io_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno));

@@ -551,12 +551,11 @@ static int segy_open_backend(const char *path, const char *var, const gz_raw_opt
   (void)var;
   (void)raw;
   (void)comm;
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->fd = open(path, O_RDONLY);
   if (s->fd < 0 || fstat(s->fd, &st) != 0) {
     gz_io_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
