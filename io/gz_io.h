@@ -386,6 +386,9 @@ size_t gz_io_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 */
 int gz_io_host_is_little(void);
 /* Reverse the bytes of each of n elements of esize bytes at p, in place. */
 void gz_io_swap_bytes(unsigned char *p, size_t n, size_t esize);
+/* The n strings (NULL as empty) joined by '\n', malloc'ed; NULL out of
+ * memory. */
+char *gz_io_join_lines(char *const *strs, size_t n);
 /* Read n bytes at byte off of fd (pread, retried when interrupted): NULL, or
  * why not (errno's text, or "unexpected end of file"), *got (may be NULL)
  * the bytes read before. */

@@ -71,6 +71,25 @@ void gz_io_swap_bytes(unsigned char *p, size_t n, size_t esize) {
     }
 }
 
+char *gz_io_join_lines(char *const *strs, size_t n) {
+  size_t total = 1, used = 0;
+  char *out;
+  for (size_t i = 0; i < n; i++)
+    total += (strs[i] ? strlen(strs[i]) : 0) + 1;
+  if (!(out = malloc(total)))
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strs[i] ? strlen(strs[i]) : 0;
+    if (i)
+      out[used++] = '\n';
+    if (l)
+      memcpy(out + used, strs[i], l);
+    used += l;
+  }
+  out[used] = '\0';
+  return out;
+}
+
 const char *gz_io_pread_all(int fd, void *dst, size_t n, unsigned long long off,
                             size_t *got) {
   unsigned char *p = dst;
