@@ -29,8 +29,9 @@ double gz_bench_median(double *v, int n);
 double gz_bench_smooth(int rank, size_t i);
 
 /* `gzbench gpu`: GPU codec throughput and ratio, device ReDoub per-step
- * costs (app/bench_gpu.c). Collective over comm; exit code as above (0 with
- * a note when there is no CUDA device). */
+ * costs (kernels/bench_gpu.c: it drives the kernels directly, so it lives
+ * beside them, in the library gz_bench_gpu). Collective over comm; exit code
+ * as above (0 with a note when there is no CUDA device). */
 int gz_bench_gpu(int argc, char **argv, MPI_Comm comm);
 
 #endif

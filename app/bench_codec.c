@@ -133,12 +133,24 @@ static void quality(const float *x, const float *y, size_t n, double *max_err,
   *psnr = sq > 0 ? 20 * log10(hi - lo) - 10 * log10(sq / (double)count) : INFINITY;
 }
 
+/* A codec's row: ratio of size compressed bytes, median speeds of the reps
+ * compress (tc) and decompress (td) times after the warm-up run's (tc[0],
+ * td[0]), quality of y against f. */
+static void record(const bench_field_t *f, const float *y, size_t size, double *tc,
+                   double *td, int reps, bench_row_t *row) {
+  row->ratio = (double)(f->n * 4) / (double)size;
+  row->comp_gbs = (double)(f->n * 4) / gz_bench_median(tc + 1, reps) / 1e9;
+  row->dec_gbs = (double)(f->n * 4) / gz_bench_median(td + 1, reps) / 1e9;
+  quality(f->x, y, f->n, &row->max_err, &row->psnr);
+  row->ok = 1;
+}
+
 static void bench_gz(const bench_field_t *f, double eb, int reps, bench_row_t *row) {
   gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
   size_t cap = gz_compress_bound(GZ_FLOAT32, f->n, 0), size = 0;
   uint8_t *s = malloc(cap);
   float *y = malloc(f->n * sizeof *y + 1);
-  double tc[32], td[32];
+  double tc[33], td[33];
   p.error_bound = eb;
   if (!s || !y) {
     snprintf(row->note, sizeof row->note, "out of memory");
@@ -150,16 +162,10 @@ static void bench_gz(const bench_field_t *f, double eb, int reps, bench_row_t *r
     double t1 = seconds();
     gz_decompress(s, size, y, f->n);
     double t2 = seconds();
-    if (r >= 0) {
-      tc[r] = t1 - t0;
-      td[r] = t2 - t1;
-    }
+    tc[r + 1] = t1 - t0; /* [0]: the warm-up run */
+    td[r + 1] = t2 - t1;
   }
-  row->ratio = (double)(f->n * 4) / (double)size;
-  row->comp_gbs = (double)(f->n * 4) / gz_bench_median(tc, reps) / 1e9;
-  row->dec_gbs = (double)(f->n * 4) / gz_bench_median(td, reps) / 1e9;
-  quality(f->x, y, f->n, &row->max_err, &row->psnr);
-  row->ok = 1;
+  record(f, y, size, tc, td, reps, row);
 done:
   free(s);
   free(y);
@@ -172,7 +178,7 @@ static void bench_zfp(const bench_field_t *f, double eb, int reps, bench_row_t *
   bitstream *bs = NULL;
   void *buf = NULL;
   float *y = malloc(f->n * sizeof *y + 1);
-  double tc[32], td[32];
+  double tc[33], td[33];
   size_t cap, size = 0;
   if (f->has_nonfinite) {
     snprintf(row->note, sizeof row->note, "n/a: NaN/Inf in data");
@@ -197,16 +203,10 @@ static void bench_zfp(const bench_field_t *f, double eb, int reps, bench_row_t *
     zfp_stream_rewind(zs);
     zfp_decompress(zs, out);
     double t2 = seconds();
-    if (r >= 0) {
-      tc[r] = t1 - t0;
-      td[r] = t2 - t1;
-    }
+    tc[r + 1] = t1 - t0; /* [0]: the warm-up run */
+    td[r + 1] = t2 - t1;
   }
-  row->ratio = (double)(f->n * 4) / (double)size;
-  row->comp_gbs = (double)(f->n * 4) / gz_bench_median(tc, reps) / 1e9;
-  row->dec_gbs = (double)(f->n * 4) / gz_bench_median(td, reps) / 1e9;
-  quality(f->x, y, f->n, &row->max_err, &row->psnr);
-  row->ok = 1;
+  record(f, y, size, tc, td, reps, row);
 done:
   if (bs)
     stream_close(bs);

@@ -201,6 +201,12 @@ int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_
   return 0;
 }
 
+void gzs_acc_report(const gzs_acc_t *s, gzs_run_t *r) {
+  r->lo = s->lo;
+  r->hi = s->hi;
+  r->repro_overflow = s->overflow;
+}
+
 double *gzs_acc_alloc(gzs_op_t op, size_t n) {
   double *a = op == GZS_OP_MEAN || op == GZS_OP_SUM ? calloc(n + 1, sizeof(double))
                                                     : malloc((n + 1) * sizeof(double));

@@ -374,6 +374,9 @@ typedef struct gzs_acc {
 int gzs_acc_codes(const gzs_opts_t *o, gzs_run_t *r, gzs_acc_t *s, uint64_t nterms);
 /* sum / mean: zeros; max / min: NaN (no sample yet). */
 double *gzs_acc_alloc(gzs_op_t op, size_t n);
+/* After the snapshots were read: their range (lo, hi) and the --reproducible
+ * overflow of s into r. */
+void gzs_acc_report(const gzs_acc_t *s, gzs_run_t *r);
 void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
                   size_t npoints);
 /* x: n values of points [off, off+n) of one snapshot. Missing values are

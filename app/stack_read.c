@@ -92,9 +92,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
     }
     gz_reader_close(rd);
   }
-  r->lo = s.lo;
-  r->hi = s.hi;
-  r->repro_overflow = s.overflow;
+  gzs_acc_report(&s, r);
   free(buf);
   return gzs_agree(comm, failed, err) ? -1 : 0;
 }

@@ -62,6 +62,14 @@ static int step_selected(const gzs_opts_t *o, uint64_t g) {
 }
 
 /* Dates: an explicit list of records per file. */
+/* File f keeps n records, numbered from total among the selected ones;
+ * the selected records counted so far. */
+static uint64_t keep_records(gzs_file_t *f, uint64_t n, uint64_t total) {
+  f->records = n;
+  f->first = total;
+  return total + n;
+}
+
 static int select_listed(const gzs_opts_t *o, gzs_run_t *r, const unsigned char *dates,
                          char *err, size_t errlen) {
   uint64_t g0 = 0, total = 0;
@@ -77,12 +85,9 @@ static int select_listed(const gzs_opts_t *o, gzs_run_t *r, const unsigned char 
       if (dates[g0 + j] && step_selected(o, g0 + j))
         f->recs[n++] = j;
     g0 += R;
-    f->records = n;
-    f->first = total;
-    total += n;
+    total = keep_records(f, n, total);
   }
-  r->nsnap = total;
-  if (total == 0) {
+  if ((r->nsnap = total) == 0) {
     snprintf(err, errlen,
              "%s%s%s%s%s%s%s%s%s%s selects no record of the %llu in the inputs",
              o->dates_text ? "--dates " : "", o->dates_text ? o->dates_text : "",
@@ -119,12 +124,9 @@ int gzs_select_steps(const gzs_opts_t *o, gzs_run_t *r, const unsigned char *dat
     f->rec0 = n ? first - g0 : 0;
     f->stride = s;
     g0 = hi;
-    f->records = n;
-    f->first = total;
-    total += n;
+    total = keep_records(f, n, total);
   }
-  r->nsnap = total;
-  if (total == 0) {
+  if ((r->nsnap = total) == 0) {
     snprintf(err, errlen,
              "--steps %s selects no record (the inputs hold %llu, counted from 0)",
              o->steps_text, (unsigned long long)all);

@@ -21,6 +21,7 @@
 #define GZ_IO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <mpi.h>
 
@@ -405,6 +406,19 @@ size_t gz_io_dtype_size(gz_dtype_t dtype); /* 4, 8, or 0 */
 int gz_io_host_is_little(void);
 /* Reverse the bytes of each of n elements of esize bytes at p, in place. */
 void gz_io_swap_bytes(unsigned char *p, size_t n, size_t esize);
+/* The n strings (NULL as empty) joined by '\n', malloc'ed; NULL out of
+ * memory. */
+char *gz_io_join_lines(char *const *strs, size_t n);
+/* Read n bytes at byte off of fd (pread, retried when interrupted): NULL, or
+ * why not (errno's text, or "unexpected end of file"), *got (may be NULL)
+ * the bytes read before. */
+const char *gz_io_pread_all(int fd, void *dst, size_t n, unsigned long long off,
+                            size_t *got);
+/* The end of a writer's file f: flushed (state 0) and closed. state: 0 all
+ * was written, 1 a write failed (errno says why), -1 a failure whose message
+ * is already in err. A failed write, flush or close is "PATH: write failed:
+ * why". 0, or -1 on any failure. */
+int gz_io_close_written(FILE *f, int state, const char *path, char *err, size_t errlen);
 void gz_io_errorf(char *err, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

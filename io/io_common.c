@@ -71,6 +71,56 @@ void gz_io_swap_bytes(unsigned char *p, size_t n, size_t esize) {
     }
 }
 
+char *gz_io_join_lines(char *const *strs, size_t n) {
+  size_t total = 1, used = 0;
+  char *out;
+  for (size_t i = 0; i < n; i++)
+    total += (strs[i] ? strlen(strs[i]) : 0) + 1;
+  if (!(out = malloc(total)))
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strs[i] ? strlen(strs[i]) : 0;
+    if (i)
+      out[used++] = '\n';
+    if (l)
+      memcpy(out + used, strs[i], l);
+    used += l;
+  }
+  out[used] = '\0';
+  return out;
+}
+
+const char *gz_io_pread_all(int fd, void *dst, size_t n, unsigned long long off,
+                            size_t *got) {
+  unsigned char *p = dst;
+  size_t done = 0;
+  const char *why = NULL;
+  while (done < n && !why) {
+    ssize_t k = pread(fd, p + done, n - done, (off_t)(off + done));
+    if (k > 0)
+      done += (size_t)k;
+    else if (k == 0)
+      why = "unexpected end of file";
+    else if (errno != EINTR)
+      why = strerror(errno);
+  }
+  if (got)
+    *got = done;
+  return why;
+}
+
+int gz_io_close_written(FILE *f, int state, const char *path, char *err, size_t errlen) {
+  if (state == 0 && fflush(f) != 0)
+    state = 1;
+  if (state == 1)
+    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+  if (fclose(f) != 0 && state == 0) {
+    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+    state = 1;
+  }
+  return state == 0 ? 0 : -1;
+}
+
 size_t gz_io_dtype_size(gz_dtype_t dtype) {
   return dtype == GZ_FLOAT32 ? 4 : dtype == GZ_FLOAT64 ? 8 : 0;
 }
@@ -256,12 +306,11 @@ int gz_reader_open_format(const char *path, gz_format_t fmt, const char *var,
   }
   if (!ok)
     return -1;
-  if (!(r = calloc(1, sizeof *r)) || !(r->path = malloc(strlen(path) + 1))) {
+  if (!(r = calloc(1, sizeof *r)) || !(r->path = strdup(path))) {
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     free(r);
     return -1;
   }
-  memcpy(r->path, path, strlen(path) + 1);
   rc = backend_open(r, fmt, var, raw, comm, err, errlen);
   if (rc != 0 && detected && fmt == GZ_FMT_NETCDF && file_has_hdf5_signature(path)) {
     /* An HDF5 file netCDF did not read (a plain HDF5 file, a path netCDF

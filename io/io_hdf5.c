@@ -110,27 +110,13 @@ static char *attr_text(hid_t attr) {
     goto done;
   if (H5Tis_variable_str(ftype) > 0) {
     char **strs = calloc(np ? (size_t)np : 1, sizeof *strs);
-    size_t total = 1;
     mtype = H5Tcopy(H5T_C_S1);
     if (!strs || mtype < 0 || H5Tset_size(mtype, H5T_VARIABLE) < 0 ||
         H5Aread(attr, mtype, strs) < 0) {
       free(strs);
       goto done;
     }
-    for (hssize_t i = 0; i < np; i++)
-      total += (strs[i] ? strlen(strs[i]) : 0) + 1;
-    if ((out = malloc(total))) {
-      size_t used = 0;
-      for (hssize_t i = 0; i < np; i++) {
-        size_t l = strs[i] ? strlen(strs[i]) : 0;
-        if (i)
-          out[used++] = '\n';
-        if (l)
-          memcpy(out + used, strs[i], l);
-        used += l;
-      }
-      out[used] = '\0';
-    }
+    out = gz_io_join_lines(strs, (size_t)np);
     H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, strs);
     free(strs);
   } else {
@@ -511,12 +497,11 @@ static int h5r_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   double fv = 0, mv = 0;
   const char *skip[7];
   h5_quiet();
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->file = s->dset = s->fspace = -1;
   MPI_Initialized(&mpi_on);
   MPI_Finalized(&mpi_done);

@@ -200,30 +200,14 @@ static int read_attr(const char *path, int gid, int varid, const char *aname,
     free(text);
   } else if (t == NC_STRING) {
     char **strs = calloc(len ? len : 1, sizeof *strs), *joined;
-    size_t total = 1;
     if (!strs)
       goto nomem;
     if ((status = nc_get_att_string(gid, varid, aname, strs)) != NC_NOERR) {
       free(strs);
       return nc_error(err, errlen, path, aname, status);
     }
-    for (size_t i = 0; i < len; i++)
-      total += (strs[i] ? strlen(strs[i]) : 0) + 1;
-    joined = malloc(total);
-    if (joined) {
-      size_t used = 0;
-      joined[0] = '\0';
-      for (size_t i = 0; i < len; i++) {
-        size_t l = strs[i] ? strlen(strs[i]) : 0;
-        if (i)
-          joined[used++] = '\n';
-        if (l)
-          memcpy(joined + used, strs[i], l);
-        used += l;
-        joined[used] = '\0';
-      }
+    if ((joined = gz_io_join_lines(strs, len)) != NULL)
       rc = gz_io_attr_append(list, n, aname, joined, NULL, 0);
-    }
     nc_free_string(len, strs);
     free(strs);
     free(joined);
@@ -562,12 +546,11 @@ static int ncr_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   nc_type t, st;
   double fv = 0, mv = 0;
   int has_fv, has_mv;
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   if (check_classic_header(path, err, errlen) != 0) {
     free(s->path);
     free(s);

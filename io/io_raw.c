@@ -64,12 +64,11 @@ static int raw_open(const char *path, const char *var, const gz_raw_opts_t *raw,
     }
     record_bytes *= raw->dims[i];
   }
-  if (!(s = calloc(1, sizeof *s)) || !(s->path = malloc(strlen(path) + 1))) {
+  if (!(s = calloc(1, sizeof *s)) || !(s->path = strdup(path))) {
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     free(s);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->esize = esize;
   s->swap = raw->big_endian ? gz_io_host_is_little() : !gz_io_host_is_little();
   s->fd = open(path, O_RDONLY);
@@ -127,23 +126,16 @@ static int raw_read(void *state, const gz_meta_t *meta, const size_t *start,
                     const size_t *count, size_t flat, size_t n, void *dst, char *err,
                     size_t errlen) {
   raw_state_t *s = state;
-  unsigned char *p = dst;
-  size_t want = n * s->esize, got = 0;
-  off_t off = (off_t)(flat * s->esize);
-  while (got < want) {
-    ssize_t k = pread(s->fd, p + got, want - got, off + (off_t)got);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0) {
-      gz_io_errorf(err, errlen, "%s: read failed at byte %llu: %s", s->path,
-                   (unsigned long long)off + got,
-                   k < 0 ? strerror(errno) : "unexpected end of file");
-      return -1;
-    }
-    got += (size_t)k;
+  unsigned long long off = (unsigned long long)(flat * s->esize);
+  size_t got = 0;
+  const char *why = gz_io_pread_all(s->fd, dst, n * s->esize, off, &got);
+  if (why) {
+    gz_io_errorf(err, errlen, "%s: read failed at byte %llu: %s", s->path, off + got,
+                 why);
+    return -1;
   }
   if (s->swap)
-    gz_io_swap_bytes(p, n, s->esize);
+    gz_io_swap_bytes(dst, n, s->esize);
   return 0;
 }
 
@@ -163,40 +155,27 @@ int gz_io_write_raw(const char *tmp, const char *path, const gz_meta_t *meta,
   size_t esize = gz_io_dtype_size(meta->dtype), n = gz_meta_count(meta);
   const unsigned char *p = data;
   unsigned char *buf = NULL;
+  const size_t piece = 1 << 16;
   FILE *f = fopen(tmp, "wb");
-  int rc = -1;
+  int state = 0, rc;
   if (!f) {
     gz_io_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     return -1;
   }
   if (gz_io_host_is_little()) {
-    if (fwrite(p, esize, n, f) != n)
-      goto write_fail;
+    state = fwrite(p, esize, n, f) != n;
+  } else if (!(buf = malloc(piece * esize))) {
+    gz_io_errorf(err, errlen, "%s: out of memory", path);
+    state = -1;
   } else {
-    const size_t piece = 1 << 16;
-    if (!(buf = malloc(piece * esize))) {
-      gz_io_errorf(err, errlen, "%s: out of memory", path);
-      goto done;
-    }
-    for (size_t i = 0; i < n; i += piece) {
+    for (size_t i = 0; i < n && state == 0; i += piece) {
       size_t m = n - i < piece ? n - i : piece;
       memcpy(buf, p + i * esize, m * esize);
       gz_io_swap_bytes(buf, m, esize);
-      if (fwrite(buf, esize, m, f) != m)
-        goto write_fail;
+      state = fwrite(buf, esize, m, f) != m;
     }
   }
-  if (fflush(f) != 0)
-    goto write_fail;
-  rc = 0;
-  goto done;
-write_fail:
-  gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-done:
+  rc = gz_io_close_written(f, state, path, err, errlen);
   free(buf);
-  if (fclose(f) != 0 && rc == 0) {
-    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-    rc = -1;
-  }
   return rc;
 }

@@ -187,12 +187,11 @@ static int rsf_open(const char *path, const char *var, const gz_raw_opts_t *raw,
   struct stat st;
   (void)raw;
   (void)comm;
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->fd = open(path, O_RDONLY);
   if (s->fd < 0 || !(h = read_header(s->fd, &sep_at, &hlen))) {
     gz_io_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
@@ -373,6 +372,7 @@ static int rsf_read(void *state, const gz_meta_t *meta, const size_t *start,
   unsigned char *p = dst;
   size_t want = n * s->esize, got = 0;
   unsigned long long off = s->offset + (unsigned long long)flat * s->esize;
+  const char *why;
   (void)meta;
   (void)start;
   (void)count;
@@ -380,17 +380,10 @@ static int rsf_read(void *state, const gz_meta_t *meta, const size_t *start,
     memcpy(dst, (const float *)s->values + flat, n * sizeof(float));
     return 0;
   }
-  while (got < want) {
-    ssize_t k = pread(s->fd, p + got, want - got, (off_t)(off + got));
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0) {
-      gz_io_errorf(err, errlen, "%s: read failed at byte %llu of %s: %s", s->path,
-                   off + got, s->data_path,
-                   k < 0 ? strerror(errno) : "unexpected end of file");
-      return -1;
-    }
-    got += (size_t)k;
+  if ((why = gz_io_pread_all(s->fd, p, want, off, &got)) != NULL) {
+    gz_io_errorf(err, errlen, "%s: read failed at byte %llu of %s: %s", s->path,
+                 off + got, s->data_path, why);
+    return -1;
   }
   if (s->swap)
     gz_io_swap_bytes(p, n, s->esize);
@@ -416,7 +409,6 @@ int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
   const char *ver = NULL;
   const gz_attr_t *a = gz_meta_find_global(meta, "gzstack_version");
   FILE *f;
-  int rc = -1;
   if (meta->ndims > RSF_AXES) {
     gz_io_errorf(err, errlen, "%s: RSF holds at most %d axes, not %d", path, RSF_AXES,
                  meta->ndims);
@@ -467,15 +459,6 @@ int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
               ? (gz_io_host_is_little() ? "native_double" : "xdr_double")
               : (gz_io_host_is_little() ? "native_float" : "xdr_float"),
           es);
-  if (fwrite(rsf_sep, 1, 3, f) != 3 || fwrite(data, es, n, f) != n || fflush(f) != 0) {
-    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-    goto done;
-  }
-  rc = 0;
-done:
-  if (fclose(f) != 0 && rc == 0) {
-    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-    rc = -1;
-  }
-  return rc;
+  return gz_io_close_written(
+      f, fwrite(rsf_sep, 1, 3, f) != 3 || fwrite(data, es, n, f) != n, path, err, errlen);
 }

@@ -126,17 +126,7 @@ static int revision(const unsigned char *bin, int lsb, int *minor) {
 }
 
 static int read_at(int fd, void *dst, size_t n, unsigned long long off) {
-  unsigned char *p = dst;
-  size_t got = 0;
-  while (got < n) {
-    ssize_t k = pread(fd, p + got, n - got, (off_t)(off + got));
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return -1;
-    got += (size_t)k;
-  }
-  return 0;
+  return gz_io_pread_all(fd, dst, n, off, NULL) ? -1 : 0;
 }
 
 /* ---- formats ----------------------------------------------------------- */
@@ -561,12 +551,11 @@ static int segy_open_backend(const char *path, const char *var, const gz_raw_opt
   (void)var;
   (void)raw;
   (void)comm;
-  if (!s || !(s->path = malloc(strlen(path) + 1))) {
+  if (!s || !(s->path = strdup(path))) {
     free(s);
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  memcpy(s->path, path, strlen(path) + 1);
   s->fd = open(path, O_RDONLY);
   if (s->fd < 0 || fstat(s->fd, &st) != 0) {
     gz_io_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -836,7 +825,7 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
   unsigned char head[HEAD_SIZE], *tbuf = NULL;
   const unsigned char *src = data;
   FILE *f = NULL;
-  int rc = -1;
+  int rc, state = -1;
 
   if (ntr > (size_t)INT_MAX || ns > 0x7fffffff / 8) {
     gz_io_errorf(err, errlen, "%s: %zu traces of %zu samples do not fit SEG-Y", path, ntr,
@@ -890,17 +879,12 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
     if (fwrite(tbuf, 1, TRH_SIZE + ns * oes, f) != TRH_SIZE + ns * oes)
       goto write_fail;
   }
-  if (fflush(f) != 0)
-    goto write_fail;
-  rc = 0;
+  state = 0;
   goto done;
 write_fail:
-  gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+  state = 1;
 done:
+  rc = gz_io_close_written(f, state, path, err, errlen);
   free(tbuf);
-  if (fclose(f) != 0 && rc == 0) {
-    gz_io_errorf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-    rc = -1;
-  }
   return rc;
 }

@@ -160,24 +160,29 @@ static void draw_glyph(gz_canvas_t *c, int x, int y, int ch, int scale, int up,
     }
 }
 
-void gz_text_draw(gz_canvas_t *c, int x, int y, const char *text, int scale,
-                  const unsigned char rgb[3]) {
+/* Text from (x, y) to the right, or (up) upwards, one cell per character. */
+static void draw_text(gz_canvas_t *c, int x, int y, const char *text, int scale, int up,
+                      const unsigned char rgb[3]) {
   const unsigned char *p;
   if (!text)
     return;
   if (scale < 1)
     scale = 1;
-  for (p = (const unsigned char *)text; *p; p++, x += GZ_FONT_CELL_W * scale)
-    draw_glyph(c, x, y, *p, scale, 0, rgb);
+  for (p = (const unsigned char *)text; *p; p++) {
+    draw_glyph(c, x, y, *p, scale, up, rgb);
+    if (up)
+      y -= GZ_FONT_CELL_W * scale;
+    else
+      x += GZ_FONT_CELL_W * scale;
+  }
+}
+
+void gz_text_draw(gz_canvas_t *c, int x, int y, const char *text, int scale,
+                  const unsigned char rgb[3]) {
+  draw_text(c, x, y, text, scale, 0, rgb);
 }
 
 void gz_text_draw_up(gz_canvas_t *c, int x, int y, const char *text, int scale,
                      const unsigned char rgb[3]) {
-  const unsigned char *p;
-  if (!text)
-    return;
-  if (scale < 1)
-    scale = 1;
-  for (p = (const unsigned char *)text; *p; p++, y -= GZ_FONT_CELL_W * scale)
-    draw_glyph(c, x, y, *p, scale, 1, rgb);
+  draw_text(c, x, y, text, scale, 1, rgb);
 }

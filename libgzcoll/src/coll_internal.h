@@ -617,7 +617,56 @@ typedef struct gz_coll_desc {
 gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
                         gz_report_t *report);
 
-/* ---- the ring stages (shared by allreduce_ring.c) ------------------------ */
+/* ---- the ring pipeline (ring.c) and its two algorithms -------------------- */
+
+typedef struct gz_ring gz_ring_t;
+/* What a ring algorithm says: which block goes where, and what is done
+ * with a chunk that arrives. */
+typedef struct gz_ring_ops {
+  int lag;     /* in step s rank r sends block (r - s - lag) mod P */
+  int tag_set; /* its two tag sets: tag_set, tag_set + 1 (of 4) */
+  int keep;    /* 1: a slot per (block, chunk) kept to the end (chunks are
+                  forwarded from where they arrived); 0: two send sets by
+                  step parity and one receive set */
+  /* Chunk k of block b arrived in step s (bytes at in); next: the block
+   * travels on in step s + 1 (the algorithm sends it with gz_ring_send or
+   * gz_ring_encode_send). Returns GZ_ERR_MPI only; codec failures go to
+   * gz_ring_note. */
+  gz_result_t (*arrived)(gz_ring_t *g, int s, int b, size_t k, const unsigned char *in,
+                         size_t bytes, int next);
+} gz_ring_ops_t;
+
+struct gz_ring {
+  gz_ctx_t ctx;
+  const gz_ring_ops_t *ops;
+  void *acc;  /* count codes in P blocks (gz_block_off) */
+  int narrow; /* int32 codes */
+  size_t count, chunk, nch, cap;
+  gz_op_t op;
+  int P, r, left, right;
+  unsigned char *slots; /* cap bytes each */
+  MPI_Request *sreq, *rreq;
+  int *idx;
+  MPI_Status *st;
+  size_t pending; /* receives of the current step not yet processed */
+  gz_result_t local;
+  gz_run_t *run;
+};
+
+size_t gz_ring_ws(gz_ctx_t ctx, const gz_ring_ops_t *ops, size_t count);
+/* Run the P-1 steps of the ring; the first local failure or GZ_OK. */
+gz_result_t gz_ring_run(gz_ctx_t ctx, const gz_ring_ops_t *ops, void *acc, int narrow,
+                        size_t count, gz_op_t op, gz_run_t *run);
+/* Chunk k of block b: its codes in acc and its length. */
+void *gz_ring_codes(const gz_ring_t *g, int b, size_t k);
+size_t gz_ring_chunk_len(const gz_ring_t *g, int b, size_t k);
+/* Send the size bytes in the send slot of (s, b, k) as step s (with keep,
+ * the slot it arrived in: a forward). */
+gz_result_t gz_ring_send(gz_ring_t *g, int s, int b, size_t k, size_t size);
+/* Encode chunk k of block b into its send slot and send it as step s. */
+gz_result_t gz_ring_encode_send(gz_ring_t *g, int s, int b, size_t k);
+/* Remember the first local failure. */
+void gz_ring_note(gz_ring_t *g, gz_result_t rc);
 
 size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count);
 size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count);

@@ -142,28 +142,19 @@ static double widen(uint32_t bits, gz_cast_t cast) {
   } while (0)
 
 /* The cast of n values in one pass, escapes appended after the narrow
- * values; returns the escape count. */
-static size_t cast_f64_u32(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
-                           uint8_t *esc, const uint8_t *end) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    GZ_CAST_ONE(double, uint32_t, i);
-  return k;
-}
-static size_t cast_f64_u16(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
-                           uint8_t *esc, const uint8_t *end) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    GZ_CAST_ONE(double, uint16_t, i);
-  return k;
-}
-static size_t cast_f32_u16(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,
-                           uint8_t *esc, const uint8_t *end) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    GZ_CAST_ONE(float, uint16_t, i);
-  return k;
-}
+ * values; returns the escape count. One function per (element, narrow)
+ * type pair, so that each loop compiles for its types. */
+#define GZ_CAST_LOOP(name, T, N)                                                         \
+  static size_t name(const void *in, size_t n, gz_cast_t cast, uint8_t *narrow_at,       \
+                     uint8_t *esc, const uint8_t *end) {                                 \
+    size_t k = 0;                                                                        \
+    for (size_t i = 0; i < n; i++)                                                       \
+      GZ_CAST_ONE(T, N, i);                                                              \
+    return k;                                                                            \
+  }
+GZ_CAST_LOOP(cast_f64_u32, double, uint32_t)
+GZ_CAST_LOOP(cast_f64_u16, double, uint16_t)
+GZ_CAST_LOOP(cast_f32_u16, float, uint16_t)
 
 /* Widen n narrow values into out (dtype): the escapes are patched after. */
 static void widen_all(gz_dtype_t dtype, gz_cast_t cast, const uint8_t *in, size_t n,

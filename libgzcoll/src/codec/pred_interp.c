@@ -12,41 +12,9 @@
  */
 #include "codec/predict.h"
 
-/* Which neighbours exist for coordinate i at stride h on a line of n:
- * 2 = cubic (i -+ h, i -+ 3h); 4 and 5 = quadratic when i - 3h or i + 3h is
- * missing; 1 = linear (i -+ h); 3 = linear extrapolation from i - h and
- * i - 3h at the end of the line; 0 = the point at i - h. */
-static inline int mode_of(size_t i, size_t h, size_t n) {
-  if (i + h >= n)
-    return i >= 3 * h ? 3 : 0;
-  if (i >= 3 * h)
-    return i + 3 * h < n ? 2 : 5;
-  return i + 3 * h < n ? 4 : 1;
-}
-
-/* Prediction of p[0] from its neighbours at +-o and +-3o (o = h times the
- * axis stride), wrapping in uint64 and rounding down. */
-static inline uint64_t pred(const int64_t *p, ptrdiff_t o, int mode) {
-  uint64_t a = (uint64_t)p[-o], b, a3, b3;
-  if (mode == 0)
-    return a;
-  if (mode == 3) /* linear extrapolation from -h and -3h */
-    return (uint64_t)((int64_t)(3 * a - (uint64_t)p[-3 * o] + 1) >> 1);
-  b = (uint64_t)p[o];
-  if (mode == 1)
-    return (uint64_t)((int64_t)(a + b + 1) >> 1);
-  if (mode == 4) /* quadratic through -h, +h, +3h */
-    return (uint64_t)((int64_t)(3 * a + 6 * b - (uint64_t)p[3 * o] + 4) >> 3);
-  if (mode == 5) /* quadratic through -3h, -h, +h */
-    return (uint64_t)((int64_t)(6 * a + 3 * b - (uint64_t)p[-3 * o] + 4) >> 3);
-  a3 = (uint64_t)p[-3 * o];
-  b3 = (uint64_t)p[3 * o];
-  return (uint64_t)((int64_t)(9 * (a + b) - a3 - b3 + 8) >> 4);
-}
-
 static inline void visit(int64_t *q, size_t idx, ptrdiff_t o, int mode, uint64_t *u,
                          size_t *pos, int decode) {
-  uint64_t p = pred(q + idx, o, mode);
+  uint64_t p = gz_interp_pred((const uint64_t *)(q + idx), o, mode);
   if (decode)
     q[idx] = (int64_t)(p + gz_pred_unzigzag(u[(*pos)++]));
   else
@@ -84,9 +52,9 @@ static void interp(int64_t *q, const size_t d[3], uint64_t *u, int decode) {
           ptrdiff_t o = (ptrdiff_t)(h * stride[a]);
           if (a == 2) { /* along the row: the mode changes near its ends */
             for (size_t k = start[2]; k < d[2]; k += step[2])
-              visit(q, base + k, o, mode_of(k, h, d[2]), u, &pos, decode);
+              visit(q, base + k, o, gz_interp_mode(k, h, d[2]), u, &pos, decode);
           } else { /* across rows: one mode for the whole row */
-            int mode = mode_of(a == 0 ? i : j, h, d[a]);
+            int mode = gz_interp_mode(a == 0 ? i : j, h, d[a]);
             if (mode == 2)
               for (size_t k = 0; k < d[2]; k += step[2])
                 visit(q, base + k, o, 2, u, &pos, decode);

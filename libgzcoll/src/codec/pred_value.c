@@ -118,33 +118,6 @@ GZ_VINLINE void vlorenzo(vctx_t *c, const size_t d[3], const int decode, const i
   }
 }
 
-/* As pred_interp.c: neighbours of coordinate i at stride h on a line of n. */
-static inline int mode_of(size_t i, size_t h, size_t n) {
-  if (i + h >= n)
-    return i >= 3 * h ? 3 : 0;
-  if (i >= 3 * h)
-    return i + 3 * h < n ? 2 : 5;
-  return i + 3 * h < n ? 4 : 1;
-}
-
-static inline uint64_t vpred(const uint64_t *p, ptrdiff_t o, int mode) {
-  uint64_t a = p[-o], b, a3, b3;
-  if (mode == 0)
-    return a;
-  if (mode == 3)
-    return (uint64_t)((int64_t)(3 * a - p[-3 * o] + 1) >> 1);
-  b = p[o];
-  if (mode == 1)
-    return (uint64_t)((int64_t)(a + b + 1) >> 1);
-  if (mode == 4)
-    return (uint64_t)((int64_t)(3 * a + 6 * b - p[3 * o] + 4) >> 3);
-  if (mode == 5)
-    return (uint64_t)((int64_t)(6 * a + 3 * b - p[-3 * o] + 4) >> 3);
-  a3 = p[-3 * o];
-  b3 = p[3 * o];
-  return (uint64_t)((int64_t)(9 * (a + b) - a3 - b3 + 8) >> 4);
-}
-
 GZ_VINLINE void vinterp(vctx_t *c, const size_t d[3], const int decode, const int f64) {
   size_t stride[3] = {d[1] * d[2], d[2], 1}, longest = d[0], top = 1;
   if (d[1] > longest)
@@ -174,21 +147,24 @@ GZ_VINLINE void vinterp(vctx_t *c, const size_t d[3], const int decode, const in
             size_t k = start[2];
             /* interior of the row: cubic */
             for (; k < d[2] && k < 3 * h; k += step[2])
-              vvisit(c, base + k, vpred(c->R + base + k, o, mode_of(k, h, d[2])), decode,
-                     f64);
+              vvisit(c, base + k,
+                     gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
+                     decode, f64);
             for (; k + 3 * h < d[2]; k += step[2])
-              vvisit(c, base + k, vpred(c->R + base + k, o, 2), decode, f64);
+              vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, 2), decode, f64);
             for (; k < d[2]; k += step[2])
-              vvisit(c, base + k, vpred(c->R + base + k, o, mode_of(k, h, d[2])), decode,
-                     f64);
+              vvisit(c, base + k,
+                     gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
+                     decode, f64);
           } else {
-            int mode = mode_of(a == 0 ? i : j, h, d[a]);
+            int mode = gz_interp_mode(a == 0 ? i : j, h, d[a]);
             if (mode == 2)
               for (size_t k = 0; k < d[2]; k += step[2])
-                vvisit(c, base + k, vpred(c->R + base + k, o, 2), decode, f64);
+                vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, 2), decode, f64);
             else
               for (size_t k = 0; k < d[2]; k += step[2])
-                vvisit(c, base + k, vpred(c->R + base + k, o, mode), decode, f64);
+                vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, mode), decode,
+                       f64);
           }
         }
       }

@@ -46,4 +46,39 @@ static inline uint64_t gz_pred_zigzag(uint64_t d) {
 }
 static inline uint64_t gz_pred_unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
 
+/* The interpolation predictor's rule, shared by gz_interp_* on codes and
+ * gz_vpred_* on reconstructed values. Which neighbours exist for coordinate
+ * i at stride h on a line of n: 2 = cubic (i -+ h, i -+ 3h); 4 and 5 =
+ * quadratic when i - 3h or i + 3h is missing; 1 = linear (i -+ h); 3 =
+ * linear extrapolation from i - h and i - 3h at the end of the line; 0 = the
+ * point at i - h. */
+static inline int gz_interp_mode(size_t i, size_t h, size_t n) {
+  if (i + h >= n)
+    return i >= 3 * h ? 3 : 0;
+  if (i >= 3 * h)
+    return i + 3 * h < n ? 2 : 5;
+  return i + 3 * h < n ? 4 : 1;
+}
+
+/* Prediction of p[0] from its neighbours at +-o and +-3o (o = h times the
+ * axis stride), wrapping in uint64 and rounding down (codes are read as
+ * uint64: the same bits). */
+static inline uint64_t gz_interp_pred(const uint64_t *p, ptrdiff_t o, int mode) {
+  uint64_t a = p[-o], b, a3, b3;
+  if (mode == 0)
+    return a;
+  if (mode == 3) /* linear extrapolation from -h and -3h */
+    return (uint64_t)((int64_t)(3 * a - p[-3 * o] + 1) >> 1);
+  b = p[o];
+  if (mode == 1)
+    return (uint64_t)((int64_t)(a + b + 1) >> 1);
+  if (mode == 4) /* quadratic through -h, +h, +3h */
+    return (uint64_t)((int64_t)(3 * a + 6 * b - p[3 * o] + 4) >> 3);
+  if (mode == 5) /* quadratic through -3h, -h, +h */
+    return (uint64_t)((int64_t)(6 * a + 3 * b - p[-3 * o] + 4) >> 3);
+  a3 = p[-3 * o];
+  b3 = p[3 * o];
+  return (uint64_t)((int64_t)(9 * (a + b) - a3 - b3 + 8) >> 4);
+}
+
 #endif

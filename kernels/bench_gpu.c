@@ -1,5 +1,8 @@
 /*
  * bench_gpu.c - `gzbench gpu`: the GPU codec and the device-centric ReDoub.
+ * It drives the kernels' own interface (gz_device.h), which app/ does not
+ * see: gzbench links it as the library gz_bench_gpu (app/bench.h declares
+ * gz_bench_gpu for gzbench's dispatch).
  *
  *   gzbench gpu [--mb 512] [--eb 1e-4] [--reps 10] [--coll-mb 64]
  *   mpirun -np P gzbench gpu ...     (ranks share the node's GPUs)
@@ -21,8 +24,7 @@
  * measure); every rank still takes part in the collective gz_device_select.
  * The device name printed is the one rank 0 selected.
  */
-#include "bench.h"
-
+#include "gz_block.h"
 #include "gz_device.h"
 #include "gzcoll.h"
 
@@ -201,8 +203,8 @@ static int redoub_stages(const gpu_args_t *a, int P, int timed, rd_bufs_t *b, fl
     else                                                                                 \
       TRY(call);                                                                         \
   } while (0)
-  STAGE(0, gz_dev_quantize(1, b->dx, b->n, a->eb / P, 1125899906842624.0 / P,
-                           (int64_t *)b->dq, b->dflags, b->s));
+  STAGE(0, gz_dev_quantize(1, b->dx, b->n, a->eb / P, GZ_CODE_LIMIT / P, (int64_t *)b->dq,
+                           b->dflags, b->s));
   STAGE(1, gz_dev_codes_encode((int64_t *)b->dq, b->n, b->dm, b->bound, b->dt, b->tmpb,
                                b->dsize, b->s));
   TRY(gz_dev_memcpy_async(size, b->dsize, 8, b->s));
@@ -366,6 +368,8 @@ done:
   free(x);
   return failed;
 }
+
+int gz_bench_gpu(int argc, char **argv, MPI_Comm comm); /* app/bench.h */
 
 int gz_bench_gpu(int argc, char **argv, MPI_Comm comm) {
   gpu_args_t a;
