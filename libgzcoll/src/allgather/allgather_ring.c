@@ -52,6 +52,7 @@ typedef struct ring_ag {
   int *idx;
   MPI_Status *st;
   size_t pending;
+  gz_values_t *vals; /* the blocks go there as values (may be NULL) */
   gz_result_t local;
   gz_run_t *run;
 } ring_ag_t;
@@ -107,9 +108,11 @@ static gz_result_t process(ring_ag_t *g, int t, int done) {
     g->pending--;
     if (t + 1 <= g->P - 2 && (rc = send_chunk(g, t + 1, b, k, (size_t)bytes)) != GZ_OK)
       return rc;
-    rc = gz_run_decode_w(g->run, slot(g, b, k), (size_t)bytes,
-                         gz_code_at(g->acc, g->narrow, off), g->narrow,
-                         chunk_len(g, b, k));
+    rc = g->vals ? gz_run_decode_values(g->run, slot(g, b, k), (size_t)bytes, g->vals,
+                                        off, chunk_len(g, b, k))
+                 : gz_run_decode_w(g->run, slot(g, b, k), (size_t)bytes,
+                                   gz_code_at(g->acc, g->narrow, off), g->narrow,
+                                   chunk_len(g, b, k));
     if (rc != GZ_OK && g->local == GZ_OK)
       g->local = rc;
   }
@@ -117,7 +120,7 @@ static gz_result_t process(ring_ag_t *g, int t, int done) {
 }
 
 gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
-                              gz_run_t *run) {
+                              gz_values_t *vals, gz_run_t *run) {
   ring_ag_t g;
   gz_result_t rc = GZ_OK;
   size_t slots;
@@ -134,6 +137,7 @@ gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
   g.left = mod(g.r - 1, g.P);
   g.right = mod(g.r + 1, g.P);
   g.local = GZ_OK;
+  g.vals = vals;
   g.run = run;
   gz_ring_geometry(ctx, count, &g.chunk, &g.nch);
   g.cap = gz_codes_indexed_bound(g.chunk);
@@ -161,6 +165,11 @@ gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
       g.local = rc;
     if ((rc = send_chunk(&g, 0, g.r, k, size)) != GZ_OK)
       goto fn_exit;
+    if (vals) /* while its codes are in cache */
+      rc = gz_run_values(run, gz_code_at(acc, narrow, off), narrow, vals, off,
+                         chunk_len(&g, g.r, k));
+    if (rc != GZ_OK && g.local == GZ_OK)
+      g.local = rc;
     if (MPI_Testsome((int)g.nch, g.rreq, &done, g.idx, g.st) != MPI_SUCCESS) {
       rc = GZ_ERR_MPI;
       goto fn_exit;
@@ -197,7 +206,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return gz_allgather_ring(ctx, j->codes, 0, j->a->total, j->run);
+  return gz_allgather_ring(ctx, j->codes, 0, j->a->total, NULL, j->run);
 }
 
 static double cost(const gz_cost_t *c) {

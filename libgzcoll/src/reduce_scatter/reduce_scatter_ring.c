@@ -36,11 +36,11 @@
  */
 #include "coll_internal.h"
 
-size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count) {
+size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count, int pre) {
   size_t chunk, nch, cap, ws = 0;
   gz_ring_geometry(ctx, count, &chunk, &nch);
   cap = gz_codes_indexed_bound(chunk);
-  ws = gz_ws_add(ws, 3 * nch, cap);                 /* 2 send sets, 1 recv set */
+  ws = gz_ws_add(ws, (pre ? 2 : 3) * nch, cap);     /* 2 send sets, 1 recv set */
   ws = gz_ws_add(ws, 3 * nch, sizeof(MPI_Request)); /* their requests */
   ws = gz_ws_add(ws, nch, sizeof(int));             /* Waitsome indices */
   ws = gz_ws_add(ws, nch, sizeof(MPI_Status));      /* Waitsome statuses */
@@ -58,7 +58,8 @@ typedef struct ring_rs {
   MPI_Request *sreq[2], *rreq;
   int *idx;
   MPI_Status *st;
-  size_t pending; /* receives of the current step not yet processed */
+  size_t pending;        /* receives of the current step not yet processed */
+  const gz_first_t *pre; /* step 0's chunks, encoded (sslot[0]; may be NULL) */
   gz_result_t local;
   gz_run_t *run;
 } ring_rs_t;
@@ -87,8 +88,15 @@ static int tag(const ring_rs_t *g, int s, size_t k) {
 static gz_result_t send_chunk(ring_rs_t *g, int s, int b, size_t k) {
   unsigned char *slot = g->sslot[s & 1] + k * g->cap;
   size_t len = chunk_len(g, b, k), size = 0;
-  gz_result_t rc =
-      gz_run_encode_w(g->run, chunk_codes(g, b, k), g->narrow, len, slot, g->cap, &size);
+  gz_result_t rc = GZ_OK;
+  if (s == 0 && g->pre) { /* encoded while quantizing */
+    size = g->pre->sizes[k];
+    g->run->code_elems += len;
+    g->run->code_bytes += size;
+  } else {
+    rc = gz_run_encode_w(g->run, chunk_codes(g, b, k), g->narrow, len, slot, g->cap,
+                         &size);
+  }
   if (rc != GZ_OK && g->local == GZ_OK)
     g->local = rc;
   g->run->bytes_raw += len * g->run->esz;
@@ -130,7 +138,7 @@ static gz_result_t process(ring_rs_t *g, int s, int done) {
 }
 
 gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
-                                   gz_op_t op, gz_run_t *run) {
+                                   gz_op_t op, const gz_first_t *pre, gz_run_t *run) {
   ring_rs_t g;
   gz_result_t rc = GZ_OK;
   int done = 0;
@@ -147,16 +155,17 @@ gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t c
   g.left = mod(g.r - 1, g.P);
   g.right = mod(g.r + 1, g.P);
   g.local = GZ_OK;
+  g.pre = pre;
   g.run = run;
   gz_ring_geometry(ctx, count, &g.chunk, &g.nch);
   g.cap = gz_codes_indexed_bound(g.chunk);
-  g.sslot[0] = gz_ws_take(ctx, 3 * g.nch, g.cap);
+  g.sslot[1] = gz_ws_take(ctx, 2 * g.nch, g.cap); /* sslot[0]: pre's, or below */
+  g.sslot[0] = pre ? pre->msg : gz_ws_take(ctx, g.nch, g.cap);
   g.sreq[0] = gz_ws_take(ctx, 3 * g.nch, sizeof(MPI_Request));
   g.idx = gz_ws_take(ctx, g.nch, sizeof(int));
   g.st = gz_ws_take(ctx, g.nch, sizeof(MPI_Status));
-  if (!g.sslot[0] || !g.sreq[0] || !g.idx || !g.st)
+  if (!g.sslot[0] || !g.sslot[1] || !g.sreq[0] || !g.idx || !g.st)
     return GZ_ERR_NOMEM; /* reservation too small: a bug */
-  g.sslot[1] = g.sslot[0] + g.nch * g.cap;
   g.rslot = g.sslot[1] + g.nch * g.cap;
   g.sreq[1] = g.sreq[0] + g.nch;
   g.rreq = g.sreq[1] + g.nch;
@@ -213,11 +222,11 @@ fn_exit:
 }
 
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  return gz_reduce_scatter_ring_ws(ctx, a->total);
+  return gz_reduce_scatter_ring_ws(ctx, a->total, 0);
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return gz_reduce_scatter_ring(ctx, j->codes, 0, j->a->total, j->a->op, j->run);
+  return gz_reduce_scatter_ring(ctx, j->codes, 0, j->a->total, j->a->op, NULL, j->run);
 }
 
 static double cost(const gz_cost_t *c) {
