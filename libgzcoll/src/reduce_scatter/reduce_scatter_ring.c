@@ -159,8 +159,11 @@ gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t c
   g.run = run;
   gz_ring_geometry(ctx, count, &g.chunk, &g.nch);
   g.cap = gz_codes_indexed_bound(g.chunk);
-  g.sslot[1] = gz_ws_take(ctx, 2 * g.nch, g.cap); /* sslot[0]: pre's, or below */
-  g.sslot[0] = pre ? pre->msg : gz_ws_take(ctx, g.nch, g.cap);
+  /* the 3 slot sets in one piece, or sslot[0] is pre's */
+  g.sslot[0] = pre ? pre->msg : gz_ws_take(ctx, 3 * g.nch, g.cap);
+  g.sslot[1] = pre ? gz_ws_take(ctx, 2 * g.nch, g.cap) : NULL;
+  if (!pre && g.sslot[0])
+    g.sslot[1] = g.sslot[0] + g.nch * g.cap;
   g.sreq[0] = gz_ws_take(ctx, 3 * g.nch, sizeof(MPI_Request));
   g.idx = gz_ws_take(ctx, g.nch, sizeof(int));
   g.st = gz_ws_take(ctx, g.nch, sizeof(MPI_Status));
