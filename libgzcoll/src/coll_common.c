@@ -96,22 +96,61 @@ void gz_codes_narrow(void *codes, size_t n) {
     out[i] = (int32_t)in[i];
 }
 
+/* Where the part at off ends (at most GZ_QPART values): parts never cross
+ * the first message's bounds or its pieces, and start at a piece's start
+ * (so every part but a piece's last is a multiple of GZ_BLOCK codes). */
+static size_t part_end(const gz_first_t *f, size_t off, size_t n, size_t *piece_end) {
+  size_t end = off + GZ_QPART, fe = f ? f->off + f->len : 0;
+  if (f && off < f->off)
+    end = end < f->off ? end : f->off;
+  else if (f && off < fe) {
+    if (off >= *piece_end) /* a piece starts */
+      *piece_end = off + (f->piece < fe - off ? f->piece : fe - off);
+    end = end < *piece_end ? end : *piece_end;
+  }
+  return end < n ? end : n;
+}
+
+/* One part of the first message: its codes (int32 with n32) appended to
+ * piece k's encoding, which ends at piece_end. */
+static gz_result_t first_put(gz_first_t *f, gz_indexed_put_t *w, size_t *k, size_t off,
+                             size_t end, size_t piece_end, const void *codes, int n32) {
+  gz_result_t rc;
+  if (off == f->off + *k * f->piece)
+    gz_codes_indexed_begin(w, f->msg + *k * f->stride, piece_end - off);
+  rc = gz_codes_indexed_put(w, codes, n32, end - off);
+  if (rc == GZ_OK && end == piece_end)
+    f->sizes[(*k)++] = gz_codes_indexed_size(w);
+  return rc;
+}
+
 /* Quantize in parts of GZ_QPART values; with range (may be NULL) also the
  * finite range of the values, each part's read just before it is quantized
  * (from cache then): one pass over the input instead of two. With *narrow
  * set, codes are int32 while every part's range fits (gz_codes_fit32 for
  * terms); the first part that does not widens what was written and the rest
- * is int64; *narrow says which. */
+ * is int64; *narrow says which. With first, the parts of the first message
+ * are encoded as soon as they are quantized (from L1; without first->keep
+ * through a tile, never written to codes). */
 gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
                                   size_t n, double eb, int64_t code_limit, void *codes,
-                                  gz_agree_t *range, int *narrow, int terms) {
-  const size_t part = GZ_QPART, esz = gz_dtype_size(dtype);
+                                  gz_agree_t *range, int *narrow, int terms,
+                                  gz_first_t *first) {
+  const size_t esz = gz_dtype_size(dtype);
   double t = MPI_Wtime(), lo = HUGE_VAL, hi = -HUGE_VAL;
   gz_result_t rc = GZ_OK;
   int n32 = narrow && *narrow && range;
-  for (size_t off = 0; off < n && rc == GZ_OK; off += part) {
-    size_t len = n - off < part ? n - off : part;
+  size_t piece_end = 0, k = 0;
+  gz_indexed_put_t w;
+  if (first && !first->len)
+    first = NULL;
+  for (size_t off = 0, end; off < n && rc == GZ_OK; off = end) {
+    size_t len;
     const char *x = (const char *)in + off * esz;
+    int in_first = first && off >= first->off && off < first->off + first->len;
+    int64_t tile[GZ_QPART];
+    end = part_end(first, off, n, &piece_end);
+    len = end - off;
     if (range) {
       double l, h;
       range_part(dtype, x, len, &l, &h);
@@ -122,13 +161,21 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
       lo = l < lo ? l : lo;
       hi = h > hi ? h : hi;
     }
-    if (n32) {
+    if (in_first && !first->keep) { /* the same codes, in L1 only */
+      rc = gz_quantize(dtype, x, len, eb, code_limit, tile);
+      if (rc == GZ_ERR_RANGE)
+        rc = requantize(dtype, x, len, eb, code_limit, tile);
+    } else if (n32) {
       rc = quantize_part32(dtype, x, len, eb, code_limit, (int32_t *)codes + off);
     } else {
       rc = gz_quantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
       if (rc == GZ_ERR_RANGE)
         rc = requantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
     }
+    if (in_first && rc == GZ_OK)
+      rc = first->keep ? first_put(first, &w, &k, off, end, piece_end,
+                                   gz_code_at(codes, n32, off), n32)
+                       : first_put(first, &w, &k, off, end, piece_end, tile, 0);
   }
   if (n == 0)
     rc = gz_quantize(dtype, in, 0, eb, code_limit, codes);
@@ -144,13 +191,14 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     range->absmax = hi >= lo ? fmax(fabs(lo), fabs(hi)) : 0.0;
   }
   run->t_codec += MPI_Wtime() - t;
-  run->passes += n;
+  run->passes += n + (first ? first->len : 0);
   return rc;
 }
 
 gz_result_t gz_run_quantize(gz_run_t *run, gz_dtype_t dtype, const void *in, size_t n,
                             double eb, int64_t code_limit, int64_t *codes) {
-  return gz_run_quantize_range(run, dtype, in, n, eb, code_limit, codes, NULL, NULL, 1);
+  return gz_run_quantize_range(run, dtype, in, n, eb, code_limit, codes, NULL, NULL, 1,
+                               NULL);
 }
 
 gz_result_t gz_run_dequantize(gz_run_t *run, gz_dtype_t dtype, const int64_t *codes,
@@ -181,6 +229,29 @@ gz_result_t gz_run_encode_w(gz_run_t *run, const void *codes, int narrow, size_t
   } else {
     *out_size = 0;
   }
+  return rc;
+}
+
+gz_result_t gz_run_decode_values(gz_run_t *run, const void *in, size_t size,
+                                 gz_values_t *v, size_t off, size_t n) {
+  double t = MPI_Wtime();
+  int64_t amax = 0;
+  gz_result_t rc = gz_codes_decode_indexed_values(
+      in, size, v->dtype, n, v->eb, (char *)v->out + off * gz_dtype_size(v->dtype),
+      &amax);
+  v->amax = amax > v->amax ? amax : v->amax;
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
+gz_result_t gz_run_values(gz_run_t *run, const void *codes, int narrow, gz_values_t *v,
+                          size_t off, size_t n) {
+  int64_t amax = 0;
+  gz_result_t rc =
+      gz_run_dequantize_absmax(run, v->dtype, codes, narrow, n, v->eb,
+                               (char *)v->out + off * gz_dtype_size(v->dtype), &amax);
+  v->amax = amax > v->amax ? amax : v->amax;
   return rc;
 }
 

@@ -21,11 +21,13 @@
  *            calls read it first);
  *   plan     eb and the code limit (REL: after agreeing on the range);
  *            SUM plans for P terms, everything else for one;
- *   quantize, agree (escape -> the MPI path on the original values), run
+ *   quantize (with a host row's first message encoded in the same pass),
+ *            agree (escape -> the MPI path on the original values), run
  *            the algorithm on codes, agree on its outcome;
  *   result   dequantize a->n_out codes once into a->out, the largest |code|
- *            in the same pass (a mean divides
- *            the step by the divisor), the own block copied exactly;
+ *            in the same pass (a mean divides the step by the divisor),
+ *            unless the algorithm's last decodes wrote the values
+ *            (j->dequantized), the own block copied exactly;
  *   report   bound: SUM  P eb + roundings (gz_sum_bound),
  *                   MAX/MIN and data movement  eb + the final rounding,
  *                   a rank holding its own values exactly  0;
@@ -54,16 +56,21 @@ static gz_result_t range(const gz_args_t *a, gz_agree_t *ag) {
 /* With range (host only; may be NULL): the finite range in the same pass;
  * *narrow in: try int32 codes for sums of terms, out: whether they are.
  * A job with msg0 (device rows with first_msg) gets the codes' encoding in
- * the same pass (quantize_encode_async). */
+ * the same pass (quantize_encode_async), a host job with first its first
+ * message (msg0 too when that is one piece). */
 static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *plan,
                             int64_t *codes, gz_agree_t *range, int *narrow, int terms,
                             gz_job_t *job) {
   gz_exec_t *ex = a->ex;
   gz_result_t rc;
   double t;
-  if (!ex)
-    return gz_run_quantize_range(run, a->dtype, a->in, a->n_in, plan->eb,
-                                 plan->code_limit, codes, range, narrow, terms);
+  if (!ex) {
+    rc = gz_run_quantize_range(run, a->dtype, a->in, a->n_in, plan->eb, plan->code_limit,
+                               codes, range, narrow, terms, job->first);
+    if (job->first && job->first->piece >= job->first->len) /* one piece: msg0 */
+      job->msg0_size = job->first->sizes[0];
+    return rc;
+  }
   *narrow = 0;
   t = MPI_Wtime();
   if (job->msg0)
@@ -114,7 +121,7 @@ static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t 
                          const char *why) {
   const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI_NAME)
                                     : gz_algorithm(d->coll, GZ_ALGO_MPI_NAME);
-  gz_job_t job = {a, NULL, 0.0, run, mpi, "", 0, NULL, 0};
+  gz_job_t job = {a, NULL, 0.0, run, mpi, "", 0, NULL, 0, NULL, 0, 0};
   gz_result_t rc = GZ_OK;
   double rb = 0, u = a->dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
   int P = ctx->size;
@@ -153,7 +160,7 @@ static double result_bound(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_
 static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
                              const gz_algorithm_t *alg, gz_agree_t *ag, gz_run_t *run,
                              gz_report_t *report) {
-  gz_job_t job = {a, NULL, 0.0, run, alg, "", 0, NULL, 0};
+  gz_job_t job = {a, NULL, 0.0, run, alg, "", 0, NULL, 0, NULL, 0, 0};
   double unit = gz_cast_unit((gz_cast_t)a->cast);
   char why[96];
   gz_result_t rc;
@@ -195,7 +202,8 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   gz_choice_t ch;
   gz_agree_t ag;
   gz_plan_t plan;
-  gz_job_t job = {a, NULL, 0.0, NULL, NULL, "", 0, NULL, 0};
+  gz_first_t first = {0, 0, 1, 0, 0, NULL, NULL};
+  gz_job_t job = {a, NULL, 0.0, NULL, NULL, "", 0, NULL, 0, NULL, 0, 0};
   const gz_algorithm_t *alg;
   gz_result_t rc = GZ_OK, local;
   const char *why = NULL; /* the reason for taking the MPI path */
@@ -258,6 +266,15 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     }
     if (a->ex && alg->first_msg && a->quantizes) /* taken from alg->ws's share */
       job.msg0 = gz_dev_take(ctx, on_dev, a->ex->be->encode_bound(a->n_in), 1);
+    if (!a->ex && alg->first && a->quantizes) {
+      size_t pieces;
+      alg->first(ctx, a, &first);
+      pieces = first.len ? (first.len + first.piece - 1) / first.piece : 0;
+      first.msg = gz_ws_take(ctx, pieces, first.stride); /* alg->ws's share */
+      first.sizes = gz_ws_take(ctx, pieces, sizeof(size_t));
+      job.first = first.len ? &first : NULL;
+      job.msg0 = pieces == 1 ? first.msg : NULL;
+    }
   }
   /* the plan: REL agrees on the global range first */
   if (local == GZ_OK && !fused && a->quantizes &&
@@ -314,7 +331,10 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   rc = gz_agree_final(ctx, alg->run(ctx, &job));
   if (rc != GZ_OK)
     goto fn_exit;
-  rc = dequantize(d, a, &run, codes + a->out_off, narrow, plan.eb / a->divisor, &amax);
+  if (job.dequantized) /* its last decodes wrote the values */
+    amax = job.amax;
+  else
+    rc = dequantize(d, a, &run, codes + a->out_off, narrow, plan.eb / a->divisor, &amax);
   if (rc == GZ_OK && d->own)
     rc = d->own(ctx, a);
   if (rc != GZ_OK)

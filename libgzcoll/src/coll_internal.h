@@ -282,6 +282,20 @@ gz_result_t gz_run_decode_w(gz_run_t *run, const void *in, size_t size, void *co
                             int narrow, size_t n);
 gz_result_t gz_run_decode_reduce_w(gz_run_t *run, gz_op_t op, const void *in, size_t size,
                                    void *acc, int narrow, size_t n);
+/* The result's values, written by an algorithm's last decode (decode fused
+ * with dequantization) instead of a dequantize pass over the codes. */
+typedef struct gz_values {
+  gz_dtype_t dtype;
+  void *out;    /* the value of code i at element i */
+  double eb;    /* the dequantization's bound (the plan's eb / divisor) */
+  int64_t amax; /* out: the largest |code| written so far */
+} gz_values_t;
+/* Decode n codes of an encoding straight into values off .. off + n - 1. */
+gz_result_t gz_run_decode_values(gz_run_t *run, const void *in, size_t size,
+                                 gz_values_t *v, size_t off, size_t n);
+/* Dequantize n codes (int32 with narrow) into values off .. off + n - 1. */
+gz_result_t gz_run_values(gz_run_t *run, const void *codes, int narrow, gz_values_t *v,
+                          size_t off, size_t n);
 gz_result_t gz_run_encode(gz_run_t *run, const int64_t *codes, size_t n, void *out,
                           size_t cap, size_t *out_size);
 gz_result_t gz_run_decode(gz_run_t *run, const void *in, size_t size, int64_t *codes,
@@ -310,13 +324,27 @@ void gz_agree_init(gz_agree_t *a);
 gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a);
 /* Agree on the outcome of the data movement (same return convention). */
 gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local);
+/* The first message of a host algorithm (its row's first hook): codes
+ * [off, off + len) in the indexed encoding, in pieces of piece codes (the
+ * last may be shorter), piece k at msg + k * stride, its size in sizes[k].
+ * The quantization writes it in the same pass, tile by tile from cache
+ * (quantize fused with encode); without keep those codes are not written
+ * to the code buffer at all (the algorithm never reads them). */
+typedef struct gz_first {
+  size_t off, len, piece, stride;
+  int keep;
+  unsigned char *msg; /* set by the driver (the algorithm's workspace) */
+  size_t *sizes;
+} gz_first_t;
 /* gz_run_quantize that also sets range->lo, hi and absmax (gz_local_range's
  * values; range may be NULL) in the same pass over the input; with a range
  * and *narrow set, int32 codes while the range fits gz_codes_fit32(terms)
- * (*narrow out: whether the codes are int32). */
+ * (*narrow out: whether the codes are int32); with first (may be NULL) the
+ * first message too. */
 gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
                                   size_t n, double eb, int64_t code_limit, void *codes,
-                                  gz_agree_t *range, int *narrow, int terms);
+                                  gz_agree_t *range, int *narrow, int terms,
+                                  gz_first_t *first);
 
 /* ---- quantization plan -------------------------------------------------- */
 
@@ -527,9 +555,13 @@ typedef struct gz_job {
   const gz_algorithm_t *chosen; /* what selection chose (a host row; a
                                    device row of another name may stand in) */
   char reason[96];
-  int narrow;       /* codes are int32 (host allreduce whose agreed range fits) */
-  void *msg0;       /* first_msg rows: the encoded codes (encode_bound bytes) */
-  size_t msg0_size; /* its size */
+  int narrow;        /* codes are int32 (host allreduce whose agreed range fits) */
+  void *msg0;        /* first_msg rows: the encoded codes (encode_bound bytes) */
+  size_t msg0_size;  /* its size */
+  gz_first_t *first; /* host rows with a first hook: the message written while
+                        quantizing (NULL: none) */
+  int dequantized;   /* out: the algorithm wrote a->out itself (gz_values_t) */
+  int64_t amax;      /* out, with dequantized: the largest |result code| */
 } gz_job_t;
 
 /* The cost model's inputs for one call (select.c, docs/performance-model.md):
@@ -558,6 +590,10 @@ struct gz_algorithm {
    * quantizes fused with its encoding into j->msg0, which the algorithm
    * sends first and then uses as its send buffer (its ws counts it) */
   int first_msg;
+  /* host rows (optional): where their first message lies (f->len 0: none);
+   * the driver quantizes those codes fused with its encoding (gz_first_t,
+   * j->first) into workspace the row's ws counts */
+  void (*first)(gz_ctx_t ctx, const gz_args_t *a, gz_first_t *f);
 };
 
 /* The MPI library's own collectives whose cost is (P-1) messages of D
@@ -644,7 +680,10 @@ struct gz_ring {
   size_t count, chunk, nch, cap;
   gz_op_t op;
   int P, r, left, right;
-  unsigned char *slots; /* cap bytes each */
+  unsigned char *slots;                  /* cap bytes each */
+  unsigned char *send_set[2], *recv_set; /* without keep: the three sets */
+  const gz_first_t *pre; /* step 0's chunks, already encoded (may be NULL) */
+  gz_values_t *vals;     /* the blocks wanted as values there (may be NULL) */
   MPI_Request *sreq, *rreq;
   int *idx;
   MPI_Status *st;
@@ -653,12 +692,20 @@ struct gz_ring {
   gz_run_t *run;
 };
 
-size_t gz_ring_ws(gz_ctx_t ctx, const gz_ring_ops_t *ops, size_t count);
-/* Run the P-1 steps of the ring; the first local failure or GZ_OK. */
+/* pre: step 0's chunks come encoded (they use one set of slots less) */
+size_t gz_ring_ws(gz_ctx_t ctx, const gz_ring_ops_t *ops, size_t count, int pre);
+/* Run the P-1 steps of the ring; the first local failure or GZ_OK.
+ * pre (may be NULL, not with keep): step 0's chunks, encoded by the
+ * driver's quantization (gz_first_t); its message buffer serves as the
+ * first send set. vals (may be NULL): the blocks are wanted as values; the
+ * block sent in step 0 is dequantized chunk by chunk right after its encode
+ * (the algorithm's arrived hook writes the others). */
 gz_result_t gz_ring_run(gz_ctx_t ctx, const gz_ring_ops_t *ops, void *acc, int narrow,
-                        size_t count, gz_op_t op, gz_run_t *run);
-/* Chunk k of block b: its codes in acc and its length. */
+                        size_t count, gz_op_t op, const gz_first_t *pre,
+                        gz_values_t *vals, gz_run_t *run);
+/* Chunk k of block b: its codes in acc, its first element and its length. */
 void *gz_ring_codes(const gz_ring_t *g, int b, size_t k);
+size_t gz_ring_off(const gz_ring_t *g, int b, size_t k);
 size_t gz_ring_chunk_len(const gz_ring_t *g, int b, size_t k);
 /* Send the size bytes in the send slot of (s, b, k) as step s (with keep,
  * the slot it arrived in: a forward). */
@@ -668,16 +715,22 @@ gz_result_t gz_ring_encode_send(gz_ring_t *g, int s, int b, size_t k);
 /* Remember the first local failure. */
 void gz_ring_note(gz_ring_t *g, gz_result_t rc);
 
-size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count);
+/* pre: step 0's chunks come encoded (gz_first_t; they use one set of slots
+ * less) */
+size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count, int pre);
 size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count);
 /* acc: count codes split in P blocks (gz_block_off); out: block r of rank r
- * reduced over all ranks (other blocks clobbered). */
+ * reduced over all ranks (other blocks clobbered). pre (may be NULL): block
+ * r - 1, sent in step 0, already encoded in chunks (its codes are not read). */
 gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
-                                   gz_op_t op, gz_run_t *run);
+                                   gz_op_t op, const gz_first_t *pre, gz_run_t *run);
 /* acc: count codes in P blocks, block r valid on rank r; out: every block on
- * every rank. Each block is encoded once by its owner. */
+ * every rank. Each block is encoded once by its owner. With vals (may be
+ * NULL) the blocks are written as values there instead (the own block
+ * dequantized after its encoding, the others decoded straight into values);
+ * acc then holds only block r. */
 gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
-                              gz_run_t *run);
+                              gz_values_t *vals, gz_run_t *run);
 
 /* ---- device-centric paths (device/, *_device.c) ------------------------- */
 

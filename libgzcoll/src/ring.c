@@ -16,12 +16,16 @@
  *   one sent in step s + 1, the algorithm sends it on at once: the codec of
  *   one chunk overlaps the transfer of the others, across steps. In step 0
  *   the first block is encoded chunk by chunk and the receives are polled
- *   (MPI_Testsome) between the chunks.
+ *   (MPI_Testsome) between the chunks; with pre, the driver's quantization
+ *   has encoded it already (allreduce_ring.c's first message), and with
+ *   vals each of its chunks is dequantized right after its encode, while
+ *   its codes are in cache.
  *
  * Slots and tags
  *   keep = 0: two send sets alternating by step parity and one receive set
- *   (3 x chunks slots); before step s posts its receives, the sends of step
- *   s - 1, whose set step s + 1 fills, are completed.
+ *   (3 x chunks slots; with pre, its message buffer is send set 0 and the
+ *   workspace holds the other two); before step s posts its receives, the
+ *   sends of step s - 1, whose set step s + 1 fills, are completed.
  *   keep = 1: one slot per (block, chunk), kept to the end, so a chunk can
  *   be forwarded from where it arrived and no slot is reused.
  *   Tags are GZ_TAG_RING + (tag_set + step parity) * chunks + chunk; MPI's
@@ -37,18 +41,18 @@
 
 static int mod(int a, int P) { return ((a % P) + P) % P; }
 
-static size_t nslots(const gz_ring_ops_t *ops, size_t nch, int P) {
-  return ops->keep ? nch * (size_t)P : 3 * nch;
+static size_t nslots(const gz_ring_ops_t *ops, size_t nch, int P, int pre) {
+  return ops->keep ? nch * (size_t)P : (pre ? 2 : 3) * nch;
 }
 
 static size_t nsends(const gz_ring_ops_t *ops, size_t nch, int P) {
   return ops->keep ? nch * (size_t)P : 2 * nch;
 }
 
-size_t gz_ring_ws(gz_ctx_t ctx, const gz_ring_ops_t *ops, size_t count) {
+size_t gz_ring_ws(gz_ctx_t ctx, const gz_ring_ops_t *ops, size_t count, int pre) {
   size_t chunk, nch, ws = 0;
   gz_ring_geometry(ctx, count, &chunk, &nch);
-  ws = gz_ws_add(ws, nslots(ops, nch, ctx->size), gz_codes_indexed_bound(chunk));
+  ws = gz_ws_add(ws, nslots(ops, nch, ctx->size, pre), gz_codes_indexed_bound(chunk));
   ws = gz_ws_add(ws, nsends(ops, nch, ctx->size) + nch, sizeof(MPI_Request));
   ws = gz_ws_add(ws, nch, sizeof(int));        /* Waitsome indices */
   ws = gz_ws_add(ws, nch, sizeof(MPI_Status)); /* Waitsome statuses */
@@ -65,8 +69,12 @@ size_t gz_ring_chunk_len(const gz_ring_t *g, int b, size_t k) {
   return len < g->chunk ? len : g->chunk;
 }
 
+size_t gz_ring_off(const gz_ring_t *g, int b, size_t k) {
+  return gz_block_off(g->count, g->P, b) + k * g->chunk;
+}
+
 void *gz_ring_codes(const gz_ring_t *g, int b, size_t k) {
-  return gz_code_at(g->acc, g->narrow, gz_block_off(g->count, g->P, b) + k * g->chunk);
+  return gz_code_at(g->acc, g->narrow, gz_ring_off(g, b, k));
 }
 
 void gz_ring_note(gz_ring_t *g, gz_result_t rc) {
@@ -74,14 +82,21 @@ void gz_ring_note(gz_ring_t *g, gz_result_t rc) {
     g->local = rc;
 }
 
-/* Where chunk k of block b is sent from in step s, and its request. */
+/* The request of chunk k of block b sent in step s. */
 static size_t send_index(const gz_ring_t *g, int s, int b, size_t k) {
   return g->ops->keep ? (size_t)b * g->nch + k : (size_t)(s & 1) * g->nch + k;
 }
 
+/* Where chunk k of block b is sent from in step s. */
+static unsigned char *send_slot(const gz_ring_t *g, int s, int b, size_t k) {
+  return g->ops->keep ? g->slots + ((size_t)b * g->nch + k) * g->cap
+                      : g->send_set[s & 1] + k * g->cap;
+}
+
 /* Where chunk k of block b lands. */
 static unsigned char *recv_slot(const gz_ring_t *g, int b, size_t k) {
-  return g->slots + (g->ops->keep ? (size_t)b * g->nch + k : 2 * g->nch + k) * g->cap;
+  return g->ops->keep ? g->slots + ((size_t)b * g->nch + k) * g->cap
+                      : g->recv_set + k * g->cap;
 }
 
 static int tag(const gz_ring_t *g, int s, size_t k) {
@@ -92,7 +107,7 @@ gz_result_t gz_ring_send(gz_ring_t *g, int s, int b, size_t k, size_t size) {
   size_t i = send_index(g, s, b, k);
   g->run->bytes_raw += gz_ring_chunk_len(g, b, k) * g->run->esz;
   g->run->bytes_sent += size;
-  if (MPI_Isend(g->slots + i * g->cap, (int)size, MPI_BYTE, g->right, tag(g, s, k),
+  if (MPI_Isend(send_slot(g, s, b, k), (int)size, MPI_BYTE, g->right, tag(g, s, k),
                 g->ctx->comm, &g->sreq[i]) != MPI_SUCCESS)
     return GZ_ERR_MPI;
   return GZ_OK;
@@ -101,10 +116,27 @@ gz_result_t gz_ring_send(gz_ring_t *g, int s, int b, size_t k, size_t size) {
 gz_result_t gz_ring_encode_send(gz_ring_t *g, int s, int b, size_t k) {
   size_t size = 0;
   gz_ring_note(g, gz_run_encode_w(g->run, gz_ring_codes(g, b, k), g->narrow,
-                                  gz_ring_chunk_len(g, b, k),
-                                  g->slots + send_index(g, s, b, k) * g->cap, g->cap,
-                                  &size));
+                                  gz_ring_chunk_len(g, b, k), send_slot(g, s, b, k),
+                                  g->cap, &size));
   return gz_ring_send(g, s, b, k, size);
+}
+
+/* Step 0's chunk k of block b: send it as the driver encoded it (pre), or
+ * encode it; with vals, dequantize it while its codes are in cache. */
+static gz_result_t send_first(gz_ring_t *g, int b, size_t k) {
+  size_t len = gz_ring_chunk_len(g, b, k);
+  gz_result_t rc;
+  if (g->pre) {
+    g->run->code_elems += len;
+    g->run->code_bytes += g->pre->sizes[k];
+    rc = gz_ring_send(g, 0, b, k, g->pre->sizes[k]);
+  } else {
+    rc = gz_ring_encode_send(g, 0, b, k);
+  }
+  if (rc == GZ_OK && g->vals)
+    gz_ring_note(g, gz_run_values(g->run, gz_ring_codes(g, b, k), g->narrow, g->vals,
+                                  gz_ring_off(g, b, k), len));
+  return rc;
 }
 
 static gz_result_t post_recvs(gz_ring_t *g, int s) {
@@ -149,13 +181,16 @@ static gz_result_t progress(gz_ring_t *g, int s, int poll) {
 }
 
 gz_result_t gz_ring_run(gz_ctx_t ctx, const gz_ring_ops_t *ops, void *acc, int narrow,
-                        size_t count, gz_op_t op, gz_run_t *run) {
+                        size_t count, gz_op_t op, const gz_first_t *pre,
+                        gz_values_t *vals, gz_run_t *run) {
   gz_ring_t g = {.ctx = ctx,
                  .ops = ops,
                  .acc = acc,
                  .narrow = narrow,
                  .count = count,
                  .op = op,
+                 .pre = pre,
+                 .vals = vals,
                  .P = ctx->size,
                  .r = ctx->rank,
                  .local = GZ_OK,
@@ -171,12 +206,16 @@ gz_result_t gz_ring_run(gz_ctx_t ctx, const gz_ring_ops_t *ops, void *acc, int n
   gz_ring_geometry(ctx, count, &g.chunk, &g.nch);
   g.cap = gz_codes_indexed_bound(g.chunk);
   sends = nsends(ops, g.nch, g.P);
-  g.slots = gz_ws_take(ctx, nslots(ops, g.nch, g.P), g.cap);
+  g.slots = gz_ws_take(ctx, nslots(ops, g.nch, g.P, pre != NULL), g.cap);
   g.sreq = gz_ws_take(ctx, sends + g.nch, sizeof(MPI_Request));
   g.idx = gz_ws_take(ctx, g.nch, sizeof(int));
   g.st = gz_ws_take(ctx, g.nch, sizeof(MPI_Status));
-  if (!g.slots || !g.sreq || !g.idx || !g.st)
-    return GZ_ERR_NOMEM; /* reservation too small: a bug */
+  if (!g.slots || !g.sreq || !g.idx || !g.st ||
+      (pre && (ops->keep || pre->stride != g.cap)))
+    return GZ_ERR_NOMEM; /* reservation too small or pre not ring chunks: a bug */
+  g.send_set[0] = pre ? pre->msg : g.slots;
+  g.send_set[1] = pre ? g.slots : g.slots + g.nch * g.cap;
+  g.recv_set = g.send_set[1] + g.nch * g.cap;
   g.rreq = g.sreq + sends;
   for (size_t i = 0; i < sends + g.nch; i++)
     g.sreq[i] = MPI_REQUEST_NULL;
@@ -186,8 +225,7 @@ gz_result_t gz_ring_run(gz_ctx_t ctx, const gz_ring_ops_t *ops, void *acc, int n
     goto fn_exit;
   first = mod(g.r - ops->lag, g.P);
   for (size_t k = 0; k < nchunks(&g, first); k++) {
-    if ((rc = gz_ring_encode_send(&g, 0, first, k)) != GZ_OK ||
-        (rc = progress(&g, 0, 1)) != GZ_OK)
+    if ((rc = send_first(&g, first, k)) != GZ_OK || (rc = progress(&g, 0, 1)) != GZ_OK)
       goto fn_exit;
   }
 

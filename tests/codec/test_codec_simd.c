@@ -1,6 +1,7 @@
 /* test_codec_simd.c - the integer-code kernels compiled for AVX2 give the
  * same codes, values, largest |code|, bytes and errors as the portable
- * loops (libgzcoll/src/codec/codes.c, chosen with gz_codes_simd): smooth
+ * loops (libgzcoll/src/codec/codes.c, chosen with gz_codes_simd), and the
+ * fused decode+dequantize the values of decode then dequantize: smooth
  * and noisy data, ties, values beyond the code limit, NaN and infinities,
  * codes beyond 2^51 (the dequantizer's other path), every block width; and
  * the int32 code kernels, whose encoded bytes must equal those of the same
@@ -36,6 +37,11 @@ typedef struct out {
   float y32_32[N];
   uint8_t enc32[N * 9];
   size_t enc32_size;
+  /* decode fused with dequantization, from enc */
+  gz_result_t rc_dv32, rc_dv64;
+  float v32[N];
+  double v64[N];
+  int64_t vamax32, vamax64;
 } out_t;
 
 static int32_t codes32[N]; /* int32 codes (the int64 ones narrowed) */
@@ -49,6 +55,10 @@ static void run(int level, const float *xf, const double *xd, const int64_t *cod
   gz_dequantize_absmax(GZ_FLOAT64, codes, N, eb, o->y64, &o->amax64);
   o->rc_enc = gz_codes_encode(codes, N, o->enc, sizeof o->enc, &o->enc_size);
   o->rc_dec = gz_codes_decode(o->enc, o->enc_size, o->dec, N);
+  o->rc_dv32 =
+      gz_codes_decode_values(o->enc, o->enc_size, GZ_FLOAT32, N, eb, o->v32, &o->vamax32);
+  o->rc_dv64 =
+      gz_codes_decode_values(o->enc, o->enc_size, GZ_FLOAT64, N, eb, o->v64, &o->vamax64);
   memcpy(o->red, codes, sizeof o->red);
   o->rc_red = gz_codes_decode_reduce(GZ_OP_SUM, o->enc, o->enc_size, o->red, N);
   limit = limit < INT32_MAX ? limit : INT32_MAX;
@@ -83,6 +93,17 @@ static void compare(const char *what, const out_t *a, const out_t *b,
            "%s: decoded codes", what);
   GZ_CHECK(a->rc_red == b->rc_red && !memcmp(a->red, b->red, sizeof a->red),
            "%s: decode+reduce", what);
+  for (int k = 0; k < 2; k++) { /* each level: decode then dequantize, fused */
+    const out_t *o = k ? b : a;
+    GZ_CHECK(o->rc_dv32 == GZ_OK && o->rc_dv64 == GZ_OK &&
+                 !memcmp(o->v32, o->y32, sizeof o->v32) &&
+                 !memcmp(o->v64, o->y64, sizeof o->v64),
+             "%s: decode+dequantize (level %d) gives the values of decode then "
+             "dequantize",
+             what, k);
+    GZ_CHECK(o->vamax32 == o->amax32 && o->vamax64 == o->amax64,
+             "%s: decode+dequantize's largest |code| (level %d)", what, k);
+  }
   GZ_CHECK(a->rc32_q32 == b->rc32_q32 && a->rc32_q64 == b->rc32_q64 &&
                !memcmp(a->n32_q32, b->n32_q32, sizeof a->n32_q32) &&
                !memcmp(a->n32_q64, b->n32_q64, sizeof a->n32_q64),

@@ -7,11 +7,13 @@
  *     gz_crc32_combine of the pieces equals zlib's crc32 of the whole;
  *   - the indexed code encoding: payload identical to gz_codes_encode, the
  *     segment walk finds every block, round trips for SUM/MAX/MIN/REPLACE,
- *     corruption and truncation are reported;
+ *     corruption and truncation are reported; written in pieces, the same
+ *     bytes; decoded straight into values, those of decode then dequantize;
  *   - the fixed pool never grows and carves aligned, disjoint pieces;
  *   - the CPU operations of the backend table agree with the library. */
 #include "gz_test.h"
 
+#include "codec/codec.h"
 #include "codec_fields.h"
 #include "coll_internal.h"
 #include "device/backend.h"
@@ -377,6 +379,71 @@ static void test_config(void) {
            "host pointers are not device pointers");
 }
 
+/* The indexed encoding written in pieces (the collectives' quantize fused
+ * with encode) is gz_codes_encode_indexed's bytes, across several segments
+ * and from either width; decoding it straight into values gives the values
+ * and largest |code| of decode then dequantize. */
+static void test_indexed_pieces(void) {
+  const size_t n = 3 * (size_t)GZ_SEG_BLOCKS * GZ_BLOCK + 4321; /* 4 segments */
+  const size_t pieces[] = {4096, 32 * 7, (size_t)GZ_SEG_BLOCKS * GZ_BLOCK + 32, n};
+  int64_t *q = malloc(n * sizeof *q), amax = -1, ref_amax = -1;
+  int32_t *q32 = malloc(n * sizeof *q32);
+  size_t bound = gz_codes_indexed_bound(n), size = 0;
+  unsigned char *m = malloc(bound), *w8 = malloc(bound);
+  float *v = malloc(n * sizeof *v), *y = malloc(n * sizeof *y);
+  double *vd = malloc(n * sizeof *vd), *yd = malloc(n * sizeof *yd);
+  fill_codes(q, n, 5);
+  for (size_t i = 0; i < n; i++)
+    q32[i] = (int32_t)(q[i] % 100000);
+  for (int narrow = 0; narrow < 2; narrow++) {
+    const void *c = narrow ? (const void *)q32 : (const void *)q;
+    GZ_CHECK(gz_codes_encode_indexed(c, narrow, n, m, bound, &size) == GZ_OK,
+             "indexed encode (narrow %d)", narrow);
+    for (size_t p = 0; p < sizeof pieces / sizeof *pieces; p++) {
+      gz_indexed_put_t w;
+      gz_result_t rc = GZ_OK;
+      memset(w8, 0xA5, bound);
+      gz_codes_indexed_begin(&w, w8, n);
+      for (size_t off = 0; off < n && rc == GZ_OK; off += pieces[p]) {
+        size_t len = n - off < pieces[p] ? n - off : pieces[p];
+        rc = gz_codes_indexed_put(
+            &w, narrow ? (const void *)(q32 + off) : (const void *)(q + off), narrow,
+            len);
+      }
+      GZ_CHECK(rc == GZ_OK && gz_codes_indexed_size(&w) == size && !memcmp(w8, m, size),
+               "indexed encoding in pieces of %zu (narrow %d) = in one call", pieces[p],
+               narrow);
+    }
+  }
+  GZ_CHECK(gz_codes_indexed_put(&(gz_indexed_put_t){w8, 1, 1, 0, 0}, q, 0, 2) ==
+               GZ_ERR_ARG,
+           "a put beyond n is refused");
+  /* decode fused with dequantization (m: the int32 codes' encoding) */
+  for (size_t i = 0; i < n; i++)
+    q[i] = q32[i];
+  gz_dequantize_absmax(GZ_FLOAT32, q, n, 1e-3, y, &ref_amax);
+  gz_dequantize(GZ_FLOAT64, q, n, 1e-3, yd);
+  GZ_CHECK(gz_codes_decode_indexed_values(m, size, GZ_FLOAT32, n, 1e-3, v, &amax) ==
+                   GZ_OK &&
+               !memcmp(v, y, n * sizeof *v) && amax == ref_amax,
+           "indexed decode+dequantize (float32) = decode then dequantize");
+  GZ_CHECK(gz_codes_decode_indexed_values(m, size, GZ_FLOAT64, n, 1e-3, vd, &amax) ==
+                   GZ_OK &&
+               !memcmp(vd, yd, n * sizeof *vd) && amax == ref_amax,
+           "indexed decode+dequantize (float64) = decode then dequantize");
+  GZ_CHECK(gz_codes_decode_indexed_values(m, size - 1, GZ_FLOAT32, n, 1e-3, v, &amax) ==
+               GZ_ERR_CORRUPT,
+           "indexed decode+dequantize: truncated");
+  free(q);
+  free(q32);
+  free(m);
+  free(w8);
+  free(v);
+  free(y);
+  free(vd);
+  free(yd);
+}
+
 int main(int argc, char **argv) {
   int rc;
   MPI_Init(&argc, &argv);
@@ -384,6 +451,7 @@ int main(int argc, char **argv) {
   test_crc();
   test_crc_combine();
   test_indexed();
+  test_indexed_pieces();
   test_pool();
   test_cpu_ops();
   test_config();

@@ -30,13 +30,17 @@
  */
 #include "coll_internal.h"
 
-/* Forward a chunk that arrived as received, then decode it into place. */
+/* Forward a chunk that arrived as received, then decode it into place (or
+ * straight into values). */
 static gz_result_t arrived(gz_ring_t *g, int s, int b, size_t k, const unsigned char *in,
                            size_t bytes, int next) {
   gz_result_t rc = next ? gz_ring_send(g, s + 1, b, k, bytes) : GZ_OK;
+  size_t len = gz_ring_chunk_len(g, b, k);
   if (rc == GZ_OK)
-    gz_ring_note(g, gz_run_decode_w(g->run, in, bytes, gz_ring_codes(g, b, k), g->narrow,
-                                    gz_ring_chunk_len(g, b, k)));
+    gz_ring_note(g, g->vals ? gz_run_decode_values(g->run, in, bytes, g->vals,
+                                                   gz_ring_off(g, b, k), len)
+                            : gz_run_decode_w(g->run, in, bytes, gz_ring_codes(g, b, k),
+                                              g->narrow, len));
   return rc;
 }
 
@@ -44,12 +48,12 @@ static const gz_ring_ops_t ring_ag = {
     .lag = 0, .tag_set = 2, .keep = 1, .arrived = arrived};
 
 size_t gz_allgather_ring_ws(gz_ctx_t ctx, size_t count) {
-  return gz_ring_ws(ctx, &ring_ag, count);
+  return gz_ring_ws(ctx, &ring_ag, count, 0);
 }
 
 gz_result_t gz_allgather_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
-                              gz_run_t *run) {
-  return gz_ring_run(ctx, &ring_ag, acc, narrow, count, GZ_OP_SUM, run);
+                              gz_values_t *vals, gz_run_t *run) {
+  return gz_ring_run(ctx, &ring_ag, acc, narrow, count, GZ_OP_SUM, NULL, vals, run);
 }
 
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
@@ -57,7 +61,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return gz_allgather_ring(ctx, j->codes, 0, j->a->total, j->run);
+  return gz_allgather_ring(ctx, j->codes, 0, j->a->total, NULL, j->run);
 }
 
 static double cost(const gz_cost_t *c) {

@@ -30,7 +30,9 @@
  *   S = log2 P' steps (+ 2 when P is not a power of two), each moving the
  *   whole buffer:  S alpha + S D / CR beta
  *   compression:   S encode(n) + S decode-reduce(n) on the critical path
- *                  (plus the quantize and dequantize of the caller).
+ *                  (plus the quantize and dequantize of the caller; the
+ *                  first encode runs inside the quantization, from L1:
+ *                  the host row's first hook, the device row's first_msg).
  *   Few, large codec calls: good when per-call codec overhead is high or P
  *   is large relative to n. Messages of any size (gz_xfer splits them).
  *   On a GPU each step also waits once for the encoded size (MPI needs it)
@@ -144,6 +146,19 @@ static const gz_backend_t *backend(const gz_args_t *a) {
   return a->ex ? a->ex->be : &gz_backend_cpu;
 }
 
+/* The host row's first message: the whole buffer, encoded while quantizing
+ * (the codes are kept: every step combines into them). */
+static void first(gz_ctx_t ctx, const gz_args_t *a, gz_first_t *f) {
+  int P = ctx->size, pof2 = 1;
+  while (pof2 * 2 <= P)
+    pof2 *= 2;
+  f->off = 0; /* none where the first step only receives (odd ranks < 2r) */
+  f->len = P > 1 && !(ctx->rank < 2 * (P - pof2) && ctx->rank % 2) ? a->count : 0;
+  f->piece = a->count;
+  f->stride = gz_codes_indexed_bound(a->count);
+  f->keep = 1;
+}
+
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
   const gz_backend_t *be = backend(a);
   size_t cap = be->encode_bound(a->count), two = gz_ws_add(gz_ws_add(0, cap, 1), cap, 1);
@@ -151,7 +166,7 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
     return SIZE_MAX;
   if (be->on_device && !ctx->cuda_aware && two > ctx->hstage.cap)
     return SIZE_MAX; /* the staging cannot hold one exchange: GZ_ERR_NOMEM */
-  return two;
+  return gz_ws_add(two, 1, sizeof(size_t)); /* + the first message's size */
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
@@ -186,8 +201,12 @@ static double cost(const gz_cost_t *c) {
   return 3 * c->g + S * (c->alpha + c->C * c->beta) + (2 + 2 * S) * c->n * c->t;
 }
 
-const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {
-    .name = "redoub", .coll = GZ_COLL_ALLREDUCE, .ws = ws, .run = run, .cost = cost};
+const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {.name = "redoub",
+                                                             .coll = GZ_COLL_ALLREDUCE,
+                                                             .ws = ws,
+                                                             .run = run,
+                                                             .cost = cost,
+                                                             .first = first};
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling_device = {.name = "redoub",
                                                                     .coll =
                                                                         GZ_COLL_ALLREDUCE,

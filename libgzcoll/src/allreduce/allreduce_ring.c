@@ -11,6 +11,13 @@
  *   Stage 2, gz_allgather_ring: P-1 steps; rank r encodes its reduced block
  *   once, the compressed chunks are forwarded unchanged around the ring and
  *   each is decoded once where it lands.
+ *
+ * Fused passes (bytes per element: docs/performance-model.md)
+ *   Step 0's message, block r-1, is encoded by the driver's quantization
+ *   pass, part by part from L1 (the first hook); its codes are never
+ *   written. Stage 2 decodes every block straight into the output values
+ *   and dequantizes the own block chunk by chunk after encoding it, so the
+ *   driver has no dequantize pass left (j->dequantized).
  *   The integer total is the same on every rank and the same as ReDoub's,
  *   so the dequantized result is bit-identical everywhere and independent of
  *   the algorithm.
@@ -30,20 +37,43 @@
  */
 #include "coll_internal.h"
 
+/* The first message: block r - 1 in ring chunks, encoded while quantizing
+ * (its codes are never written: step 0 sends it, stage 2 decodes its total
+ * straight into the output). */
+static void first(gz_ctx_t ctx, const gz_args_t *a, gz_first_t *f) {
+  int P = ctx->size, b = (ctx->rank + P - 1) % P;
+  size_t nch;
+  gz_ring_geometry(ctx, a->count, &f->piece, &nch);
+  f->off = gz_block_off(a->count, P, b);
+  f->len = P > 1 ? gz_block_len(a->count, P, b) : 0;
+  f->stride = gz_codes_indexed_bound(f->piece);
+  f->keep = 0;
+}
+
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  size_t rs = gz_reduce_scatter_ring_ws(ctx, a->count),
-         ag = gz_allgather_ring_ws(ctx, a->count);
-  return rs > ag ? rs : ag; /* the stages run one after the other */
+  size_t chunk, nch, rs = gz_reduce_scatter_ring_ws(ctx, a->count, 1),
+                     ag = gz_allgather_ring_ws(ctx, a->count);
+  gz_ring_geometry(ctx, a->count, &chunk, &nch);
+  /* the first message (the driver's) stays; the stages run one after the other */
+  return gz_ws_add(gz_ws_add(rs > ag ? rs : ag, nch, gz_codes_indexed_bound(chunk)), nch,
+                   sizeof(size_t));
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   size_t mark = gz_ws_mark(ctx);
+  const gz_args_t *a = j->a;
+  gz_values_t vals = {a->dtype, a->out, j->eb / a->divisor, 0};
   gz_result_t rs, ag;
-  rs = gz_reduce_scatter_ring(ctx, j->codes, j->narrow, j->a->count, j->a->op, j->run);
+  rs =
+      gz_reduce_scatter_ring(ctx, j->codes, j->narrow, a->count, a->op, j->first, j->run);
   if (rs == GZ_ERR_MPI || rs == GZ_ERR_NOMEM)
     return rs;
   gz_ws_release(ctx, mark);
-  ag = gz_allgather_ring(ctx, j->codes, j->narrow, j->a->count, j->run);
+  /* the last decodes write the result's values (no dequantize pass) */
+  j->dequantized = ctx->size > 1 && a->count > 0 && !a->ex && a->n_out == a->count;
+  ag = gz_allgather_ring(ctx, j->codes, j->narrow, a->count,
+                         j->dequantized ? &vals : NULL, j->run);
+  j->amax = vals.amax;
   return rs != GZ_OK ? rs : ag;
 }
 
@@ -54,5 +84,9 @@ static double cost(const gz_cost_t *c) {
          (P - 1) * (c->alpha + (cb > n * t / P ? cb : n * t / P));
 }
 
-const gz_algorithm_t gz_algo_allreduce_ring = {
-    .name = "ring", .coll = GZ_COLL_ALLREDUCE, .ws = ws, .run = run, .cost = cost};
+const gz_algorithm_t gz_algo_allreduce_ring = {.name = "ring",
+                                               .coll = GZ_COLL_ALLREDUCE,
+                                               .ws = ws,
+                                               .run = run,
+                                               .cost = cost,
+                                               .first = first};

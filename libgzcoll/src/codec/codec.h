@@ -91,5 +91,10 @@ gz_result_t gz_codes_encode_w(const void *codes, int narrow, size_t n, void *out
                               size_t cap, size_t *out_size);
 gz_result_t gz_codes_decode_w(int reduce, gz_op_t op, const void *in, size_t size,
                               void *codes, int narrow, size_t n);
+/* gz_codes_decode then gz_dequantize_absmax in one pass (the last decode
+ * of a collective): n values of dtype in out, the same values, no codes
+ * written; *amax: their largest |code|. */
+gz_result_t gz_codes_decode_values(const void *in, size_t size, gz_dtype_t dtype,
+                                   size_t n, double eb, void *out, int64_t *amax);
 
 #endif

@@ -138,6 +138,33 @@ GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, int64_t *out, s
   return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
 }
 
+/* Decode n codes from size bytes straight into values (decode fused with
+ * dequantization: no code buffer is written), tiles of GZ_DQ_TILE codes
+ * decoded in L1 then converted by dequant_body, so every value is the one
+ * decode-then-dequantize gives. *amax: the largest |code|. */
+GZ_INLINE gz_result_t decode_values_body(const uint8_t *p, size_t size, size_t n,
+                                         double step, void *out, int f32,
+                                         uint64_t *amax) {
+  size_t pos = 0;
+  uint64_t m = 0;
+  for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
+    int64_t tile[GZ_DQ_TILE];
+    size_t len = n - t < GZ_DQ_TILE ? n - t : GZ_DQ_TILE, a;
+    for (size_t i = 0; i < len; i += GZ_BLOCK) {
+      int blen = (int)(len - i < GZ_BLOCK ? len - i : GZ_BLOCK);
+      size_t used = gz_block_decode_codes(p + pos, size - pos, blen, tile + i);
+      if (!used)
+        return GZ_ERR_CORRUPT;
+      pos += used;
+    }
+    a = dequant_body(tile, len, step,
+                     f32 ? (void *)((float *)out + t) : ((double *)out + t), f32);
+    m = a > m ? a : m;
+  }
+  *amax = m;
+  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
+}
+
 /* ---- int32 codes (the agreed range lets the sums fit) --------------------- */
 /* The same quantizer, conversion and PACKED bytes as int64 codes: a code is
  * widened to int64 in registers before its block is encoded, and a decoded
@@ -253,6 +280,8 @@ typedef struct kernels {
   uint64_t (*dequant32)(const int32_t *, size_t, double, void *, int);
   uint8_t *(*encode32)(const int32_t *, size_t, uint8_t *);
   gz_result_t (*decode32)(const uint8_t *, size_t, int32_t *, size_t, int, gz_op_t);
+  gz_result_t (*decode_values)(const uint8_t *, size_t, size_t, double, void *, int,
+                               uint64_t *);
 } kernels_t;
 
 #define GZ_KERNELS(sfx, ATTR)                                                            \
@@ -295,10 +324,16 @@ typedef struct kernels {
                                          size_t n, int reduce, gz_op_t op) {             \
     return decode32_body(p, size, out, n, reduce, op);                                   \
   }                                                                                      \
+  ATTR static gz_result_t decode_values_##sfx(const uint8_t *p, size_t size, size_t n,   \
+                                              double step, void *out, int f32,           \
+                                              uint64_t *amax) {                          \
+    return f32 ? decode_values_body(p, size, n, step, out, 1, amax)                      \
+               : decode_values_body(p, size, n, step, out, 0, amax);                     \
+  }                                                                                      \
   static const kernels_t kernels_##sfx = {                                               \
-      quant_f32_##sfx, quant_f64_##sfx, dequant_f32_##sfx, dequant_f64_##sfx,            \
-      encode_##sfx,    decode_##sfx,    quant32_##sfx,     dequant32_##sfx,              \
-      encode32_##sfx,  decode32_##sfx};
+      quant_f32_##sfx, quant_f64_##sfx, dequant_f32_##sfx,  dequant_f64_##sfx,           \
+      encode_##sfx,    decode_##sfx,    quant32_##sfx,      dequant32_##sfx,             \
+      encode32_##sfx,  decode32_##sfx,  decode_values_##sfx};
 
 GZ_KERNELS(portable, )
 #ifdef GZ_HAVE_AVX2
@@ -459,4 +494,19 @@ gz_result_t gz_dequantize32_absmax(gz_dtype_t dtype, const int32_t *codes, size_
   if (amax)
     *amax = (int64_t)m;
   return GZ_OK;
+}
+
+gz_result_t gz_codes_decode_values(const void *in, size_t size, gz_dtype_t dtype,
+                                   size_t n, double eb, void *out, int64_t *amax) {
+  uint64_t m = 0;
+  gz_result_t rc;
+  if ((!in && size) || (!out && n) || !amax || !(eb > 0) || !isfinite(eb) ||
+      !gz_dtype_size(dtype))
+    return GZ_ERR_ARG;
+  if (!n)
+    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
+  rc = kernels()->decode_values(in, size, n, gz_quant_make(eb, 0).step, out,
+                                dtype == GZ_FLOAT32, &m);
+  *amax = m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+  return rc;
 }

@@ -116,8 +116,24 @@ size_t gz_codes_indexed_bound(size_t n);
 /* int64 codes, or int32 with narrow (the same bytes). */
 gz_result_t gz_codes_encode_indexed(const void *codes, int narrow, size_t n, void *out,
                                     size_t cap, size_t *out_size);
+/* The same encoding written in pieces (quantized and encoded tile by tile,
+ * coll_common.c): begin for n codes at out (gz_codes_indexed_bound(n)
+ * bytes), put the codes in order (every piece but the last a multiple of
+ * GZ_BLOCK codes), then the size. The bytes are gz_codes_encode_indexed's. */
+typedef struct gz_indexed_put {
+  uint8_t *out;
+  size_t n, S, done, pos;
+} gz_indexed_put_t;
+void gz_codes_indexed_begin(gz_indexed_put_t *w, void *out, size_t n);
+gz_result_t gz_codes_indexed_put(gz_indexed_put_t *w, const void *codes, int narrow,
+                                 size_t len);
+size_t gz_codes_indexed_size(const gz_indexed_put_t *w);
 /* op: GZ_DEV_OP_SUM/MAX/MIN combine, GZ_DEV_OP_REPLACE overwrite. */
 gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, void *acc,
                                     int narrow, size_t n);
+/* Decode fused with dequantization (gz_codes_decode_values per segment): n
+ * values of dtype in out, *amax their largest |code|. */
+gz_result_t gz_codes_decode_indexed_values(const void *in, size_t size, gz_dtype_t dtype,
+                                           size_t n, double eb, void *out, int64_t *amax);
 
 #endif

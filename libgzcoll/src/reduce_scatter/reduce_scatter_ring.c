@@ -44,21 +44,21 @@ static gz_result_t arrived(gz_ring_t *g, int s, int b, size_t k, const unsigned 
 static const gz_ring_ops_t ring_rs = {
     .lag = 1, .tag_set = 0, .keep = 0, .arrived = arrived};
 
-size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count) {
-  return gz_ring_ws(ctx, &ring_rs, count);
+size_t gz_reduce_scatter_ring_ws(gz_ctx_t ctx, size_t count, int pre) {
+  return gz_ring_ws(ctx, &ring_rs, count, pre);
 }
 
 gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t count,
-                                   gz_op_t op, gz_run_t *run) {
-  return gz_ring_run(ctx, &ring_rs, acc, narrow, count, op, run);
+                                   gz_op_t op, const gz_first_t *pre, gz_run_t *run) {
+  return gz_ring_run(ctx, &ring_rs, acc, narrow, count, op, pre, NULL, run);
 }
 
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  return gz_reduce_scatter_ring_ws(ctx, a->total);
+  return gz_reduce_scatter_ring_ws(ctx, a->total, 0);
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return gz_reduce_scatter_ring(ctx, j->codes, 0, j->a->total, j->a->op, j->run);
+  return gz_reduce_scatter_ring(ctx, j->codes, 0, j->a->total, j->a->op, NULL, j->run);
 }
 
 static double cost(const gz_cost_t *c) {
