@@ -28,7 +28,9 @@
  *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
  *     times 2 more ring steps of GZ_PROBE_MAX;
  *   - one MPI_MAX of all the times: every rank holds the slowest rank's
- *     (and the fastest rank's allreduce time, the collective's own).
+ *     (and the fastest rank's allreduce time, the collective's own, and
+ *     8-byte step, alpha: the slowest one's adds its wait for late
+ *     neighbours).
  * link_bps = the slope between the two sizes timed, (s2 - s1) / (t2 - t1),
  * so that fixed costs of a step (scheduling on a busy host, handshakes)
  * cancel, and at least s2 / t2 (those bytes crossed the link in that time;
@@ -138,11 +140,11 @@ int gz_model_probe_prepare(gz_ctx_t ctx) {
 }
 
 /* The agreed vector of the probe (slowest rank: MPI_MAX). */
-enum { PV_T8, PV_LARGE, PV_MAX, PV_AR, PV_EPS, PV_NAR, PV_N };
+enum { PV_T8, PV_NT8, PV_LARGE, PV_MAX, PV_AR, PV_EPS, PV_NAR, PV_N };
 
 gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   unsigned char *buf = ctx->probe_buf;
-  double t_start = MPI_Wtime(), t, v[PV_N] = {0, 0, 0, 0, 0, 0},
+  double t_start = MPI_Wtime(), t, v[PV_N] = {0, 0, 0, 0, 0, 0, 0},
          *ar = (double *)(void *)buf;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), ar_n = (int)(GZ_PROBE_AR / sizeof(double));
   size_t s1 = 8, s2 = GZ_PROBE_LARGE;
@@ -166,6 +168,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
    * some transports connect lazily) */
   v[PV_T8] = v[PV_LARGE] = v[PV_MAX] = HUGE_VAL;
   rc = ring_time(ctx, buf, 8, 2, &v[PV_T8]);
+  v[PV_NT8] = -v[PV_T8]; /* MAX of the negative: the fastest rank's */
   ctx->probe_stage[1] = MPI_Wtime() - t;
   /* bandwidth: ring steps (the ring algorithms' pattern, every link busy in
    * both directions) of a fixed plan, so that no agreement is needed between
@@ -208,10 +211,13 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   ctx->probe_stage[4] = MPI_Wtime() - t;
   if (!(ctx->pinned & GZ_PIN_CODEC) && v[PV_EPS] < 0)
     ctx->codec_eps = -v[PV_EPS];
-  /* one step's fixed cost: no step took less (on a busy host an 8-byte
-   * step can be descheduled longer than a larger one takes) */
-  if (!(ctx->pinned & GZ_PIN_ALPHA) && v[PV_T8] > 0)
-    ctx->alpha = fmin(v[PV_T8], v[PV_LARGE]);
+  /* one step's fixed cost: the fastest rank's 8-byte step (the slowest
+   * rank's adds its wait for neighbours that entered late: 24 ms against
+   * the fastest's 10 us at 8 ranks on 2 cores, which put the ring's
+   * predicted time 60 % high), and no step took less (on a busy host an 8-byte step
+   * can be descheduled longer than a larger one takes) */
+  if (!(ctx->pinned & GZ_PIN_ALPHA) && -v[PV_NT8] > 0)
+    ctx->alpha = fmin(-v[PV_NT8], v[PV_LARGE]);
   if (want_bw) {
     double t1 = s2 == GZ_PROBE_MAX ? v[PV_LARGE] : v[PV_T8];
     double t2 = s2 == GZ_PROBE_MAX ? v[PV_MAX] : v[PV_LARGE];
