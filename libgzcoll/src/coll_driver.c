@@ -272,6 +272,8 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
       pieces = first.len ? (first.len + first.piece - 1) / first.piece : 0;
       first.msg = gz_ws_take(ctx, pieces, first.stride); /* alg->ws's share */
       first.sizes = gz_ws_take(ctx, pieces, sizeof(size_t));
+      if (pieces && (!first.msg || !first.sizes))
+        local = GZ_ERR_NOMEM; /* alg->ws too small: a bug */
       job.first = first.len ? &first : NULL;
       job.msg0 = pieces == 1 ? first.msg : NULL;
     }

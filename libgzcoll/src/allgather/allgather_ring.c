@@ -14,7 +14,10 @@
  *   received (no re-encoding: no error, no codec time) and is then decoded
  *   once into its place. Each chunk is forwarded as soon as it arrives, so
  *   chunks of consecutive steps are in flight together, and decoding a
- *   chunk overlaps the transfer of the next ones.
+ *   chunk overlaps the transfer of the next ones. As allreduce_ring.c's
+ *   second stage, blocks go straight into the output values instead
+ *   (gz_values_t): the own block dequantized chunk by chunk after its
+ *   encode, the others decoded into values.
  *
  * Cost (n codes in all, D raw bytes, CR compression ratio)
  *   (P-1) alpha per chunk round + (P-1)/P D / CR beta
