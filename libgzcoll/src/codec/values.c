@@ -491,20 +491,21 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
   int w, w0;
   size_t size;
   uint32_t ok, u32[32], all32;
-  if (*skip32 > 0)
+  if (*skip32 > 0) {
     --*skip32;
-  else if (k->quant32 && !k->quant32(x, qp, u32, &all32))
+  } else if (k->quant32) {
+    if (k->quant32(x, qp, u32, &all32)) { /* the common case */
+      w = gz_bit_width(all32);
+      w0 = gz_bit_width(u32[0]);
+      size = 2 + gz_packed_bytes(32, w, w0);
+      if (size > 1 + 32 * sizeof(float))
+        return put_raw(x, out);
+      out[0] = (uint8_t)w;
+      out[1] = (uint8_t)w0;
+      put_payload(u32[0], u32, w, w0, out + 2);
+      return size;
+    }
     *skip32 = SKIP_AFTER_REFUSAL;
-  else if (k->quant32) { /* the common case */
-    w = gz_bit_width(all32);
-    w0 = gz_bit_width(u32[0]);
-    size = 2 + gz_packed_bytes(32, w, w0);
-    if (size > 1 + 32 * sizeof(float))
-      return put_raw(x, out);
-    out[0] = (uint8_t)w;
-    out[1] = (uint8_t)w0;
-    put_payload(u32[0], u32, w, w0, out + 2);
-    return size;
   }
   ok = k->quant(x, qp, q, u, &all);
   if (ok != 0xffffffffu) {
