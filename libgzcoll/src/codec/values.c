@@ -24,6 +24,7 @@
  */
 #include "codec/codec.h"
 
+#include <float.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
@@ -41,16 +42,29 @@
  * payload words). */
 #define FAST_ROOM (2 + 8 * PAY_WORDS)
 
+/* The 32-bit quantizer's constants, derived from qp once per chunk
+ * (quant32_prepare). */
+typedef struct quant32_consts {
+  double inv, step; /* qp's inv_step and step */
+  float xmax, eb;   /* the strict range and bound checks (see quant32_avx2) */
+  uint32_t xbad;    /* bits of a float at which every larger |x| (Inf, NaN) is
+                     * refused for its range: |code| > code_max */
+  int usable;       /* 0: the 32-bit quantizer is not tried */
+} quant32_consts_t;
+
 typedef struct values_kernels {
   /* Quantize x[0..32): u[0] = zigzag(q[0]), u[i] = zigzag(q[i] - q[i-1]),
    * *all = the OR of u[1..32), q the codes (any value where refused). Returns a mask with
    * bit i set when x[i] is quantizable (u is meaningless unless all are). */
   uint32_t (*quant)(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u,
                     uint64_t *all);
-  /* The same for a block whose codes all lie in (-2^30, 2^30) and are all
-   * quantizable, in 32 bits: returns 1 and u, *all as quant would give
-   * them, else 0 (then nothing is known; NULL: no such kernel) */
-  int (*quant32)(const float *x, const gz_quant_t *qp, uint32_t *u, uint32_t *all);
+  /* The same in 32 bits for a block where each value is either surely
+   * quantizable with a code in (-2^30, 2^30) or surely refused: returns 1,
+   * *ok (bit i: x[i] quantizable, as quant says), the codes q (any value
+   * where refused) and, when all 32 are quantizable, u and *all as quant
+   * gives them; else 0 (then nothing is known; NULL: no such kernel). */
+  int (*quant32)(const float *x, const quant32_consts_t *c, int32_t *q, uint32_t *u,
+                 uint32_t *all, uint32_t *ok);
   /* y[i] = (float)(step * q[i]) for 32 codes */
   void (*dequant)(const int64_t *q, const gz_quant_t *qp, float *y);
   /* y from a PACKED payload pay (8 (PAY_WORDS + 1) bytes readable) of delta
@@ -232,43 +246,45 @@ quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64
   return ok & ~refused;
 }
 
-/* quant_avx2 for a block of codes in (-2^30, 2^30): eight values a step,
- * their codes as int32 (so a delta fits int32), deltas and zigzag in eight
- * lanes. The two checks run on the eight floats at once and are stricter than
- * gz_quantize_one's by a margin, so that any value they pass, it passes too:
- *  - range: |x| <= (lim - 2) step (1 - 2^-20), so |code| <= lim - 1;
+/* quant_avx2 in 32 bits: eight values a step, their codes as int32 (so a
+ * delta fits int32), deltas and zigzag in eight lanes. The two checks run
+ * on the eight floats at once and are stricter than gz_quantize_one's by a
+ * margin, so that any value they pass, it passes too:
+ *  - range: |x| <= (lim - 2) step (1 - 2^-20), so |code| <= lim - 1, where
+ *    lim = min(code_max, 2^30 - 1);
  *  - bound: |x - (float)(code step)|, computed in float, <= a float below
- *    eb (1 - 2^-21): its rounding error (at most 2^-24 of it) keeps the exact
+ *    eb (1 - 2^-20): its rounding error (at most 2^-24 of it) keeps the exact
  *    difference within eb.
- * No codes are kept: a block with any value refused, out of range or within
- * the margin (about 32 2^-20 of blocks) returns 0 and is quantized again by
+ * A value that fails them is surely refused when gz_quantize_one refuses it
+ * whatever its code: -0.0 and subnormals, NaN, Inf and |x| >= xbad, which
+ * is past code_max by a margin (fill values, land masks). A block with a
+ * value that is neither (in a margin, or a code in [2^30, code_max],
+ * about 32 2^-20 of ordinary blocks) returns 0 and is quantized again by
  * quant_avx2. */
-__attribute__((target("avx2"))) static int
-quant32_avx2(const float *x, const gz_quant_t *qp, uint32_t *u, uint32_t *all) {
-  const double lim = qp->code_max < 0x1p30 - 1 ? qp->code_max : 0x1p30 - 1;
-  const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
+__attribute__((target("avx2"))) static int quant32_avx2(const float *x,
+                                                        const quant32_consts_t *c,
+                                                        int32_t *q, uint32_t *u,
+                                                        uint32_t *all, uint32_t *ok) {
+  const __m256d inv = _mm256_set1_pd(c->inv), step = _mm256_set1_pd(c->step),
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT);
-  const __m256 xmax = _mm256_set1_ps((float)((lim - 2) * qp->step * (1 - 0x1p-20))),
-               eb = _mm256_set1_ps((float)(qp->eb * (1 - 0x1p-20))),
+  const __m256 xmax = _mm256_set1_ps(c->xmax), eb = _mm256_set1_ps(c->eb),
                absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  const __m256i zero = _mm256_setzero_si256(),
-                below_normal = _mm256_set1_epi32(0x007fffff),
+  const __m256i zero = _mm256_setzero_si256(), min_normal = _mm256_set1_epi32(0x00800000),
+                below_bad = _mm256_set1_epi32((int)(c->xbad - 1)),
                 low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
                 up_one = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
   __m256i prev = zero, ors = zero;
-  __m256 good = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
-  if (!(lim > 2)) /* (and not NaN) */
-    return 0;
+  uint32_t good_bits = 0, decided = 0;
   for (int i = 0; i < 32; i += 8) {
-    __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back;
-    __m256i q, d, z;
+    __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back, good;
+    __m256i d, z, axi = _mm256_castps_si256(ax), special, qv;
     __m128i code[2];
     __m128 r[2];
-    /* refused: -0.0 and subnormals, i.e. |x| < FLT_MIN with bits not 0 */
-    good =
-        _mm256_and_ps(good, _mm256_castsi256_ps(_mm256_or_si256(
-                                _mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_normal),
-                                _mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero))));
+    /* refused whatever the code: -0.0 and subnormals (|x| < FLT_MIN with
+     * bits not 0), and |x| >= xbad (Inf and NaN too: their bits are larger) */
+    special = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero),
+                                  _mm256_cmpgt_epi32(min_normal, axi));
+    special = _mm256_or_si256(special, _mm256_cmpgt_epi32(axi, below_bad));
     for (int h = 0; h < 2; h++) {
       __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * h));
       __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
@@ -278,21 +294,27 @@ quant32_avx2(const float *x, const gz_quant_t *qp, uint32_t *u, uint32_t *all) {
           _mm256_permutevar8x32_epi32(_mm256_castpd_si256(sh), low_halves));
     }
     back = _mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1);
-    good = _mm256_and_ps(
-        good, _mm256_and_ps(_mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
-                            _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(xf, back), absm),
-                                          eb, _CMP_LE_OQ)));
-    q = _mm256_inserti128_si256(_mm256_castsi128_si256(code[0]), code[1], 1);
+    good = _mm256_andnot_ps(
+        _mm256_castsi256_ps(special),
+        _mm256_and_ps(
+            _mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
+            _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(xf, back), absm), eb, _CMP_LE_OQ)));
+    good_bits |= (uint32_t)_mm256_movemask_ps(good) << i;
+    decided |=
+        (uint32_t)_mm256_movemask_ps(_mm256_or_ps(good, _mm256_castsi256_ps(special)))
+        << i;
+    qv = _mm256_inserti128_si256(_mm256_castsi128_si256(code[0]), code[1], 1);
+    _mm256_storeu_si256((__m256i *)(void *)(q + i), qv);
     /* deltas against [last code of the previous eight, q0, ..., q6] */
-    d = _mm256_sub_epi32(q, _mm256_blend_epi32(_mm256_permutevar8x32_epi32(q, up_one),
-                                               _mm256_permutevar8x32_epi32(prev, up_one),
-                                               0x01));
+    d = _mm256_sub_epi32(qv, _mm256_blend_epi32(_mm256_permutevar8x32_epi32(qv, up_one),
+                                                _mm256_permutevar8x32_epi32(prev, up_one),
+                                                0x01));
     z = _mm256_xor_si256(_mm256_add_epi32(d, d), _mm256_srai_epi32(d, 31));
     _mm256_storeu_si256((__m256i *)(void *)(u + i), z);
     ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero, 0x01));
-    prev = q;
+    prev = qv;
   }
-  if (_mm256_movemask_ps(good) != 0xff)
+  if (decided != 0xffffffffu)
     return 0;
   {
     __m128i o =
@@ -301,6 +323,7 @@ quant32_avx2(const float *x, const gz_quant_t *qp, uint32_t *u, uint32_t *all) {
     o = _mm_or_si128(o, _mm_shuffle_epi32(o, 0xb1));
     *all = (uint32_t)_mm_cvtsi128_si32(o);
   }
+  *ok = good_bits;
   return 1;
 }
 
@@ -399,6 +422,28 @@ static const values_kernels_t *kernels_for(int isa) {
   return &portable;
 }
 
+/* The 32-bit quantizer's constants for qp (quant32_avx2 says what they
+ * promise). It is not used when eb is not a normal float (its float
+ * rounding would not stay within the margin) or the codes allowed are
+ * tiny. */
+static quant32_consts_t quant32_prepare(const gz_quant_t *qp) {
+  quant32_consts_t c;
+  const double lim = qp->code_max < 0x1p30 - 1 ? qp->code_max : 0x1p30 - 1,
+               xmax = (lim - 2) * qp->step * (1 - 0x1p-20), eb = qp->eb * (1 - 0x1p-20),
+               xbad = (qp->code_max + 1) * qp->step * (1 + 0x1p-16);
+  c.inv = qp->inv_step;
+  c.step = qp->step;
+  c.usable = lim > 2 && eb >= FLT_MIN;                         /* (and not NaN) */
+  c.xmax = c.usable && xmax < FLT_MAX ? (float)xmax : FLT_MAX; /* lower: stricter */
+  c.eb = c.usable && eb < FLT_MAX ? (float)eb : FLT_MAX;
+  c.xbad = 0x7f800000u; /* Inf: only Inf and NaN */
+  if (c.usable && xbad < FLT_MAX) {
+    float f = (float)xbad; /* (rounded by at most 2^-24 of it: within the margin) */
+    memcpy(&c.xbad, &f, 4);
+  }
+  return c;
+}
+
 /* ---- one full float32 block ------------------------------------------------ */
 
 /* The PACKED payload of the first zigzag code u0 (w0 <= 56 bits) and the 31
@@ -437,14 +482,55 @@ static size_t put_raw(const float *x, uint8_t *out) {
   return 1 + 32 * sizeof(float);
 }
 
-/* A MIXED block (gz_block_impl.h) of values whose codes are q, escaped at
- * the set bits of escaped: an escaped value repeats the previous code. */
+/* A CONST block when the 32 values have the same bits (fill values, NaN),
+ * as the reference tries it for any block with an escape; else 0. */
+static size_t put_const(const float *x, uint8_t *out) {
+  uint32_t first, bits, diff = 0;
+  memcpy(&first, x, 4);
+  for (int i = 1; i < 32; i++) {
+    memcpy(&bits, x + i, 4);
+    diff |= bits ^ first;
+  }
+  if (diff != 0)
+    return 0;
+  out[0] = GZ_KIND_CONST;
+  memcpy(out + 1, x, 4);
+  return 5;
+}
+
+/* The MIXED block (gz_block_impl.h) of x escaped at the set bits of
+ * escaped (nesc of them), whose codes, an escaped value repeating the
+ * previous one, have the zigzag first code u0 and deltas u[1..32) of widths
+ * w <= 32 and w0 <= 56; RAW when that is not shorter. */
+static size_t put_mixed(const float *x, uint32_t escaped, int nesc, uint64_t u0,
+                        const uint32_t *u, int w, int w0, uint8_t *out) {
+  size_t size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
+  uint8_t *p = out + 7;
+  if (size >= 1 + 32 * sizeof(float))
+    return put_raw(x, out);
+  out[0] = GZ_KIND_MIXED;
+  out[1] = (uint8_t)w;
+  out[2] = (uint8_t)w0;
+  for (int i = 0; i < 4; i++)
+    out[3 + i] = (uint8_t)(escaped >> (8 * i));
+  for (uint32_t e = escaped; e; e &= e - 1) {
+    memcpy(p, x + __builtin_ctz(e), 4);
+    p += 4;
+  }
+  put_payload(u0, u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
+  return size;
+}
+
+/* A block with escapes from 64-bit codes q (changed: escaped values repeat
+ * the previous code). */
 static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
                                uint32_t escaped, uint8_t *out) {
   uint64_t u[32], all = 0;
+  uint32_t u32[32];
   int w, w0, nesc = 0;
-  size_t size;
-  uint8_t *p;
+  size_t size = put_const(x, out);
+  if (size)
+    return size;
   for (int i = 0; i < 32; i++)
     if (escaped >> i & 1) {
       q[i] = i ? q[i - 1] : 0;
@@ -457,35 +543,50 @@ static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
   }
   w = gz_bit_width(all);
   w0 = gz_bit_width(u[0]);
-  size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
-  if (size >= 1 + 32 * sizeof(float))
+  if (3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0) >= 1 + 32 * sizeof(float))
     return put_raw(x, out);
   if (w > 32 || w0 > 56)
     return gz_block_encode_f32(x, 32, qp, out); /* widths past the fast path */
-  out[0] = GZ_KIND_MIXED;
-  out[1] = (uint8_t)w;
-  out[2] = (uint8_t)w0;
-  for (int i = 0; i < 4; i++)
-    out[3 + i] = (uint8_t)(escaped >> (8 * i));
-  p = out + 7;
-  for (int i = 0; i < 32; i++)
-    if (escaped >> i & 1) {
-      memcpy(p, x + i, 4);
-      p += 4;
-    }
-  put_payload64(u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
-  return size;
+  for (int i = 1; i < 32; i++)
+    u32[i] = (uint32_t)u[i];
+  return put_mixed(x, escaped, nesc, u[0], u32, w, w0, out);
+}
+
+/* The same from the 32-bit quantizer's codes q, all in (-2^30, 2^30), so
+ * every delta fits int32 and every zigzag value uint32. */
+static size_t encode_mixed32_f32(const float *x, int32_t *q, uint32_t escaped,
+                                 uint8_t *out) {
+  uint32_t u[32], all = 0;
+  int32_t last = 0;
+  int nesc = 0;
+  size_t size = put_const(x, out);
+  if (size)
+    return size;
+  /* without a branch per value: which ones escape is not predictable */
+  for (int i = 0; i < 32; i++) {
+    int esc = escaped >> i & 1;
+    last = esc ? last : q[i];
+    q[i] = last;
+    nesc += esc;
+  }
+  u[0] = (uint32_t)q[0] << 1 ^ (uint32_t)(q[0] >> 31);
+  for (int i = 1; i < 32; i++) {
+    uint32_t d = (uint32_t)q[i] - (uint32_t)q[i - 1];
+    u[i] = d << 1 ^ (uint32_t)((int32_t)d >> 31);
+    all |= u[i];
+  }
+  return put_mixed(x, escaped, nesc, u[0], u, gz_bit_width(all), gz_bit_width(u[0]), out);
 }
 
 /* Blocks to go straight to the full quantizer after one that the 32-bit one
- * refused: fields with fill values or large codes refuse many in a row, and
- * trying each of them twice would cost more than the 32-bit path saves. */
+ * refused: fields with large codes refuse many in a row, and trying each of
+ * them twice would cost more than the 32-bit path saves. */
 #define SKIP_AFTER_REFUSAL 8
 
 /* Encode 32 lossy values at out, which has FAST_ROOM bytes; *skip32 counts
  * the blocks left before the 32-bit quantizer is tried again. */
 static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
-                         int *skip32, uint8_t *out) {
+                         const quant32_consts_t *c32, int *skip32, uint8_t *out) {
   uint64_t u[32], all;
   int64_t q[32];
   int w, w0;
@@ -493,9 +594,12 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
   uint32_t ok, u32[32], all32;
   if (*skip32 > 0) {
     --*skip32;
-  } else if (k->quant32) {
-    if (k->quant32(x, qp, u32, &all32)) { /* the common case */
-      w = gz_bit_width(all32);
+  } else if (k->quant32 && c32->usable) {
+    int32_t q32[32];
+    if (k->quant32(x, c32, q32, u32, &all32, &ok)) {
+      if (ok != 0xffffffffu)
+        return encode_mixed32_f32(x, q32, ~ok, out);
+      w = gz_bit_width(all32); /* the common case */
       w0 = gz_bit_width(u32[0]);
       size = 2 + gz_packed_bytes(32, w, w0);
       if (size > 1 + 32 * sizeof(float))
@@ -508,20 +612,8 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
     *skip32 = SKIP_AFTER_REFUSAL;
   }
   ok = k->quant(x, qp, q, u, &all);
-  if (ok != 0xffffffffu) {
-    uint32_t first, bits, diff = 0;
-    memcpy(&first, x, 4);
-    for (int i = 1; i < 32; i++) { /* CONST (fill values, NaN) without a second pass */
-      memcpy(&bits, x + i, 4);
-      diff |= bits ^ first;
-    }
-    if (diff == 0) {
-      out[0] = GZ_KIND_CONST;
-      memcpy(out + 1, x, 4);
-      return 5;
-    }
+  if (ok != 0xffffffffu)
     return encode_mixed_f32(x, qp, q, ~ok, out);
-  }
   w = gz_bit_width(all);
   w0 = gz_bit_width(u[0]);
   size = 2 + gz_packed_bytes(32, w, w0);
@@ -611,12 +703,13 @@ size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
   if (dtype == GZ_FLOAT32) {
     const float *x = in;
     if (qp->eb > 0) {
+      const quant32_consts_t c32 = quant32_prepare(qp);
       for (; i + GZ_BLOCK <= n; i += GZ_BLOCK) {
         if ((size_t)(end - p) >= FAST_ROOM) {
-          p += encode_f32(k, x + i, qp, &skip32, p);
+          p += encode_f32(k, x + i, qp, &c32, &skip32, p);
         } else { /* near the end: through a scratch block */
           uint8_t tmp[FAST_ROOM];
-          size_t size = encode_f32(k, x + i, qp, &skip32, tmp);
+          size_t size = encode_f32(k, x + i, qp, &c32, &skip32, tmp);
           memcpy(p, tmp, size);
           p += size;
         }
