@@ -269,22 +269,17 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT);
   const __m256 xmax = _mm256_set1_ps(c->xmax), eb = _mm256_set1_ps(c->eb),
                absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  const __m256i zero = _mm256_setzero_si256(), min_normal = _mm256_set1_epi32(0x00800000),
-                below_bad = _mm256_set1_epi32((int)(c->xbad - 1)),
+  const __m256i zero = _mm256_setzero_si256(),
+                below_normal = _mm256_set1_epi32(0x007fffff),
                 low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
                 up_one = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
   __m256i prev = zero, ors = zero;
-  uint32_t good_bits = 0, decided = 0;
+  __m256 good[4], every = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
   for (int i = 0; i < 32; i += 8) {
-    __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back, good;
-    __m256i d, z, axi = _mm256_castps_si256(ax), special, qv;
+    __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back;
+    __m256i d, z, qv;
     __m128i code[2];
     __m128 r[2];
-    /* refused whatever the code: -0.0 and subnormals (|x| < FLT_MIN with
-     * bits not 0), and |x| >= xbad (Inf and NaN too: their bits are larger) */
-    special = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero),
-                                  _mm256_cmpgt_epi32(min_normal, axi));
-    special = _mm256_or_si256(special, _mm256_cmpgt_epi32(axi, below_bad));
     for (int h = 0; h < 2; h++) {
       __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * h));
       __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
@@ -294,15 +289,16 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
           _mm256_permutevar8x32_epi32(_mm256_castpd_si256(sh), low_halves));
     }
     back = _mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1);
-    good = _mm256_andnot_ps(
-        _mm256_castsi256_ps(special),
+    /* not -0.0 or a subnormal (|x| < FLT_MIN with bits not 0), in range,
+     * within the bound */
+    good[i / 8] = _mm256_and_ps(
+        _mm256_castsi256_ps(
+            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_normal),
+                            _mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero))),
         _mm256_and_ps(
             _mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
             _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(xf, back), absm), eb, _CMP_LE_OQ)));
-    good_bits |= (uint32_t)_mm256_movemask_ps(good) << i;
-    decided |=
-        (uint32_t)_mm256_movemask_ps(_mm256_or_ps(good, _mm256_castsi256_ps(special)))
-        << i;
+    every = _mm256_and_ps(every, good[i / 8]);
     qv = _mm256_inserti128_si256(_mm256_castsi128_si256(code[0]), code[1], 1);
     _mm256_storeu_si256((__m256i *)(void *)(q + i), qv);
     /* deltas against [last code of the previous eight, q0, ..., q6] */
@@ -314,8 +310,31 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
     ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero, 0x01));
     prev = qv;
   }
-  if (decided != 0xffffffffu)
-    return 0;
+  if (_mm256_movemask_ps(every) != 0xff) {
+    /* Some value failed: the block is decided when each of those is surely
+     * refused whatever its code: -0.0 and subnormals, and |x| >= xbad (Inf
+     * and NaN too: their bits are larger) */
+    const __m256i below_bad = _mm256_set1_epi32((int)(c->xbad - 1));
+    uint32_t good_bits = 0, decided = 0;
+    for (int i = 0; i < 32; i += 8) {
+      __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i)),
+              axi = _mm256_and_si256(b, _mm256_castps_si256(absm));
+      __m256i sure = _mm256_or_si256(
+          _mm256_andnot_si256(
+              _mm256_cmpeq_epi32(b, zero),
+              _mm256_cmpgt_epi32(_mm256_add_epi32(below_normal, _mm256_set1_epi32(1)),
+                                 axi)),
+          _mm256_cmpgt_epi32(axi, below_bad));
+      good_bits |= (uint32_t)_mm256_movemask_ps(good[i / 8]) << i;
+      decided |= (uint32_t)_mm256_movemask_ps(
+                     _mm256_or_ps(good[i / 8], _mm256_castsi256_ps(sure)))
+                 << i;
+    }
+    if (decided != 0xffffffffu)
+      return 0;
+    *ok = good_bits;
+    return 1; /* (u and *all are not used) */
+  }
   {
     __m128i o =
         _mm_or_si128(_mm256_castsi256_si128(ors), _mm256_extracti128_si256(ors, 1));
@@ -323,7 +342,7 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
     o = _mm_or_si128(o, _mm_shuffle_epi32(o, 0xb1));
     *all = (uint32_t)_mm_cvtsi128_si32(o);
   }
-  *ok = good_bits;
+  *ok = 0xffffffffu;
   return 1;
 }
 
@@ -557,17 +576,17 @@ static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
 static size_t encode_mixed32_f32(const float *x, int32_t *q, uint32_t escaped,
                                  uint8_t *out) {
   uint32_t u[32], all = 0;
-  int32_t last = 0;
   int nesc = 0;
   size_t size = put_const(x, out);
   if (size)
     return size;
-  /* without a branch per value: which ones escape is not predictable */
-  for (int i = 0; i < 32; i++) {
-    int esc = escaped >> i & 1;
-    last = esc ? last : q[i];
-    q[i] = last;
-    nesc += esc;
+  /* each escaped value takes the code of the last value before it that is
+   * not escaped (or 0): no chain from one escaped value to the next */
+  for (uint32_t e = escaped; e; e &= e - 1) {
+    int i = __builtin_ctz(e);
+    uint32_t before = ~escaped & ((2u << i) - 1); /* (i = 31: all bits) */
+    q[i] = before ? q[31 - __builtin_clz(before)] : 0;
+    nesc++;
   }
   u[0] = (uint32_t)q[0] << 1 ^ (uint32_t)(q[0] >> 31);
   for (int i = 1; i < 32; i++) {
