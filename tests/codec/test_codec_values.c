@@ -45,8 +45,8 @@ static int ref_decode(const uint8_t *in, size_t size, size_t n, const gz_quant_t
  * encoding with every set (from a buffer of exactly its size, so that the
  * last blocks take the careful path), compare with the reference decode and
  * check the bound. Returns the number of failures. */
-static int check_all(const char *what, const float *x, size_t n, double eb) {
-  gz_quant_t qp = gz_codec_quant(eb);
+static int check_qp(const char *what, const float *x, size_t n, gz_quant_t qp) {
+  const double eb = qp.eb;
   size_t cap = n * sizeof(float) + (n + GZ_BLOCK - 1) / GZ_BLOCK + 1;
   uint8_t *ref = malloc(cap), *enc = malloc(cap), *exact = NULL;
   float *want = malloc(n * sizeof *want + 1), *y = malloc(n * sizeof *y + 1);
@@ -91,6 +91,10 @@ static int check_all(const char *what, const float *x, size_t n, double eb) {
   free(want);
   free(y);
   return fails;
+}
+
+static int check_all(const char *what, const float *x, size_t n, double eb) {
+  return check_qp(what, x, n, gz_codec_quant(eb));
 }
 
 /* Blocks whose codes have delta width w and first-code width w0, for every
@@ -265,12 +269,154 @@ static void test_stream(void) {
   free(r);
 }
 
+/* Blocks of ordinary values with values that are refused whatever their
+ * code (NaN, Inf, -0.0, subnormals, fill values past the code limit) at
+ * every position, alone, in runs, first and last, and all but one: MIXED
+ * and CONST blocks from the 32-bit quantizer, whose escaped values repeat
+ * the last code before them. Codes near +-2^30 make the deltas after an
+ * escape near 2^31 (width 32). */
+static void test_escapes(void) {
+  const float special[] = {NAN,    INFINITY, -INFINITY,    -0.0f,
+                           1e-40f, -1e-45f,  -9.96921e36f, 3e38f};
+  const int nspecial = (int)(sizeof special / sizeof *special);
+  size_t n = 0, cap = 4 * 40 * GZ_BLOCK;
+  float *x = malloc(cap * sizeof *x);
+  gz_rng_t rng;
+  gz_rng_seed(&rng, 41);
+  for (int scale = 0; scale < 4; scale++) {
+    for (int b = 0; b < 40; b++) {
+      for (int i = 0; i < GZ_BLOCK; i++) {
+        int esc;
+        /* step 1 (e = 0.5): scale 0, small codes; 1, codes near 2^30 of
+         * alternating sign (floats there are multiples of 64); 2, codes
+         * near 2^29 of one sign; 3, 2^-20 steps (e = 1e-4 below) */
+        double v = scale == 1   ? ((i & 1) ? 1 : -1) * (0x1p30 - 64 * (1 + i % 5))
+                   : scale == 2 ? 0x1p29 - 64.0 * (gz_rng_next(&rng) % 1000)
+                                : 100.0 * sin(0.1 * (double)(b * GZ_BLOCK + i));
+        if (b < 32)
+          esc = i == b || (b >= 16 && i >= b - 16 && i < b); /* one, or a run */
+        else if (b < 36)
+          esc = i != (b - 32) * 10; /* all but one */
+        else
+          esc = gz_rng_next(&rng) % 3 == 0 || b == 39; /* random; all in the last */
+        x[n++] = esc ? special[(b + i) % nspecial] : (float)v;
+      }
+      if (b == 39) /* all escaped, one kind: CONST */
+        for (int i = 0; i < GZ_BLOCK; i++)
+          x[n - 1 - i] = special[b % nspecial];
+    }
+  }
+  GZ_CHECK(check_all("escapes, step 1", x, 3 * 40 * GZ_BLOCK, 0.5) == 0,
+           "escaped values with small codes and codes near 2^30");
+  GZ_CHECK(check_all("escapes, e=1e-4", x + 3 * 40 * GZ_BLOCK, 40 * GZ_BLOCK, 1e-4) == 0,
+           "escaped values at e = 1e-4");
+  free(x);
+}
+
+/* The 32-bit quantizer's range checks under a code limit of its own: values
+ * a few float ulps either side of code_max steps (the last code accepted),
+ * of 2^30 steps (the 32-bit range) and of the "surely refused" threshold
+ * past code_max, in blocks of ordinary values and of escapes, for code
+ * limits below, at and above 2^30. */
+static void test_code_limits(void) {
+  const double limits[] = {1000, 0x1p24 + 3, 0x1p30 - 1, 0x1p30 + 5, 0x1p31, 0x1p50};
+  size_t n = 96 * GZ_BLOCK;
+  float *x = malloc(n * sizeof *x);
+  for (size_t l = 0; l < sizeof limits / sizeof *limits; l++) {
+    gz_quant_t qp = gz_quant_make(1e-3, limits[l]);
+    char what[64];
+    for (size_t i = 0; i < n; i++) {
+      size_t b = i / GZ_BLOCK;
+      /* k float ulps from an edge: code_max steps, code_max + 1 steps and
+       * (code_max + 1) steps (1 + 2^-16) (past it: surely refused), 2^30 */
+      double k = (double)((int)(i % 17) - 8) * 0x1p-23,
+             edge = (b % 4 == 0   ? qp.code_max
+                     : b % 4 == 1 ? qp.code_max + 1
+                     : b % 4 == 2 ? (qp.code_max + 1) * (1 + 0x1p-16)
+                                  : 0x1p30) *
+                    qp.step;
+      x[i] = (float)(0.37 * qp.step * (double)(i % 11));
+      if ((i + b) % (b / 4 % 8 + 2) == 0) /* one in 2..9: many blocks, many mixes */
+        x[i] = (float)((i & 1 ? edge : -edge) * (1 + k));
+      if (b >= 48 && i % 7 == 3)
+        x[i] = NAN;
+    }
+    snprintf(what, sizeof what, "code limit %.0f", qp.code_max);
+    GZ_CHECK(check_qp(what, x, n, qp) == 0, "values at the edges of code limit %.0f",
+             qp.code_max);
+  }
+  free(x);
+}
+
+/* Deltas of 25..32 bits (and every first-code width up to 31), the
+ * wider-delta decoder: codes that are multiples of 64 near +-2^(w - 2), so
+ * that floats hold them exactly; and hand-made PACKED blocks whose codes
+ * leave int32 and the 2^51 of the double conversion (first codes of up to 56
+ * bits, sums wrapping as uint64), decoded against the reference decoder. */
+static void test_wide_deltas(void) {
+  size_t n = 0, cap = 8 * 8 * GZ_BLOCK;
+  float *x = malloc(cap * sizeof *x);
+  gz_quant_t qp = gz_codec_quant(0.5);
+  gz_rng_t rng;
+  gz_rng_seed(&rng, 29);
+  for (int w = 25; w <= 32; w++)
+    for (int b = 0; b < 8; b++)
+      for (int i = 0; i < GZ_BLOCK; i++) {
+        double mag = ldexp(1.0, w - 3) - 64 * (double)(gz_rng_next(&rng) % 4096);
+        double first = ldexp(1.0, 3 * b + 6) - 64;
+        x[n++] = (float)(i == 0 ? (b & 1 ? first : -first) : ((i + b) & 1 ? mag : -mag));
+      }
+  GZ_CHECK(check_all("wide deltas", x, n, 0.5) == 0, "deltas of 25..32 bits");
+  {
+    /* PACKED blocks by hand: w0 = 56 or 33, w = 32 or 24, every payload bit
+     * from the generator */
+    const int shapes[4][2] = {{32, 56}, {24, 56}, {32, 33}, {28, 53}};
+    uint8_t blk[4 * (2 + 8 * 18)];
+    size_t size = 0;
+    float want[4 * GZ_BLOCK], got[4 * GZ_BLOCK];
+    const int isas[2] = {GZ_ISA_PORTABLE, GZ_ISA_AVX2};
+    for (int k = 0; k < 4; k++) {
+      int w = shapes[k][0], w0 = shapes[k][1];
+      size_t len = gz_packed_bytes(GZ_BLOCK, w, w0);
+      blk[size] = (uint8_t)w;
+      blk[size + 1] = (uint8_t)w0;
+      for (size_t j = 0; j < len; j++)
+        blk[size + 2 + j] = (uint8_t)gz_rng_next(&rng);
+      if (k == 3) {
+        /* first code 2^51 - 2^20, then deltas of +2^26 carry the codes past
+         * 2^51 in the middle of the block: zigzag values, LSB first */
+        memset(blk + size + 2, 0, len);
+        for (int v = 0, bit = 0; v < GZ_BLOCK; v++) {
+          uint64_t z = v ? 1ull << 27 : (1ull << 52) - (1ull << 21);
+          for (int j = 0; j < (v ? w : w0); j++, bit++)
+            blk[size + 2 + bit / 8] |= (uint8_t)((z >> j & 1) << (bit % 8));
+        }
+      }
+      size += 2 + len;
+    }
+    GZ_CHECK(ref_decode(blk, size, 4 * GZ_BLOCK, &qp, want) == 0,
+             "hand-made blocks: the reference decodes");
+    for (int a = 0; a < 2; a++) {
+      if (!gz_isa_available(isas[a]))
+        continue;
+      GZ_CHECK(gz_decode_values_isa(isas[a], GZ_FLOAT32, blk, size, 4 * GZ_BLOCK, &qp,
+                                    got) == GZ_OK &&
+                   memcmp(got, want, sizeof got) == 0,
+               "hand-made blocks: set %d decodes to the reference values", isas[a]);
+    }
+  }
+  free(x);
+}
+
 int main(void) {
   if (!gz_isa_available(GZ_ISA_AVX2))
     printf("note: no AVX2 on this CPU, the portable set only\n");
   test_widths();
   test_fields();
   test_edges();
+  test_escapes();
+  test_code_limits();
+  test_wide_deltas();
   test_stream();
   return gz_test_finish();
 }

@@ -72,6 +72,11 @@ typedef struct values_kernels {
    * most 2^31: every code then fits int32 */
   void (*decode24)(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant_t *qp,
                    float *y);
+  /* The same for any delta width w <= 32, first-code width w0 <= 56 and
+   * first zigzag code u0: returns 1 and y, or 0 when a code is too large
+   * for it (|code| >= 2^51; then y is not written). NULL: no such kernel. */
+  int (*decode32)(const uint8_t *pay, int w, int w0, uint64_t u0, const gz_quant_t *qp,
+                  float *y);
 } values_kernels_t;
 
 /* ---- packing at a constant width ----------------------------------------- */
@@ -187,7 +192,7 @@ static void decode24_portable(const uint8_t *pay, int w, int w0, uint32_t u0,
 }
 
 static const values_kernels_t portable = {quant_portable, NULL, dequant_portable,
-                                          decode24_portable};
+                                          decode24_portable, NULL};
 
 /* ---- AVX2 kernels: the same operations, four values at a time ------------ */
 
@@ -427,8 +432,69 @@ __attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, in
   }
 }
 
+/* decode24_avx2 for the wider deltas (w <= 32) and larger codes, four
+ * values a step: each delta is read as 64 bits from the byte holding its
+ * first bit (w + 7 <= 39 bits), two per 16-byte load (they span at most
+ * 7 + 2 w <= 71 bits, 9 bytes), byte shuffles putting each in its lane;
+ * unzigzag and prefix sums in int64 lanes, wrapping as the reference's
+ * uint64 sum; conversion through the mantissa of 1.5 * 2^52, exact for
+ * |code| < 2^51 (checked: else nothing is written and the caller takes the
+ * scalar path). */
+__attribute__((target("avx2"))) static int decode32_avx2(const uint8_t *pay, int w,
+                                                         int w0, uint64_t u0,
+                                                         const gz_quant_t *qp, float *y) {
+  const __m256d step = _mm256_set1_pd(qp->step), magic = _mm256_set1_pd(GZ_RINT_SHIFT);
+  const __m256i one = _mm256_set1_epi64x(1), seven = _mm256_set1_epi64x(7),
+                mask = _mm256_set1_epi64x((long long)((1ull << w) - 1)),
+                mbits = _mm256_castpd_si256(magic), half = _mm256_set1_epi64x(1ll << 51),
+                high = _mm256_set1_epi64x(-(1ll << 52)), zero = _mm256_setzero_si256(),
+                byte_of_lane = _mm256_set1_epi64x(0x0706050403020100ll),
+                spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8,
+                                          0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8),
+                /* bit offset of the second delta of a pair from the first */
+      in_pair = _mm256_setr_epi64x(0, w, 0, w);
+  __m256i carry = zero, out_of_range = zero;
+  __m128 f[8];
+  for (int i = 0; i < 32; i += 4) {
+    /* value v >= 1 starts at bit w0 + (v - 1) w; the first four are read
+     * from value 1 on, then moved up a lane under the first code, u0 */
+    int lo = w0 + (i ? i - 1 : 0) * w, hi = lo + 2 * w;
+    __m128i src_lo = _mm_loadu_si128((const __m128i *)(const void *)(pay + (lo >> 3))),
+            src_hi = _mm_loadu_si128((const __m128i *)(const void *)(pay + (hi >> 3)));
+    __m256i at = _mm256_add_epi64(
+        _mm256_setr_m128i(_mm_set1_epi64x(lo & 7), _mm_set1_epi64x(hi & 7)), in_pair);
+    __m256i ctrl = _mm256_add_epi8(_mm256_shuffle_epi8(_mm256_srli_epi64(at, 3), spread),
+                                   byte_of_lane);
+    __m256i raw = _mm256_shuffle_epi8(_mm256_setr_m128i(src_lo, src_hi), ctrl);
+    __m256i z =
+        _mm256_and_si256(_mm256_srlv_epi64(raw, _mm256_and_si256(at, seven)), mask);
+    __m256i d;
+    if (i == 0)
+      z = _mm256_blend_epi32(_mm256_permute4x64_epi64(z, 0x90),
+                             _mm256_set1_epi64x((long long)u0), 0x03);
+    d = _mm256_xor_si256(_mm256_srli_epi64(z, 1),
+                         _mm256_sub_epi64(zero, _mm256_and_si256(z, one)));
+    /* prefix sum of the four lanes: within each half, then across */
+    d = _mm256_add_epi64(d, _mm256_slli_si256(d, 8));
+    d = _mm256_add_epi64(
+        d, _mm256_blend_epi32(zero, _mm256_permute4x64_epi64(d, 0x55), 0xf0));
+    d = _mm256_add_epi64(d, carry);
+    carry = _mm256_permute4x64_epi64(d, 0xff);
+    out_of_range =
+        _mm256_or_si256(out_of_range, _mm256_and_si256(_mm256_add_epi64(d, half), high));
+    /* (double)d for -2^51 <= d < 2^51: d in the mantissa of 1.5 * 2^52 */
+    f[i / 4] = _mm256_cvtpd_ps(_mm256_mul_pd(
+        _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, mbits)), magic), step));
+  }
+  if (!_mm256_testz_si256(out_of_range, out_of_range))
+    return 0;
+  for (int i = 0; i < 8; i++)
+    _mm_storeu_ps(y + 4 * i, f[i]);
+  return 1;
+}
+
 static const values_kernels_t avx2 = {quant_avx2, quant32_avx2, dequant_avx2,
-                                      decode24_avx2};
+                                      decode24_avx2, decode32_avx2};
 #endif
 
 static const values_kernels_t *kernels_for(int isa) {
@@ -664,6 +730,8 @@ static void decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t
     k->decode24(pay, w, w0, (uint32_t)acc, qp, y);
     return;
   }
+  if (k->decode32 && k->decode32(pay, w, w0, acc, qp, y))
+    return;
   if (pay != (const uint8_t *)word)
     memcpy(word, pay, sizeof word);
   unpack_rest(word, w, w0, v);
