@@ -124,19 +124,44 @@ static inline __attribute__((always_inline)) void unpack31(const uint64_t *word,
   X(30) X(31) X(32)
 /* clang-format on */
 
+/* The whole PACKED payload of a first zigzag code u0 of w0 <= 31 bits and
+ * the 31 values u[1..32) of W bits at out: pack31, then the first code put
+ * in front by a shift of every word, over the words that w0 = 31 would take
+ * (a count the compiler knows: the loop unrolls, with no exit to predict;
+ * the words past the payload are written as zeros), at most
+ * 8 ceil(31 (W + 1) / 64) <= 128 bytes. */
+static inline __attribute__((always_inline)) void
+put31(uint32_t u0, const uint32_t *u, const int W, int w0, uint8_t *out) {
+  uint64_t rest[PAY_WORDS + 1];
+  pack31(u + 1, W, rest);
+  rest[(31 * W + 63) / 64] = 0;
+#pragma GCC unroll 17
+  for (int j = 0; j < (31 * (W + 1) + 63) / 64; j++) {
+    uint64_t word = rest[j] << w0 | (j ? (rest[j - 1] >> 1) >> (63 - w0) : u0);
+    memcpy(out + 8 * j, &word, 8);
+  }
+}
+
 #define DEF_PACK(W)                                                                      \
   static void pack_##W(const uint32_t *v, uint64_t *word) { pack31(v, W, word); }        \
-  static void unpack_##W(const uint64_t *word, uint32_t *v) { unpack31(word, W, v); }
+  static void unpack_##W(const uint64_t *word, uint32_t *v) { unpack31(word, W, v); }    \
+  static void put31_##W(uint32_t u0, const uint32_t *u, int w0, uint8_t *out) {          \
+    put31(u0, u, W, w0, out);                                                            \
+  }
 WIDTHS(DEF_PACK)
 #undef DEF_PACK
 
 #define REF_PACK(W) pack_##W,
 #define REF_UNPACK(W) unpack_##W,
+#define REF_PUT31(W) put31_##W,
 static void (*const pack_at[33])(const uint32_t *, uint64_t *) = {NULL, WIDTHS(REF_PACK)};
 static void (*const unpack_at[33])(const uint64_t *, uint32_t *) = {NULL,
                                                                     WIDTHS(REF_UNPACK)};
+static void (*const put31_at[33])(uint32_t, const uint32_t *, int,
+                                  uint8_t *) = {NULL, WIDTHS(REF_PUT31)};
 #undef REF_PACK
 #undef REF_UNPACK
+#undef REF_PUT31
 
 /* v[1..32) from the payload words (the 31 deltas after the first code's w0
  * bits). */
@@ -691,7 +716,10 @@ static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_qua
         return put_raw(x, out);
       out[0] = (uint8_t)w;
       out[1] = (uint8_t)w0;
-      put_payload(u32[0], u32, w, w0, out + 2);
+      if (w > 0) /* (w0 <= 31: the codes are within 2^30) */
+        put31_at[w](u32[0], u32, w0, out + 2);
+      else
+        put_payload(u32[0], u32, w, w0, out + 2);
       return size;
     }
     *skip32 = SKIP_AFTER_REFUSAL;
