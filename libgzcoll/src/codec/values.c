@@ -47,6 +47,7 @@
 typedef struct quant32_consts {
   double inv, step; /* qp's inv_step and step */
   float xmax, eb;   /* the strict range and bound checks (see quant32_avx2) */
+  float eb_out;     /* a float above eb by a margin: a surely failed bound */
   uint32_t xbad;    /* bits of a float at which every larger |x| (Inf, NaN) is
                      * refused for its range: |code| > code_max */
   int usable;       /* 0: the 32-bit quantizer is not tried */
@@ -304,7 +305,7 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
                 low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
                 up_one = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
   __m256i prev = zero, ors = zero;
-  __m256 good[4], every = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
+  __m256 good[4], dist[4], every = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
   for (int i = 0; i < 32; i += 8) {
     __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back;
     __m256i d, z, qv;
@@ -319,15 +320,15 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
           _mm256_permutevar8x32_epi32(_mm256_castpd_si256(sh), low_halves));
     }
     back = _mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1);
+    dist[i / 8] = _mm256_and_ps(_mm256_sub_ps(xf, back), absm);
     /* not -0.0 or a subnormal (|x| < FLT_MIN with bits not 0), in range,
      * within the bound */
-    good[i / 8] = _mm256_and_ps(
-        _mm256_castsi256_ps(
-            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_normal),
-                            _mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero))),
-        _mm256_and_ps(
-            _mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
-            _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(xf, back), absm), eb, _CMP_LE_OQ)));
+    good[i / 8] =
+        _mm256_and_ps(_mm256_castsi256_ps(_mm256_or_si256(
+                          _mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_normal),
+                          _mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero))),
+                      _mm256_and_ps(_mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
+                                    _mm256_cmp_ps(dist[i / 8], eb, _CMP_LE_OQ)));
     every = _mm256_and_ps(every, good[i / 8]);
     qv = _mm256_inserti128_si256(_mm256_castsi128_si256(code[0]), code[1], 1);
     _mm256_storeu_si256((__m256i *)(void *)(q + i), qv);
@@ -342,9 +343,12 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
   }
   if (_mm256_movemask_ps(every) != 0xff) {
     /* Some value failed: the block is decided when each of those is surely
-     * refused whatever its code: -0.0 and subnormals, and |x| >= xbad (Inf
-     * and NaN too: their bits are larger) */
+     * refused: whatever its code, -0.0 and subnormals, and |x| >= xbad (Inf
+     * and NaN too: their bits are larger); in range, a distance past eb by
+     * the margin (the reconstruction is gz_quantize_one's, and the float
+     * difference is within 2^-24 of the exact one) */
     const __m256i below_bad = _mm256_set1_epi32((int)(c->xbad - 1));
+    const __m256 eb_out = _mm256_set1_ps(c->eb_out);
     uint32_t good_bits = 0, decided = 0;
     for (int i = 0; i < 32; i += 8) {
       __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i)),
@@ -355,6 +359,10 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
               _mm256_cmpgt_epi32(_mm256_add_epi32(below_normal, _mm256_set1_epi32(1)),
                                  axi)),
           _mm256_cmpgt_epi32(axi, below_bad));
+      sure = _mm256_or_si256(
+          sure, _mm256_castps_si256(_mm256_and_ps(
+                    _mm256_cmp_ps(_mm256_castsi256_ps(axi), xmax, _CMP_LE_OQ),
+                    _mm256_cmp_ps(dist[i / 8], eb_out, _CMP_GT_OQ))));
       good_bits |= (uint32_t)_mm256_movemask_ps(good[i / 8]) << i;
       decided |= (uint32_t)_mm256_movemask_ps(
                      _mm256_or_ps(good[i / 8], _mm256_castsi256_ps(sure)))
@@ -546,6 +554,10 @@ static quant32_consts_t quant32_prepare(const gz_quant_t *qp) {
   c.usable = lim > 2 && eb >= FLT_MIN;                         /* (and not NaN) */
   c.xmax = c.usable && xmax < FLT_MAX ? (float)xmax : FLT_MAX; /* lower: stricter */
   c.eb = c.usable && eb < FLT_MAX ? (float)eb : FLT_MAX;
+  /* (float rounds it down by at most 2^-24 of it: still past eb) */
+  c.eb_out = c.usable && qp->eb * (1 + 0x1p-20) < FLT_MAX
+                 ? (float)(qp->eb * (1 + 0x1p-20))
+                 : INFINITY;
   c.xbad = 0x7f800000u; /* Inf: only Inf and NaN */
   if (c.usable && xbad < FLT_MAX) {
     float f = (float)xbad; /* (rounded by at most 2^-24 of it: within the margin) */
