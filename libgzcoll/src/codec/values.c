@@ -344,9 +344,10 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
   if (_mm256_movemask_ps(every) != 0xff) {
     /* Some value failed: the block is decided when each of those is surely
      * refused: whatever its code, -0.0 and subnormals, and |x| >= xbad (Inf
-     * and NaN too: their bits are larger); in range, a distance past eb by
-     * the margin (the reconstruction is gz_quantize_one's, and the float
-     * difference is within 2^-24 of the exact one) */
+     * and NaN too: their bits are larger); and a distance past eb by the
+     * margin: the reconstruction is gz_quantize_one's whenever its code is
+     * below 2^51 (else that refuses it for its range), and the float
+     * difference is within 2^-24 of the exact one */
     const __m256i below_bad = _mm256_set1_epi32((int)(c->xbad - 1));
     const __m256 eb_out = _mm256_set1_ps(c->eb_out);
     uint32_t good_bits = 0, decided = 0;
@@ -360,9 +361,7 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
                                  axi)),
           _mm256_cmpgt_epi32(axi, below_bad));
       sure = _mm256_or_si256(
-          sure, _mm256_castps_si256(_mm256_and_ps(
-                    _mm256_cmp_ps(_mm256_castsi256_ps(axi), xmax, _CMP_LE_OQ),
-                    _mm256_cmp_ps(dist[i / 8], eb_out, _CMP_GT_OQ))));
+          sure, _mm256_castps_si256(_mm256_cmp_ps(dist[i / 8], eb_out, _CMP_GT_OQ)));
       good_bits |= (uint32_t)_mm256_movemask_ps(good[i / 8]) << i;
       decided |= (uint32_t)_mm256_movemask_ps(
                      _mm256_or_ps(good[i / 8], _mm256_castsi256_ps(sure)))
