@@ -301,25 +301,26 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
   const __m256 xmax = _mm256_set1_ps(c->xmax), eb = _mm256_set1_ps(c->eb),
                absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256i zero = _mm256_setzero_si256(),
-                below_normal = _mm256_set1_epi32(0x007fffff),
-                low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
-                up_one = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+                below_normal = _mm256_set1_epi32(0x007fffff);
   __m256i prev = zero, ors = zero;
   __m256 good[4], dist[4], every = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
   for (int i = 0; i < 32; i += 8) {
     __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back;
     __m256i d, z, qv;
-    __m128i code[2];
+    __m256d sh[2];
     __m128 r[2];
     for (int h = 0; h < 2; h++) {
       __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * h));
-      __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
-      r[h] = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(sh, shift), step));
-      /* the code is the low mantissa bits of sh (two's complement) */
-      code[h] = _mm256_castsi256_si128(
-          _mm256_permutevar8x32_epi32(_mm256_castpd_si256(sh), low_halves));
+      sh[h] = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
+      r[h] = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(sh[h], shift), step));
     }
     back = _mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1);
+    /* the codes are the low mantissa bits of sh (two's complement): the low
+     * halves of both, in the order 0 1 4 5 2 3 6 7, then put in order */
+    qv = _mm256_permute4x64_epi64(
+        _mm256_castps_si256(
+            _mm256_shuffle_ps(_mm256_castpd_ps(sh[0]), _mm256_castpd_ps(sh[1]), 0x88)),
+        0xd8);
     dist[i / 8] = _mm256_and_ps(_mm256_sub_ps(xf, back), absm);
     /* not -0.0 or a subnormal (|x| < FLT_MIN with bits not 0), in range,
      * within the bound */
@@ -330,12 +331,10 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
                       _mm256_and_ps(_mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
                                     _mm256_cmp_ps(dist[i / 8], eb, _CMP_LE_OQ)));
     every = _mm256_and_ps(every, good[i / 8]);
-    qv = _mm256_inserti128_si256(_mm256_castsi128_si256(code[0]), code[1], 1);
     _mm256_storeu_si256((__m256i *)(void *)(q + i), qv);
     /* deltas against [last code of the previous eight, q0, ..., q6] */
-    d = _mm256_sub_epi32(qv, _mm256_blend_epi32(_mm256_permutevar8x32_epi32(qv, up_one),
-                                                _mm256_permutevar8x32_epi32(prev, up_one),
-                                                0x01));
+    d = _mm256_sub_epi32(
+        qv, _mm256_alignr_epi8(qv, _mm256_permute2x128_si256(prev, qv, 0x21), 12));
     z = _mm256_xor_si256(_mm256_add_epi32(d, d), _mm256_srai_epi32(d, 31));
     _mm256_storeu_si256((__m256i *)(void *)(u + i), z);
     ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero, 0x01));
