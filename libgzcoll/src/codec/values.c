@@ -796,23 +796,26 @@ static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t av
 /* One full MIXED block, as gz_block_decode_f32 reads it. */
 static size_t decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
                                const gz_quant_t *qp, float *y) {
-  uint32_t escaped;
+  uint32_t escaped, bits;
   size_t need, nesc;
   const uint8_t *vals = in + 7;
   if (avail < 7 || in[1] > 32 || in[2] > 56)
     return gz_block_decode_f32(in, avail, 32, qp, y);
   escaped = (uint32_t)in[3] | (uint32_t)in[4] << 8 | (uint32_t)in[5] << 16 |
             (uint32_t)in[6] << 24;
-  nesc = (size_t)__builtin_popcount(escaped);
+  /* (the count of set bits without a library call: baseline x86-64 has no
+   * popcnt) */
+  bits = escaped - (escaped >> 1 & 0x55555555u);
+  bits = (bits & 0x33333333u) + (bits >> 2 & 0x33333333u);
+  nesc = (uint32_t)(((bits + (bits >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
   need = 7 + 4 * nesc + gz_packed_bytes(32, in[1], in[2]);
   if (need > avail)
     return 0;
   decode_payload(k, vals + 4 * nesc, avail - 7 - 4 * nesc, in[1], in[2], qp, y);
-  for (int i = 0; i < 32; i++)
-    if (escaped >> i & 1) {
-      memcpy(y + i, vals, 4);
-      vals += 4;
-    }
+  for (uint32_t e = escaped; e; e &= e - 1) { /* (no branch per value) */
+    memcpy(y + __builtin_ctz(e), vals, 4);
+    vals += 4;
+  }
   return need;
 }
 
