@@ -368,38 +368,41 @@ static void test_wide_deltas(void) {
       }
   GZ_CHECK(check_all("wide deltas", x, n, 0.5) == 0, "deltas of 25..32 bits");
   {
-    /* PACKED blocks by hand: w0 = 56 or 33, w = 32 or 24, every payload bit
-     * from the generator */
-    const int shapes[4][2] = {{32, 56}, {24, 56}, {32, 33}, {28, 53}};
-    uint8_t blk[4 * (2 + 8 * 18)];
+    /* PACKED blocks by hand: random payloads at w0 = 56 or 33 and w = 32 or
+     * 24, and two whose codes run out of a decoder's range mid-block */
+    const int shapes[5][2] = {{32, 56}, {24, 56}, {32, 33}, {28, 53}, {30, 31}};
+    uint8_t blk[5 * (2 + 8 * 18)];
     size_t size = 0;
-    float want[4 * GZ_BLOCK], got[4 * GZ_BLOCK];
+    float want[5 * GZ_BLOCK], got[5 * GZ_BLOCK];
     const int isas[2] = {GZ_ISA_PORTABLE, GZ_ISA_AVX2};
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
       int w = shapes[k][0], w0 = shapes[k][1];
       size_t len = gz_packed_bytes(GZ_BLOCK, w, w0);
       blk[size] = (uint8_t)w;
       blk[size + 1] = (uint8_t)w0;
       for (size_t j = 0; j < len; j++)
         blk[size + 2 + j] = (uint8_t)gz_rng_next(&rng);
-      if (k == 3) {
-        /* first code 2^51 - 2^20, then deltas of +2^26 carry the codes past
-         * 2^51 in the middle of the block: zigzag values, LSB first */
+      if (k >= 3) {
+        /* k = 3: first code 2^51 - 2^20, then deltas of +2^26 carry the
+         * codes past 2^51 (the double conversion) in the middle of the
+         * block; k = 4: first code 2^30 - 2^9, deltas of +2^28, past 2^30
+         * and 2^31 (int32 sums). Zigzag values, LSB first */
         memset(blk + size + 2, 0, len);
         for (int v = 0, bit = 0; v < GZ_BLOCK; v++) {
-          uint64_t z = v ? 1ull << 27 : (1ull << 52) - (1ull << 21);
+          uint64_t z = k == 3 ? (v ? 1ull << 27 : (1ull << 52) - (1ull << 21))
+                              : (v ? 1ull << 29 : (1ull << 31) - (1ull << 10));
           for (int j = 0; j < (v ? w : w0); j++, bit++)
             blk[size + 2 + bit / 8] |= (uint8_t)((z >> j & 1) << (bit % 8));
         }
       }
       size += 2 + len;
     }
-    GZ_CHECK(ref_decode(blk, size, 4 * GZ_BLOCK, &qp, want) == 0,
+    GZ_CHECK(ref_decode(blk, size, 5 * GZ_BLOCK, &qp, want) == 0,
              "hand-made blocks: the reference decodes");
     for (int a = 0; a < 2; a++) {
       if (!gz_isa_available(isas[a]))
         continue;
-      GZ_CHECK(gz_decode_values_isa(isas[a], GZ_FLOAT32, blk, size, 4 * GZ_BLOCK, &qp,
+      GZ_CHECK(gz_decode_values_isa(isas[a], GZ_FLOAT32, blk, size, 5 * GZ_BLOCK, &qp,
                                     got) == GZ_OK &&
                    memcmp(got, want, sizeof got) == 0,
                "hand-made blocks: set %d decodes to the reference values", isas[a]);

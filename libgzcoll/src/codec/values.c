@@ -73,6 +73,10 @@ typedef struct values_kernels {
    * most 2^31: every code then fits int32 */
   void (*decode24)(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant_t *qp,
                    float *y);
+  /* The same for w <= 30: returns 1, or 0 when a code leaves [-2^30, 2^30)
+   * (then y is written but wrong). NULL: no such kernel. */
+  int (*decode30)(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant_t *qp,
+                  float *y);
   /* The same for any delta width w <= 32, first-code width w0 <= 56 and
    * first zigzag code u0: returns 1 and y, or 0 when a code is too large
    * for it (|code| >= 2^51; then y is not written). NULL: no such kernel. */
@@ -217,8 +221,8 @@ static void decode24_portable(const uint8_t *pay, int w, int w0, uint32_t u0,
   decode32_portable(v, qp, y);
 }
 
-static const values_kernels_t portable = {quant_portable, NULL, dequant_portable,
-                                          decode24_portable, NULL};
+static const values_kernels_t portable = {quant_portable,    NULL, dequant_portable,
+                                          decode24_portable, NULL, NULL};
 
 /* ---- AVX2 kernels: the same operations, four values at a time ------------ */
 
@@ -409,14 +413,22 @@ __attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
  * (w + 7 <= 31), shifted down and masked; then unzigzag, prefix sums in eight
  * int32 lanes, conversion as gz_dequant_f32. The 32-bit reads are byte
  * shuffles of two 16-byte loads, one per group of four deltas (they span at
- * most 7 + 4 w <= 103 bits, 13 bytes, from the first one's byte): a gather of eight
- * lanes costs several times more on the CPUs at hand. */
-__attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, int w,
-                                                          int w0, uint32_t u0,
-                                                          const gz_quant_t *qp,
-                                                          float *y) {
+ * most 7 + 4 w <= 127 bits, 16 bytes, from the first one's byte): a gather of
+ * eight lanes costs several times more on the CPUs at hand.
+ * wide = 0: w <= 24 and u0 <= 2^31 (every code then fits int32); returns 1.
+ * wide = 1: w <= 30 and u0 <= 2^31; a delta may then take 5 bytes, read as
+ * a second 32-bit word 4 bytes on (its bytes past the 16 loaded are never
+ * among the delta's); the int32 sums are the codes while each stays in
+ * [-2^30, 2^30) (then the next one, a delta of at most 2^29 on, cannot
+ * wrap): returns 0 when one does not (y is then written but wrong). */
+static inline __attribute__((always_inline, target("avx2"))) int
+decode_int32_avx2(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant_t *qp,
+                  float *y, const int wide) {
   const __m256d step = _mm256_set1_pd(qp->step);
   const __m256i one = _mm256_set1_epi32(1), seven = _mm256_set1_epi32(7),
+                four = _mm256_set1_epi32(4), thirty_two = _mm256_set1_epi32(32),
+                limit = _mm256_set1_epi32(1 << 30),
+                sign = _mm256_set1_epi32((int)0x80000000u),
                 mask = _mm256_set1_epi32((int)((1u << w) - 1)),
                 byte_of_lane = _mm256_set1_epi32(0x03020100),
                 spread =
@@ -426,7 +438,7 @@ __attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, in
                  * first one */
       in_group = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3),
                                     _mm256_set1_epi32(w));
-  __m256i carry = _mm256_setzero_si256();
+  __m256i carry = _mm256_setzero_si256(), outside = _mm256_setzero_si256();
   for (int i = 0; i < 32; i += 8) {
     /* first bit of value v >= 1 is w0 + (v - 1) w; value 0 (the first
      * code, u0) is read apart, so group 0 starts as if at value 1 */
@@ -437,10 +449,14 @@ __attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, in
         _mm256_setr_m128i(_mm_set1_epi32(lo & 7), _mm_set1_epi32(hi & 7)), in_group);
     __m256i ctrl = _mm256_add_epi32(_mm256_shuffle_epi8(_mm256_srli_epi32(at, 3), spread),
                                     byte_of_lane);
-    __m256i raw = _mm256_shuffle_epi8(_mm256_setr_m128i(src_lo, src_hi), ctrl);
-    __m256i z =
-        _mm256_and_si256(_mm256_srlv_epi32(raw, _mm256_and_si256(at, seven)), mask);
+    __m256i src = _mm256_setr_m128i(src_lo, src_hi), shift = _mm256_and_si256(at, seven);
+    __m256i z = _mm256_srlv_epi32(_mm256_shuffle_epi8(src, ctrl), shift);
     __m256i d;
+    if (wide) /* the bits past the first word: sllv by 32 gives 0 */
+      z = _mm256_or_si256(
+          z, _mm256_sllv_epi32(_mm256_shuffle_epi8(src, _mm256_add_epi32(ctrl, four)),
+                               _mm256_sub_epi32(thirty_two, shift)));
+    z = _mm256_and_si256(z, mask);
     if (i == 0) /* lanes 1..3 were read from value 1 on: move them up */
       z = _mm256_blend_epi32(_mm256_set1_epi32((int)u0),
                              _mm256_blend_epi32(_mm256_slli_si256(z, 4), z, 0xf0), 0xfe);
@@ -455,12 +471,28 @@ __attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, in
                                                    _mm256_shuffle_epi32(d, 0xff), 0x08));
     d = _mm256_add_epi32(d, carry);
     carry = _mm256_permutevar8x32_epi32(d, seven);
+    if (wide) /* sign bit of d + 2^30: d outside [-2^30, 2^30) */
+      outside = _mm256_or_si256(outside, _mm256_add_epi32(d, limit));
     _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_mul_pd(
                              _mm256_cvtepi32_pd(_mm256_castsi256_si128(d)), step)));
     _mm_storeu_ps(y + i + 4,
                   _mm256_cvtpd_ps(_mm256_mul_pd(
                       _mm256_cvtepi32_pd(_mm256_extracti128_si256(d, 1)), step)));
   }
+  return !wide || _mm256_testz_si256(outside, sign);
+}
+
+__attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, int w,
+                                                          int w0, uint32_t u0,
+                                                          const gz_quant_t *qp,
+                                                          float *y) {
+  decode_int32_avx2(pay, w, w0, u0, qp, y, 0);
+}
+
+__attribute__((target("avx2"))) static int decode30_avx2(const uint8_t *pay, int w,
+                                                         int w0, uint32_t u0,
+                                                         const gz_quant_t *qp, float *y) {
+  return decode_int32_avx2(pay, w, w0, u0, qp, y, 1);
 }
 
 /* decode24_avx2 for the wider deltas (w <= 32) and larger codes, four
@@ -524,8 +556,8 @@ __attribute__((target("avx2"))) static int decode32_avx2(const uint8_t *pay, int
   return 1;
 }
 
-static const values_kernels_t avx2 = {quant_avx2, quant32_avx2, dequant_avx2,
-                                      decode24_avx2, decode32_avx2};
+static const values_kernels_t avx2 = {quant_avx2,    quant32_avx2,  dequant_avx2,
+                                      decode24_avx2, decode30_avx2, decode32_avx2};
 #endif
 
 static const values_kernels_t *kernels_for(int isa) {
@@ -768,6 +800,9 @@ static void decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t
     k->decode24(pay, w, w0, (uint32_t)acc, qp, y);
     return;
   }
+  if (w <= 30 && acc <= (1ull << 31) && k->decode30 &&
+      k->decode30(pay, w, w0, (uint32_t)acc, qp, y))
+    return;
   if (k->decode32 && k->decode32(pay, w, w0, acc, qp, y))
     return;
   if (pay != (const uint8_t *)word)
