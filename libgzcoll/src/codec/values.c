@@ -737,8 +737,9 @@ static size_t encode_mixed32_f32(const float *x, int32_t *q, uint32_t escaped,
 
 /* Encode 32 lossy values at out, which has FAST_ROOM bytes; *skip32 counts
  * the blocks left before the 32-bit quantizer is tried again. */
-static size_t encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
-                         const quant32_consts_t *c32, int *skip32, uint8_t *out) {
+static inline __attribute__((always_inline)) size_t
+encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
+           const quant32_consts_t *c32, int *skip32, uint8_t *out) {
   uint64_t u[32], all;
   int64_t q[32];
   int w, w0;
@@ -856,27 +857,57 @@ static size_t decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, siz
 
 /* ---- chunks ------------------------------------------------------------------ */
 
+/* The nblocks full lossy blocks of x at p, whose room ends at end; returns
+ * where they end. Inlined once per kernel set, so that the kernels' calls
+ * are direct (and the 32-bit quantizer inlined) in the loop. */
+static inline __attribute__((always_inline)) uint8_t *
+encode_blocks(const values_kernels_t *k, const float *x, size_t nblocks,
+              const gz_quant_t *qp, uint8_t *p, const uint8_t *end) {
+  const quant32_consts_t c32 = quant32_prepare(qp);
+  int skip32 = 0;
+  for (size_t b = 0; b < nblocks; b++) {
+    if ((size_t)(end - p) >= FAST_ROOM) {
+      p += encode_f32(k, x + GZ_BLOCK * b, qp, &c32, &skip32, p);
+    } else { /* near the end: through a scratch block */
+      uint8_t tmp[FAST_ROOM];
+      size_t size = encode_f32(k, x + GZ_BLOCK * b, qp, &c32, &skip32, tmp);
+      memcpy(p, tmp, size);
+      p += size;
+    }
+  }
+  return p;
+}
+
+static uint8_t *encode_blocks_portable(const float *x, size_t nblocks,
+                                       const gz_quant_t *qp, uint8_t *p,
+                                       const uint8_t *end) {
+  return encode_blocks(&portable, x, nblocks, qp, p, end);
+}
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static uint8_t *
+encode_blocks_avx2(const float *x, size_t nblocks, const gz_quant_t *qp, uint8_t *p,
+                   const uint8_t *end) {
+  return encode_blocks(&avx2, x, nblocks, qp, p, end);
+}
+#endif
+
 size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
                             const gz_quant_t *qp, uint8_t *out) {
   const values_kernels_t *k = kernels_for(isa);
   /* out has room for n * elem + ceil(n / GZ_BLOCK) bytes */
   uint8_t *p = out, *end = out + n * gz_dtype_size(dtype) + (n + GZ_BLOCK - 1) / GZ_BLOCK;
   size_t i = 0;
-  int skip32 = 0;
   if (dtype == GZ_FLOAT32) {
     const float *x = in;
     if (qp->eb > 0) {
-      const quant32_consts_t c32 = quant32_prepare(qp);
-      for (; i + GZ_BLOCK <= n; i += GZ_BLOCK) {
-        if ((size_t)(end - p) >= FAST_ROOM) {
-          p += encode_f32(k, x + i, qp, &c32, &skip32, p);
-        } else { /* near the end: through a scratch block */
-          uint8_t tmp[FAST_ROOM];
-          size_t size = encode_f32(k, x + i, qp, &c32, &skip32, tmp);
-          memcpy(p, tmp, size);
-          p += size;
-        }
-      }
+      i = n / GZ_BLOCK * GZ_BLOCK;
+#ifdef HAVE_AVX2_PATH
+      if (k == &avx2)
+        p = encode_blocks_avx2(x, n / GZ_BLOCK, qp, p, end);
+      else
+#endif
+        p = encode_blocks_portable(x, n / GZ_BLOCK, qp, p, end);
     }
     for (; i + GZ_BLOCK <= n; i += GZ_BLOCK)
       p += gz_block_encode_f32(x + i, GZ_BLOCK, qp, p);
