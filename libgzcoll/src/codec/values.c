@@ -785,8 +785,9 @@ encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
 
 /* The 32 values of the packed codes at pay (avail bytes, at least the
  * payload's) of widths w <= 32, w0 <= 56. */
-static void decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t avail,
-                           int w, int w0, const gz_quant_t *qp, float *y) {
+static inline __attribute__((always_inline)) void
+decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t avail, int w, int w0,
+               const gz_quant_t *qp, float *y) {
   uint64_t word[PAY_WORDS + 1], acc;
   uint32_t v[32];
   int64_t q[32];
@@ -820,8 +821,9 @@ static void decode_payload(const values_kernels_t *k, const uint8_t *pay, size_t
 
 /* One full PACKED block (in[0] <= 32, in[1] <= 56) of lossy float32 values
  * from avail bytes; 0 when it is longer than avail. */
-static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
-                         const gz_quant_t *qp, float *y) {
+static inline __attribute__((always_inline)) size_t
+decode_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
+           const gz_quant_t *qp, float *y) {
   size_t need = 2 + gz_packed_bytes(32, in[0], in[1]);
   if (need > avail)
     return 0;
@@ -830,8 +832,9 @@ static size_t decode_f32(const values_kernels_t *k, const uint8_t *in, size_t av
 }
 
 /* One full MIXED block, as gz_block_decode_f32 reads it. */
-static size_t decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
-                               const gz_quant_t *qp, float *y) {
+static inline __attribute__((always_inline)) size_t
+decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
+                 const gz_quant_t *qp, float *y) {
   uint32_t escaped, bits;
   size_t need, nesc;
   const uint8_t *vals = in + 7;
@@ -923,9 +926,11 @@ size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
   return (size_t)(p - out);
 }
 
-gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
-                                 size_t size, size_t n, const gz_quant_t *qp, void *out) {
-  const values_kernels_t *k = kernels_for(isa);
+/* The n values of the blocks in[0..size) at out; inlined once per kernel
+ * set, as encode_blocks. */
+static inline __attribute__((always_inline)) gz_result_t
+decode_blocks(const values_kernels_t *k, gz_dtype_t dtype, const uint8_t *in, size_t size,
+              size_t n, const gz_quant_t *qp, void *out) {
   size_t pos = 0, used, i;
   int fast = dtype == GZ_FLOAT32 && qp->eb > 0;
   for (i = 0; i < n; i += GZ_BLOCK) {
@@ -944,6 +949,29 @@ gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
     pos += used;
   }
   return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
+}
+
+static gz_result_t decode_blocks_portable(gz_dtype_t dtype, const uint8_t *in,
+                                          size_t size, size_t n, const gz_quant_t *qp,
+                                          void *out) {
+  return decode_blocks(&portable, dtype, in, size, n, qp, out);
+}
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static gz_result_t
+decode_blocks_avx2(gz_dtype_t dtype, const uint8_t *in, size_t size, size_t n,
+                   const gz_quant_t *qp, void *out) {
+  return decode_blocks(&avx2, dtype, in, size, n, qp, out);
+}
+#endif
+
+gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
+                                 size_t size, size_t n, const gz_quant_t *qp, void *out) {
+#ifdef HAVE_AVX2_PATH
+  if (kernels_for(isa) == &avx2)
+    return decode_blocks_avx2(dtype, in, size, n, qp, out);
+#endif
+  return decode_blocks_portable(dtype, in, size, n, qp, out);
 }
 
 size_t gz_encode_values(gz_dtype_t dtype, const void *in, size_t n, const gz_quant_t *qp,
