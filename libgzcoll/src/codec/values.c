@@ -409,6 +409,15 @@ __attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
   }
 }
 
+/* The 16 payload bytes from the one holding bit lo, and those from the one
+ * holding bit hi, as the two halves of a vector. */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+load_bytes_of(const uint8_t *pay, int lo, int hi) {
+  return _mm256_setr_m128i(
+      _mm_loadu_si128((const __m128i *)(const void *)(pay + (lo >> 3))),
+      _mm_loadu_si128((const __m128i *)(const void *)(pay + (hi >> 3))));
+}
+
 /* Each delta is read as 32 bits from the byte holding its first bit
  * (w + 7 <= 31), shifted down and masked; then unzigzag, prefix sums in eight
  * int32 lanes, conversion as gz_dequant_f32. The 32-bit reads are byte
@@ -443,13 +452,12 @@ decode_int32_avx2(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant
     /* first bit of value v >= 1 is w0 + (v - 1) w; value 0 (the first
      * code, u0) is read apart, so group 0 starts as if at value 1 */
     int lo = i ? w0 + (i - 1) * w : w0, hi = w0 + (i + 3) * w;
-    __m128i src_lo = _mm_loadu_si128((const __m128i *)(const void *)(pay + (lo >> 3))),
-            src_hi = _mm_loadu_si128((const __m128i *)(const void *)(pay + (hi >> 3)));
+    __m256i src = load_bytes_of(pay, lo, hi);
     __m256i at = _mm256_add_epi32(
         _mm256_setr_m128i(_mm_set1_epi32(lo & 7), _mm_set1_epi32(hi & 7)), in_group);
     __m256i ctrl = _mm256_add_epi32(_mm256_shuffle_epi8(_mm256_srli_epi32(at, 3), spread),
                                     byte_of_lane);
-    __m256i src = _mm256_setr_m128i(src_lo, src_hi), shift = _mm256_and_si256(at, seven);
+    __m256i shift = _mm256_and_si256(at, seven);
     __m256i z = _mm256_srlv_epi32(_mm256_shuffle_epi8(src, ctrl), shift);
     __m256i d;
     if (wide) /* the bits past the first word: sllv by 32 gives 0 */
@@ -522,13 +530,12 @@ __attribute__((target("avx2"))) static int decode32_avx2(const uint8_t *pay, int
     /* value v >= 1 starts at bit w0 + (v - 1) w; the first four are read
      * from value 1 on, then moved up a lane under the first code, u0 */
     int lo = w0 + (i ? i - 1 : 0) * w, hi = lo + 2 * w;
-    __m128i src_lo = _mm_loadu_si128((const __m128i *)(const void *)(pay + (lo >> 3))),
-            src_hi = _mm_loadu_si128((const __m128i *)(const void *)(pay + (hi >> 3)));
+    __m256i src = load_bytes_of(pay, lo, hi);
     __m256i at = _mm256_add_epi64(
         _mm256_setr_m128i(_mm_set1_epi64x(lo & 7), _mm_set1_epi64x(hi & 7)), in_pair);
     __m256i ctrl = _mm256_add_epi8(_mm256_shuffle_epi8(_mm256_srli_epi64(at, 3), spread),
                                    byte_of_lane);
-    __m256i raw = _mm256_shuffle_epi8(_mm256_setr_m128i(src_lo, src_hi), ctrl);
+    __m256i raw = _mm256_shuffle_epi8(src, ctrl);
     __m256i z =
         _mm256_and_si256(_mm256_srlv_epi64(raw, _mm256_and_si256(at, seven)), mask);
     __m256i d;
