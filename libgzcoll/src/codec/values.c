@@ -6,8 +6,9 @@
  * same ones); only the way they are computed differs:
  *  - quantization of a block of 32 values in one pass that also says whether
  *    every value is quantizable (AVX2 when the CPU has it, else the reference
- *    per-value routine); with AVX2, a block whose codes fit in (-2^30, 2^30)
- *    is first tried in 32-bit lanes, eight values a step;
+ *    per-value routine); with AVX2, every block is first tried in 32-bit
+ *    lanes, eight values a step, which settle it when each value is surely
+ *    accepted with a code in (-2^30, 2^30) or surely refused;
  *  - deltas and zigzag of the block, and the OR that gives its width;
  *  - packing and unpacking of the 31 deltas as straight-line code per width
  *    (1..32 bits), with no carried bit cursor: each 64-bit word of the
@@ -15,10 +16,12 @@
  *    knows; the first code's w0 bits are put in front by one multiword
  *    shift;
  *  - decoding: unzigzag and prefix sum, then the conversion to float (AVX2:
- *    deltas of up to 24 bits read by byte shuffles, eight at a time; codes
- *    converted four at a time, exact for |code| < 2^51, else scalar).
- * Blocks that do not fit the fast path (escapes, RAW, CONST, MIXED, widths
- * over 32, lossless, float64, a partial last block) go through gz_block.h.
+ *    deltas of up to 30 bits read by byte shuffles and summed in int32, eight
+ *    at a time; up to 32 bits four at a time in int64; codes converted
+ *    exactly for |code| < 2^51, else scalar);
+ *  - MIXED and CONST blocks on the same paths.
+ * RAW blocks, widths over 32, lossless, float64 and a partial last block go
+ * through gz_block.h.
  * tests/codec/test_codec_values.c checks that both instruction sets give the
  * reference bytes and decode each other's streams to the same values.
  */
