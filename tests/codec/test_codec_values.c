@@ -287,9 +287,9 @@ static void test_escapes(void) {
     for (int b = 0; b < 40; b++) {
       for (int i = 0; i < GZ_BLOCK; i++) {
         int esc;
-        /* step 1 (e = 0.5): scale 0, small codes; 1, codes near 2^30 of
-         * alternating sign (floats there are multiples of 64); 2, codes
-         * near 2^29 of one sign; 3, 2^-20 steps (e = 1e-4 below) */
+        /* scales 0..2 at step 1 (e = 0.5): 0, small codes; 1, codes near
+         * 2^30 of alternating sign (floats there are multiples of 64); 2,
+         * codes near 2^29 of one sign; 3, the values of 0 at e = 1e-4 */
         double v = scale == 1   ? ((i & 1) ? 1 : -1) * (0x1p30 - 64 * (1 + i % 5))
                    : scale == 2 ? 0x1p29 - 64.0 * (gz_rng_next(&rng) % 1000)
                                 : 100.0 * sin(0.1 * (double)(b * GZ_BLOCK + i));
