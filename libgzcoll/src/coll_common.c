@@ -140,6 +140,7 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
   double t = MPI_Wtime(), lo = HUGE_VAL, hi = -HUGE_VAL;
   gz_result_t rc = GZ_OK;
   int n32 = narrow && *narrow && range;
+  int64_t lim32 = code_limit < INT32_MAX ? code_limit : INT32_MAX;
   size_t piece_end = 0, k = 0;
   gz_indexed_put_t w;
   if (first && !first->len)
@@ -148,25 +149,35 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     size_t len;
     const char *x = (const char *)in + off * esz;
     int in_first = first && off >= first->off && off < first->off + first->len;
-    int64_t tile[GZ_QPART];
+    int64_t tile[GZ_QPART]; /* int32 codes in its first half with n32 */
+    int32_t *to32 = NULL;   /* with n32: where this part's codes go */
     end = part_end(first, off, n, &piece_end);
     len = end - off;
     if (range) {
       double l, h;
-      range_part(dtype, x, len, &l, &h);
+      gz_result_t qr = GZ_OK;
+      if (n32) { /* codes and range in one read */
+        to32 = in_first && !first->keep ? (int32_t *)tile : (int32_t *)codes + off;
+        qr = gz_quantize32_range(dtype, x, len, eb, lim32, to32, &l, &h);
+      } else {
+        range_part(dtype, x, len, &l, &h);
+      }
       if (n32 && !gz_codes_fit32(h >= l ? fmax(fabs(l), fabs(h)) : 0.0, eb, terms)) {
         gz_codes_widen(codes, off);
         n32 = 0;
+        to32 = NULL;
+      } else if (n32 && qr != GZ_OK) { /* a NaN: the careful path decides */
+        rc = quantize_part32(dtype, x, len, eb, code_limit, to32);
       }
       lo = l < lo ? l : lo;
       hi = h > hi ? h : hi;
     }
-    if (in_first && !first->keep) { /* the same codes, in L1 only */
+    if (to32) {
+      /* quantized above */
+    } else if (in_first && !first->keep) { /* the same codes, in L1 only */
       rc = gz_quantize(dtype, x, len, eb, code_limit, tile);
       if (rc == GZ_ERR_RANGE)
         rc = requantize(dtype, x, len, eb, code_limit, tile);
-    } else if (n32) {
-      rc = quantize_part32(dtype, x, len, eb, code_limit, (int32_t *)codes + off);
     } else {
       rc = gz_quantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
       if (rc == GZ_ERR_RANGE)
@@ -175,7 +186,7 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     if (in_first && rc == GZ_OK)
       rc = first->keep ? first_put(first, &w, &k, off, end, piece_end,
                                    gz_code_at(codes, n32, off), n32)
-                       : first_put(first, &w, &k, off, end, piece_end, tile, 0);
+                       : first_put(first, &w, &k, off, end, piece_end, tile, n32);
   }
   if (n == 0)
     rc = gz_quantize(dtype, in, 0, eb, code_limit, codes);
@@ -239,6 +250,20 @@ gz_result_t gz_run_decode_values(gz_run_t *run, const void *in, size_t size,
   gz_result_t rc = gz_codes_decode_indexed_values(
       in, size, v->dtype, n, v->eb, (char *)v->out + off * gz_dtype_size(v->dtype),
       &amax);
+  v->amax = amax > v->amax ? amax : v->amax;
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
+gz_result_t gz_run_decode_reduce_values(gz_run_t *run, gz_op_t op, const void *in,
+                                        size_t size, const void *acc, int narrow,
+                                        gz_values_t *v, size_t off, size_t n) {
+  double t = MPI_Wtime();
+  int64_t amax = 0;
+  gz_result_t rc = gz_codes_decode_indexed_reduce_values(
+      (int)op, in, size, acc, narrow, v->dtype, n, v->eb,
+      (char *)v->out + off * gz_dtype_size(v->dtype), &amax);
   v->amax = amax > v->amax ? amax : v->amax;
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;

@@ -145,3 +145,36 @@ gz_result_t gz_codes_decode_indexed_values(const void *in, size_t size, gz_dtype
   *amax = m;
   return GZ_OK;
 }
+
+gz_result_t gz_codes_decode_indexed_reduce_values(int op, const void *in, size_t size,
+                                                  const void *acc, int narrow,
+                                                  gz_dtype_t dtype, size_t n, double eb,
+                                                  void *out, int64_t *amax) {
+  size_t S = gz_seg_count(n), esz = gz_dtype_size(dtype);
+  const uint8_t *p = in;
+  int64_t m = 0;
+  int overflow = 0;
+  if ((!in && size) || ((!out || !acc) && n) || !amax || !esz || op < GZ_DEV_OP_SUM ||
+      op >= GZ_DEV_OP_REPLACE)
+    return GZ_ERR_ARG;
+  *amax = 0;
+  if (size < 8 * S || (!n && size))
+    return GZ_ERR_CORRUPT;
+  for (size_t s = 0; s < S; s++) {
+    uint64_t start, end;
+    int64_t a = 0;
+    gz_result_t rc = seg_bounds(p, size, n, s, &start, &end);
+    if (rc == GZ_OK)
+      rc = gz_codes_decode_reduce_values(
+          (gz_op_t)op, p + 8 * S + start, (size_t)(end - start),
+          (const char *)acc + s * SEG_VALUES * width(narrow), narrow, dtype,
+          seg_len(n, s), eb, (char *)out + s * SEG_VALUES * esz, &a);
+    if (rc == GZ_ERR_OVERFLOW)
+      overflow = 1;
+    else if (rc != GZ_OK)
+      return rc;
+    m = a > m ? a : m;
+  }
+  *amax = m;
+  return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
+}
