@@ -60,9 +60,6 @@ static gz_result_t requantize(gz_dtype_t dtype, const void *in, size_t n, double
   return GZ_OK;
 }
 
-static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
-                       double *hi);
-
 /* One part into int32 codes, ties re-examined through an int64 tile. */
 static gz_result_t quantize_part32(gz_dtype_t dtype, const void *x, size_t len, double eb,
                                    int64_t code_limit, int32_t *codes) {
@@ -160,7 +157,7 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
         to32 = in_first && !first->keep ? (int32_t *)tile : (int32_t *)codes + off;
         qr = gz_quantize32_range(dtype, x, len, eb, lim32, to32, &l, &h);
       } else {
-        range_part(dtype, x, len, &l, &h);
+        gz_codes_range(dtype, x, len, &l, &h);
       }
       if (n32 && !gz_codes_fit32(h >= l ? fmax(fabs(l), fabs(h)) : 0.0, eb, terms)) {
         gz_codes_widen(codes, off);
@@ -439,54 +436,10 @@ MPI_Datatype gz_mpi_type(gz_dtype_t dtype) {
   return dtype == GZ_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
 }
 
-/* Min and max over 16 lanes (vectorizes); NaN compares false, so it is
- * skipped. An infinity shows up as a bound of +-inf: the caller then takes
- * the careful path. */
-#define GZ_LANES 16
-#define GZ_RANGE_FN(name, T)                                                             \
-  static void name(const T *x, size_t n, double *plo, double *phi) {                     \
-    T lo[GZ_LANES], hi[GZ_LANES];                                                        \
-    size_t i = 0;                                                                        \
-    for (int k = 0; k < GZ_LANES; k++) {                                                 \
-      lo[k] = (T)INFINITY;                                                               \
-      hi[k] = (T)-INFINITY;                                                              \
-    }                                                                                    \
-    for (; i + GZ_LANES <= n; i += GZ_LANES)                                             \
-      for (int k = 0; k < GZ_LANES; k++) {                                               \
-        T v = x[i + k];                                                                  \
-        lo[k] = v < lo[k] ? v : lo[k];                                                   \
-        hi[k] = v > hi[k] ? v : hi[k];                                                   \
-      }                                                                                  \
-    for (int k = 0; i < n; i++, k++) {                                                   \
-      T v = x[i];                                                                        \
-      lo[k] = v < lo[k] ? v : lo[k];                                                     \
-      hi[k] = v > hi[k] ? v : hi[k];                                                     \
-    }                                                                                    \
-    for (int k = 1; k < GZ_LANES; k++) {                                                 \
-      lo[0] = lo[k] < lo[0] ? lo[k] : lo[0];                                             \
-      hi[0] = hi[k] > hi[0] ? hi[k] : hi[0];                                             \
-    }                                                                                    \
-    *plo = (double)lo[0];                                                                \
-    *phi = (double)hi[0];                                                                \
-  }
-GZ_RANGE_FN(range_f32, float)
-GZ_RANGE_FN(range_f64, double)
-
-static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
-                       double *hi) {
-  if (dtype == GZ_FLOAT32)
-    range_f32(in, n, lo, hi);
-  else
-    range_f64(in, n, lo, hi);
-}
-
 void gz_local_range(gz_dtype_t dtype, const void *in, size_t n, double *lo, double *hi,
                     double *absmax) {
   double l, h;
-  if (dtype == GZ_FLOAT32)
-    range_f32(in, n, &l, &h);
-  else
-    range_f64(in, n, &l, &h);
+  gz_codes_range(dtype, in, n, &l, &h);
   if (l == -HUGE_VAL || h == HUGE_VAL) { /* infinities present: finite values only */
     l = HUGE_VAL;
     h = -HUGE_VAL;

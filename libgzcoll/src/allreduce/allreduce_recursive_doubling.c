@@ -32,7 +32,11 @@
  *   compression:   S encode(n) + S decode-reduce(n) on the critical path
  *                  (plus the quantize and dequantize of the caller; the
  *                  first encode runs inside the quantization, from L1:
- *                  the host row's first hook, the device row's first_msg).
+ *                  the host row's first hook, the device row's first_msg;
+ *                  on the host a rank's last receive decodes, combines and
+ *                  writes the values in one pass, so the caller does not
+ *                  dequantize, except on the odd ranks < 2r, which send
+ *                  the total after it).
  *   Few, large codec calls: good when per-call codec overhead is high or P
  *   is large relative to n. Messages of any size (gz_xfer splits them).
  *   On a GPU each step also waits once for the encoded size (MPI needs it)

@@ -83,6 +83,11 @@ gz_result_t gz_dequantize_absmax(gz_dtype_t dtype, const int64_t *codes, size_t 
  * GZ_ERR_CORRUPT, a sum that does not fit GZ_ERR_OVERFLOW. */
 gz_result_t gz_quantize32(gz_dtype_t dtype, const void *in, size_t n, double eb,
                           int64_t code_limit, int32_t *codes);
+/* The minimum and maximum of x[0..n) but NaN (an infinity is a bound; *lo >
+ * *hi when there is none), over 16 lanes (element i in lane i mod 16, the
+ * tail from lane 0, the lanes folded in order: the sign of a zero bound is
+ * this order's). */
+void gz_codes_range(gz_dtype_t dtype, const void *x, size_t n, double *lo, double *hi);
 /* gz_quantize32's codes and, in the same pass, the range of the values
  * but NaN (the collectives' lanes; an infinity is a bound; *lo > *hi when
  * every value is NaN). GZ_ERR_RANGE only when a value is NaN or the largest

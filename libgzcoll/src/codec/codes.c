@@ -117,24 +117,66 @@ GZ_INLINE int reduce_block(gz_op_t op, int64_t *acc, const int64_t *in, int n) {
   return (int)(overflow >> 63);
 }
 
+/* Store a decoded block into int32 codes, or combine it into them; returns
+ * nonzero when a value or a SUM does not fit in int32. */
+GZ_INLINE uint64_t narrow_block(int reduce, gz_op_t op, int32_t *acc, const int64_t *in,
+                                int n) {
+  uint64_t bad = 0;
+  if (!reduce || op != GZ_OP_SUM)
+    for (int i = 0; i < n; i++)
+      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 31)) >> 32;
+  if (bad)
+    return bad;
+  if (!reduce) {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i];
+  } else if (op == GZ_OP_SUM) {
+    for (int i = 0; i < n; i++) {
+      int64_t sum = (int64_t)acc[i] + in[i]; /* |in| < 2^62: checked below */
+      bad |= ((uint64_t)sum + (UINT64_C(1) << 31)) >> 32;
+      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 62)) >> 63;
+      acc[i] = (int32_t)sum;
+    }
+  } else if (op == GZ_OP_MAX) {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i] > acc[i] ? (int32_t)in[i] : acc[i];
+  } else {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i] < acc[i] ? (int32_t)in[i] : acc[i];
+  }
+  return bad;
+}
+
+/* Decode n codes (whole blocks) from p[*pos, size) into acc (int64, int32
+ * with narrow), or combine them into it with op (reduce), advancing *pos.
+ * GZ_ERR_CORRUPT when a block does not decode; *bad nonzero when a SUM
+ * overflows or (narrow) a value or a combination does not fit int32. */
+GZ_INLINE gz_result_t decode_run(const uint8_t *p, size_t size, size_t *pos, void *acc,
+                                 int narrow, size_t n, int reduce, gz_op_t op,
+                                 uint64_t *bad) {
+  for (size_t i = 0; i < n; i += GZ_BLOCK) {
+    int64_t block[GZ_BLOCK];
+    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
+    int64_t *dst = !narrow && !reduce ? (int64_t *)acc + i : block;
+    size_t used = gz_block_decode_codes(p + *pos, size - *pos, len, dst);
+    if (!used)
+      return GZ_ERR_CORRUPT;
+    *pos += used;
+    if (narrow)
+      *bad |= narrow_block(reduce, op, (int32_t *)acc + i, block, len);
+    else if (reduce)
+      *bad |= (uint64_t)reduce_block(op, (int64_t *)acc + i, block, len);
+  }
+  return GZ_OK;
+}
+
 /* Decode n codes from size bytes into out, or (reduce) combine them into
  * out with op. Returns GZ_OK, GZ_ERR_CORRUPT or GZ_ERR_OVERFLOW. */
 GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, int64_t *out, size_t n,
                                   int reduce, gz_op_t op) {
   size_t pos = 0;
-  int overflow = 0;
-  for (size_t i = 0; i < n; i += GZ_BLOCK) {
-    int64_t block[GZ_BLOCK];
-    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
-    size_t used =
-        gz_block_decode_codes(p + pos, size - pos, len, reduce ? block : out + i);
-    if (!used)
-      return GZ_ERR_CORRUPT;
-    pos += used;
-    if (reduce)
-      overflow |= reduce_block(op, out + i, block, len);
-  }
-  if (pos != size)
+  uint64_t overflow = 0;
+  if (decode_run(p, size, &pos, out, 0, n, reduce, op, &overflow) != GZ_OK || pos != size)
     return GZ_ERR_CORRUPT;
   return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
 }
@@ -150,14 +192,10 @@ GZ_INLINE gz_result_t decode_values_body(const uint8_t *p, size_t size, size_t n
   uint64_t m = 0;
   for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
     int64_t tile[GZ_DQ_TILE];
+    uint64_t none = 0;
     size_t len = n - t < GZ_DQ_TILE ? n - t : GZ_DQ_TILE, a;
-    for (size_t i = 0; i < len; i += GZ_BLOCK) {
-      int blen = (int)(len - i < GZ_BLOCK ? len - i : GZ_BLOCK);
-      size_t used = gz_block_decode_codes(p + pos, size - pos, blen, tile + i);
-      if (!used)
-        return GZ_ERR_CORRUPT;
-      pos += used;
-    }
+    if (decode_run(p, size, &pos, tile, 0, len, 0, GZ_OP_SUM, &none) != GZ_OK)
+      return GZ_ERR_CORRUPT;
     a = dequant_body(tile, len, step,
                      f32 ? (void *)((float *)out + t) : ((double *)out + t), f32);
     m = a > m ? a : m;
@@ -220,50 +258,11 @@ GZ_INLINE uint8_t *encode32_body(const int32_t *codes, size_t n, uint8_t *p) {
   return p;
 }
 
-/* Store a decoded block into int32 codes, or combine it into them; returns
- * nonzero when a value or a SUM does not fit in int32. */
-GZ_INLINE uint64_t narrow_block(int reduce, gz_op_t op, int32_t *acc, const int64_t *in,
-                                int n) {
-  uint64_t bad = 0;
-  if (!reduce || op != GZ_OP_SUM)
-    for (int i = 0; i < n; i++)
-      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 31)) >> 32;
-  if (bad)
-    return bad;
-  if (!reduce) {
-    for (int i = 0; i < n; i++)
-      acc[i] = (int32_t)in[i];
-  } else if (op == GZ_OP_SUM) {
-    for (int i = 0; i < n; i++) {
-      int64_t sum = (int64_t)acc[i] + in[i]; /* |in| < 2^62: checked below */
-      bad |= ((uint64_t)sum + (UINT64_C(1) << 31)) >> 32;
-      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 62)) >> 63;
-      acc[i] = (int32_t)sum;
-    }
-  } else if (op == GZ_OP_MAX) {
-    for (int i = 0; i < n; i++)
-      acc[i] = (int32_t)in[i] > acc[i] ? (int32_t)in[i] : acc[i];
-  } else {
-    for (int i = 0; i < n; i++)
-      acc[i] = (int32_t)in[i] < acc[i] ? (int32_t)in[i] : acc[i];
-  }
-  return bad;
-}
-
 GZ_INLINE gz_result_t decode32_body(const uint8_t *p, size_t size, int32_t *out, size_t n,
                                     int reduce, gz_op_t op) {
   size_t pos = 0;
   uint64_t bad = 0;
-  for (size_t i = 0; i < n; i += GZ_BLOCK) {
-    int64_t block[GZ_BLOCK];
-    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
-    size_t used = gz_block_decode_codes(p + pos, size - pos, len, block);
-    if (!used)
-      return GZ_ERR_CORRUPT;
-    pos += used;
-    bad |= narrow_block(reduce, op, out + i, block, len);
-  }
-  if (pos != size)
+  if (decode_run(p, size, &pos, out, 1, n, reduce, op, &bad) != GZ_OK || pos != size)
     return GZ_ERR_CORRUPT;
   return bad ? (reduce ? GZ_ERR_OVERFLOW : GZ_ERR_CORRUPT) : GZ_OK;
 }
@@ -278,60 +277,59 @@ GZ_INLINE gz_result_t decode_reduce_values_body(const uint8_t *p, size_t size, g
                                                 uint64_t *amax) {
   size_t pos = 0;
   uint64_t m = 0, bad = 0;
-  int overflow = 0;
   for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
     union {
       int64_t w[GZ_DQ_TILE];
       int32_t n[GZ_DQ_TILE];
     } tile;
-    int64_t *wide = tile.w;
-    int32_t *tile32 = tile.n;
     size_t len = n - t < GZ_DQ_TILE ? n - t : GZ_DQ_TILE, a;
     void *o = f32 ? (void *)((float *)out + t) : (void *)((double *)out + t);
     if (narrow)
-      memcpy(tile32, (const int32_t *)acc + t, len * sizeof(int32_t));
+      memcpy(tile.n, (const int32_t *)acc + t, len * sizeof(int32_t));
     else
-      memcpy(wide, (const int64_t *)acc + t, len * sizeof(int64_t));
-    for (size_t i = 0; i < len; i += GZ_BLOCK) {
-      int64_t block[GZ_BLOCK];
-      int blen = (int)(len - i < GZ_BLOCK ? len - i : GZ_BLOCK);
-      size_t used = gz_block_decode_codes(p + pos, size - pos, blen, block);
-      if (!used)
-        return GZ_ERR_CORRUPT;
-      pos += used;
-      if (narrow)
-        bad |= narrow_block(1, op, tile32 + i, block, blen);
-      else
-        overflow |= reduce_block(op, wide + i, block, blen);
-    }
-    a = narrow ? dequant32_body(tile32, len, step, o, f32)
-               : dequant_body(wide, len, step, o, f32);
+      memcpy(tile.w, (const int64_t *)acc + t, len * sizeof(int64_t));
+    if (decode_run(p, size, &pos, narrow ? (void *)tile.n : (void *)tile.w, narrow, len,
+                   1, op, &bad) != GZ_OK)
+      return GZ_ERR_CORRUPT;
+    a = narrow ? dequant32_body(tile.n, len, step, o, f32)
+               : dequant_body(tile.w, len, step, o, f32);
     m = a > m ? a : m;
   }
   *amax = m;
   if (pos != size)
     return GZ_ERR_CORRUPT;
-  return bad || overflow ? GZ_ERR_OVERFLOW : GZ_OK;
+  return bad ? GZ_ERR_OVERFLOW : GZ_OK;
 }
 
 /* ---- int32 codes and the range in one pass ------------------------------- */
 /* The collectives' quantization of a part: int32 codes (the low 32 bits of
- * rint(x / step), as quant32) and the range of the part, with one
- * read of x. The range is the collectives' (coll_common.c, range_part):
- * minimum and maximum over GZ_RLANES lanes, element i in lane i mod
- * GZ_RLANES from the start, the tail's elements from lane 0, the lanes
- * folded into lane 0 in order; NaN is skipped (it compares false), an
- * infinity is a bound. ok: no
- * NaN and the largest |x| (so every value) gives a code within lim; no bound
- * check: the collectives accept a code whose error is a rounding above eb
+ * rint(x / step), as quant32) and the range of the part (gz_codes_range's:
+ * its lanes, in its order), with one read of x. ok: no NaN and the largest
+ * |x| (so every value) gives a code within the limit; no bound check: the
+ * collectives accept a code whose error is a rounding above eb
  * (coll_common.c), so a caller re-examines only a part that is not ok. */
 #define GZ_RLANES 16
-#define GZ_Q32R_BODY(name, T)                                                            \
-  GZ_INLINE int name(const T *x, size_t n, const gz_quant_t *qp, int32_t *restrict q,    \
-                     double *plo, double *phi) {                                         \
+
+/* The bounds of the lanes: lane 0, then lanes 1 .. GZ_RLANES - 1 in order. */
+#define GZ_FOLD_FN(name, T)                                                              \
+  static void name(const T *lo, const T *hi, double *plo, double *phi) {                 \
+    T l = lo[0], h = hi[0];                                                              \
+    for (int k = 1; k < GZ_RLANES; k++) {                                                \
+      l = lo[k] < l ? lo[k] : l;                                                         \
+      h = hi[k] > h ? hi[k] : h;                                                         \
+    }                                                                                    \
+    *plo = (double)l;                                                                    \
+    *phi = (double)h;                                                                    \
+  }
+GZ_FOLD_FN(fold_f32, float)
+GZ_FOLD_FN(fold_f64, double)
+
+/* Minimum and maximum over the lanes (vectorizes); NaN compares false, so
+ * it is skipped; an infinity is a bound. */
+#define GZ_RANGE_FN(name, fold, T)                                                       \
+  static void name(const T *x, size_t n, double *plo, double *phi) {                     \
     T lo[GZ_RLANES], hi[GZ_RLANES];                                                      \
     size_t i = 0;                                                                        \
-    int nan = 0;                                                                         \
     for (int k = 0; k < GZ_RLANES; k++) {                                                \
       lo[k] = (T)INFINITY;                                                               \
       hi[k] = (T)-INFINITY;                                                              \
@@ -347,35 +345,44 @@ GZ_INLINE gz_result_t decode_reduce_values_body(const uint8_t *p, size_t size, g
       lo[k] = v < lo[k] ? v : lo[k];                                                     \
       hi[k] = v > hi[k] ? v : hi[k];                                                     \
     }                                                                                    \
-    for (i = 0; i < n; i++) {                                                            \
-      double sh = GZ_ADD(GZ_MUL((double)x[i], qp->inv_step), GZ_RINT_SHIFT);             \
-      nan |= x[i] != x[i];                                                               \
-      q[i] = (int32_t)(uint32_t)(uint64_t)gz_rint_code(sh);                              \
-    }                                                                                    \
-    return range_fold(lo, hi, sizeof(T) == sizeof(float), nan, qp, plo, phi);            \
+    fold(lo, hi, plo, phi);                                                              \
   }
+GZ_RANGE_FN(range_f32, fold_f32, float)
+GZ_RANGE_FN(range_f64, fold_f64, double)
 
-/* Fold the lanes (float or double) into *plo, *phi; the part's ok. */
-static int range_fold(const void *lov, const void *hiv, int f32, int nan,
-                      const gz_quant_t *qp, double *plo, double *phi) {
-  double lo = f32 ? (double)((const float *)lov)[0] : ((const double *)lov)[0];
-  double hi = f32 ? (double)((const float *)hiv)[0] : ((const double *)hiv)[0], amax;
-  for (int k = 1; k < GZ_RLANES; k++) {
-    double l = f32 ? (double)((const float *)lov)[k] : ((const double *)lov)[k];
-    double h = f32 ? (double)((const float *)hiv)[k] : ((const double *)hiv)[k];
-    lo = l < lo ? l : lo;
-    hi = h > hi ? h : hi;
-  }
-  *plo = lo;
-  *phi = hi;
-  if (!(hi >= lo)) /* no finite value */
+void gz_codes_range(gz_dtype_t dtype, const void *x, size_t n, double *lo, double *hi) {
+  if (dtype == GZ_FLOAT32)
+    range_f32(x, n, lo, hi);
+  else
+    range_f64(x, n, lo, hi);
+}
+
+/* The part's ok from its range: no NaN, and the largest |x| (so every
+ * value) gives a code within qp->code_max. */
+static int range_ok(double lo, double hi, int nan, const gz_quant_t *qp) {
+  double amax;
+  if (!(hi >= lo)) /* nothing but NaN */
     return !nan;
   amax = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
   return !nan && fabs(GZ_ADD(GZ_ADD(GZ_MUL(amax, qp->inv_step), GZ_RINT_SHIFT),
                              -GZ_RINT_SHIFT)) <= qp->code_max;
 }
-GZ_Q32R_BODY(quant32_range_f32_portable, float)
-GZ_Q32R_BODY(quant32_range_f64_portable, double)
+
+/* The reference loop: the range, then the codes. */
+#define GZ_Q32R_BODY(name, range, T)                                                     \
+  static int name(const T *x, size_t n, const gz_quant_t *qp, int32_t *restrict q,       \
+                  double *plo, double *phi) {                                            \
+    int nan = 0;                                                                         \
+    range(x, n, plo, phi);                                                               \
+    for (size_t i = 0; i < n; i++) {                                                     \
+      double sh = GZ_ADD(GZ_MUL((double)x[i], qp->inv_step), GZ_RINT_SHIFT);             \
+      nan |= x[i] != x[i];                                                               \
+      q[i] = (int32_t)(uint32_t)(uint64_t)gz_rint_code(sh);                              \
+    }                                                                                    \
+    return range_ok(*plo, *phi, nan, qp);                                                \
+  }
+GZ_Q32R_BODY(quant32_range_f32_portable, range_f32, float)
+GZ_Q32R_BODY(quant32_range_f64_portable, range_f64, double)
 
 #ifdef GZ_HAVE_AVX2
 /* The same in AVX2 intrinsics: sixteen lanes are two (float) or four
@@ -428,7 +435,8 @@ GZ_TARGET_AVX2 static int quant32_range_f32_avx2(const float *x, size_t n,
     bad |= v != v;
     q[i] = (int32_t)(uint32_t)(uint64_t)gz_rint_code(sh);
   }
-  return range_fold(lo, hi, 1, bad, qp, plo, phi);
+  fold_f32(lo, hi, plo, phi);
+  return range_ok(*plo, *phi, bad, qp);
 }
 
 GZ_TARGET_AVX2 static int quant32_range_f64_avx2(const double *x, size_t n,
@@ -473,7 +481,8 @@ GZ_TARGET_AVX2 static int quant32_range_f64_avx2(const double *x, size_t n,
     bad |= v != v;
     q[i] = (int32_t)(uint32_t)(uint64_t)gz_rint_code(sh);
   }
-  return range_fold(lo, hi, 0, bad, qp, plo, phi);
+  fold_f64(lo, hi, plo, phi);
+  return range_ok(*plo, *phi, bad, qp);
 }
 #endif
 
