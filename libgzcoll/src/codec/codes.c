@@ -170,15 +170,16 @@ GZ_INLINE gz_result_t decode_run(const uint8_t *p, size_t size, size_t *pos, voi
   return GZ_OK;
 }
 
-/* Decode n codes from size bytes into out, or (reduce) combine them into
- * out with op. Returns GZ_OK, GZ_ERR_CORRUPT or GZ_ERR_OVERFLOW. */
-GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, int64_t *out, size_t n,
-                                  int reduce, gz_op_t op) {
+/* Decode n codes from size bytes into out (int64, int32 with narrow), or
+ * (reduce) combine them into out with op. Returns GZ_OK, GZ_ERR_CORRUPT (a
+ * narrow value that does not fit included) or GZ_ERR_OVERFLOW. */
+GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, void *out, int narrow,
+                                  size_t n, int reduce, gz_op_t op) {
   size_t pos = 0;
-  uint64_t overflow = 0;
-  if (decode_run(p, size, &pos, out, 0, n, reduce, op, &overflow) != GZ_OK || pos != size)
+  uint64_t bad = 0;
+  if (decode_run(p, size, &pos, out, narrow, n, reduce, op, &bad) != GZ_OK || pos != size)
     return GZ_ERR_CORRUPT;
-  return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
+  return bad ? (reduce ? GZ_ERR_OVERFLOW : GZ_ERR_CORRUPT) : GZ_OK;
 }
 
 /* Decode n codes from size bytes straight into values (decode fused with
@@ -256,15 +257,6 @@ GZ_INLINE uint8_t *encode32_body(const int32_t *codes, size_t n, uint8_t *p) {
     p += gz_block_encode_codes(block, len, p);
   }
   return p;
-}
-
-GZ_INLINE gz_result_t decode32_body(const uint8_t *p, size_t size, int32_t *out, size_t n,
-                                    int reduce, gz_op_t op) {
-  size_t pos = 0;
-  uint64_t bad = 0;
-  if (decode_run(p, size, &pos, out, 1, n, reduce, op, &bad) != GZ_OK || pos != size)
-    return GZ_ERR_CORRUPT;
-  return bad ? (reduce ? GZ_ERR_OVERFLOW : GZ_ERR_CORRUPT) : GZ_OK;
 }
 
 /* Decode n codes, combine them with acc (int64, or int32 with narrow) and
@@ -527,7 +519,7 @@ typedef struct kernels {
   }                                                                                      \
   ATTR static gz_result_t decode_##sfx(const uint8_t *p, size_t size, int64_t *out,      \
                                        size_t n, int reduce, gz_op_t op) {               \
-    return decode_body(p, size, out, n, reduce, op);                                     \
+    return decode_body(p, size, out, 0, n, reduce, op);                                  \
   }                                                                                      \
   ATTR static int quant32_##sfx(const void *x, int f32, size_t n, const gz_quant_t *qp,  \
                                 int32_t *q) {                                            \
@@ -543,7 +535,7 @@ typedef struct kernels {
   }                                                                                      \
   ATTR static gz_result_t decode32_##sfx(const uint8_t *p, size_t size, int32_t *out,    \
                                          size_t n, int reduce, gz_op_t op) {             \
-    return decode32_body(p, size, out, n, reduce, op);                                   \
+    return decode_body(p, size, out, 1, n, reduce, op);                                  \
   }                                                                                      \
   ATTR static gz_result_t decode_values_##sfx(const uint8_t *p, size_t size, size_t n,   \
                                               double step, void *out, int f32,           \
