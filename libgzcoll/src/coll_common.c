@@ -125,10 +125,11 @@ static gz_result_t first_put(gz_first_t *f, gz_indexed_put_t *w, size_t *k, size
  * finite range of the values, each part's read just before it is quantized
  * (from cache then): one pass over the input instead of two. With *narrow
  * set, codes are int32 while every part's range fits (gz_codes_fit32 for
- * terms); the first part that does not widens what was written and the rest
- * is int64; *narrow says which. With first, the parts of the first message
- * are encoded as soon as they are quantized (from L1; without first->keep
- * through a tile, never written to codes). */
+ * terms), each part's codes and range from one read of it
+ * (gz_quantize32_range); the first part that does not widens what was
+ * written and the rest is int64; *narrow says which. With first, the parts of the first
+ * message are encoded as soon as they are quantized (from L1; without first->keep through
+ * a tile, never written to codes). */
 gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
                                   size_t n, double eb, int64_t code_limit, void *codes,
                                   gz_agree_t *range, int *narrow, int terms,
@@ -146,15 +147,18 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     size_t len;
     const char *x = (const char *)in + off * esz;
     int in_first = first && off >= first->off && off < first->off + first->len;
-    int64_t tile[GZ_QPART]; /* int32 codes in its first half with n32 */
-    int32_t *to32 = NULL;   /* with n32: where this part's codes go */
+    union {
+      int64_t w[GZ_QPART];
+      int32_t n[GZ_QPART]; /* with n32 */
+    } tile;
+    int32_t *to32 = NULL; /* with n32: where this part's codes go */
     end = part_end(first, off, n, &piece_end);
     len = end - off;
     if (range) {
       double l, h;
       gz_result_t qr = GZ_OK;
       if (n32) { /* codes and range in one read */
-        to32 = in_first && !first->keep ? (int32_t *)tile : (int32_t *)codes + off;
+        to32 = in_first && !first->keep ? tile.n : (int32_t *)codes + off;
         qr = gz_quantize32_range(dtype, x, len, eb, lim32, to32, &l, &h);
       } else {
         gz_codes_range(dtype, x, len, &l, &h);
@@ -172,9 +176,9 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     if (to32) {
       /* quantized above */
     } else if (in_first && !first->keep) { /* the same codes, in L1 only */
-      rc = gz_quantize(dtype, x, len, eb, code_limit, tile);
+      rc = gz_quantize(dtype, x, len, eb, code_limit, tile.w);
       if (rc == GZ_ERR_RANGE)
-        rc = requantize(dtype, x, len, eb, code_limit, tile);
+        rc = requantize(dtype, x, len, eb, code_limit, tile.w);
     } else {
       rc = gz_quantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
       if (rc == GZ_ERR_RANGE)
@@ -183,7 +187,8 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     if (in_first && rc == GZ_OK)
       rc = first->keep ? first_put(first, &w, &k, off, end, piece_end,
                                    gz_code_at(codes, n32, off), n32)
-                       : first_put(first, &w, &k, off, end, piece_end, tile, n32);
+                       : first_put(first, &w, &k, off, end, piece_end,
+                                   n32 ? (void *)tile.n : (void *)tile.w, n32);
   }
   if (n == 0)
     rc = gz_quantize(dtype, in, 0, eb, code_limit, codes);
