@@ -60,9 +60,6 @@ static gz_result_t requantize(gz_dtype_t dtype, const void *in, size_t n, double
   return GZ_OK;
 }
 
-static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
-                       double *hi);
-
 /* One part into int32 codes, ties re-examined through an int64 tile. */
 static gz_result_t quantize_part32(gz_dtype_t dtype, const void *x, size_t len, double eb,
                                    int64_t code_limit, int32_t *codes) {
@@ -128,10 +125,11 @@ static gz_result_t first_put(gz_first_t *f, gz_indexed_put_t *w, size_t *k, size
  * finite range of the values, each part's read just before it is quantized
  * (from cache then): one pass over the input instead of two. With *narrow
  * set, codes are int32 while every part's range fits (gz_codes_fit32 for
- * terms); the first part that does not widens what was written and the rest
- * is int64; *narrow says which. With first, the parts of the first message
- * are encoded as soon as they are quantized (from L1; without first->keep
- * through a tile, never written to codes). */
+ * terms), each part's codes and range from one read of it
+ * (gz_quantize32_range); the first part that does not widens what was
+ * written and the rest is int64; *narrow says which. With first, the parts of the first
+ * message are encoded as soon as they are quantized (from L1; without first->keep through
+ * a tile, never written to codes). */
 gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *in,
                                   size_t n, double eb, int64_t code_limit, void *codes,
                                   gz_agree_t *range, int *narrow, int terms,
@@ -140,6 +138,7 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
   double t = MPI_Wtime(), lo = HUGE_VAL, hi = -HUGE_VAL;
   gz_result_t rc = GZ_OK;
   int n32 = narrow && *narrow && range;
+  int64_t lim32 = code_limit < INT32_MAX ? code_limit : INT32_MAX;
   size_t piece_end = 0, k = 0;
   gz_indexed_put_t w;
   if (first && !first->len)
@@ -148,25 +147,38 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     size_t len;
     const char *x = (const char *)in + off * esz;
     int in_first = first && off >= first->off && off < first->off + first->len;
-    int64_t tile[GZ_QPART];
+    union {
+      int64_t w[GZ_QPART];
+      int32_t n[GZ_QPART]; /* with n32 */
+    } tile;
+    int32_t *to32 = NULL; /* with n32: where this part's codes go */
     end = part_end(first, off, n, &piece_end);
     len = end - off;
     if (range) {
       double l, h;
-      range_part(dtype, x, len, &l, &h);
+      gz_result_t qr = GZ_OK;
+      if (n32) { /* codes and range in one read */
+        to32 = in_first && !first->keep ? tile.n : (int32_t *)codes + off;
+        qr = gz_quantize32_range(dtype, x, len, eb, lim32, to32, &l, &h);
+      } else {
+        gz_codes_range(dtype, x, len, &l, &h);
+      }
       if (n32 && !gz_codes_fit32(h >= l ? fmax(fabs(l), fabs(h)) : 0.0, eb, terms)) {
         gz_codes_widen(codes, off);
         n32 = 0;
+        to32 = NULL;
+      } else if (n32 && qr != GZ_OK) { /* a NaN: the careful path decides */
+        rc = quantize_part32(dtype, x, len, eb, code_limit, to32);
       }
       lo = l < lo ? l : lo;
       hi = h > hi ? h : hi;
     }
-    if (in_first && !first->keep) { /* the same codes, in L1 only */
-      rc = gz_quantize(dtype, x, len, eb, code_limit, tile);
+    if (to32) {
+      /* quantized above */
+    } else if (in_first && !first->keep) { /* the same codes, in L1 only */
+      rc = gz_quantize(dtype, x, len, eb, code_limit, tile.w);
       if (rc == GZ_ERR_RANGE)
-        rc = requantize(dtype, x, len, eb, code_limit, tile);
-    } else if (n32) {
-      rc = quantize_part32(dtype, x, len, eb, code_limit, (int32_t *)codes + off);
+        rc = requantize(dtype, x, len, eb, code_limit, tile.w);
     } else {
       rc = gz_quantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
       if (rc == GZ_ERR_RANGE)
@@ -175,7 +187,8 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
     if (in_first && rc == GZ_OK)
       rc = first->keep ? first_put(first, &w, &k, off, end, piece_end,
                                    gz_code_at(codes, n32, off), n32)
-                       : first_put(first, &w, &k, off, end, piece_end, tile, 0);
+                       : first_put(first, &w, &k, off, end, piece_end,
+                                   n32 ? (void *)tile.n : (void *)tile.w, n32);
   }
   if (n == 0)
     rc = gz_quantize(dtype, in, 0, eb, code_limit, codes);
@@ -239,6 +252,20 @@ gz_result_t gz_run_decode_values(gz_run_t *run, const void *in, size_t size,
   gz_result_t rc = gz_codes_decode_indexed_values(
       in, size, v->dtype, n, v->eb, (char *)v->out + off * gz_dtype_size(v->dtype),
       &amax);
+  v->amax = amax > v->amax ? amax : v->amax;
+  run->t_codec += MPI_Wtime() - t;
+  run->passes += n;
+  return rc;
+}
+
+gz_result_t gz_run_decode_reduce_values(gz_run_t *run, gz_op_t op, const void *in,
+                                        size_t size, const void *acc, int narrow,
+                                        gz_values_t *v, size_t off, size_t n) {
+  double t = MPI_Wtime();
+  int64_t amax = 0;
+  gz_result_t rc = gz_codes_decode_indexed_reduce_values(
+      (int)op, in, size, acc, narrow, v->dtype, n, v->eb,
+      (char *)v->out + off * gz_dtype_size(v->dtype), &amax);
   v->amax = amax > v->amax ? amax : v->amax;
   run->t_codec += MPI_Wtime() - t;
   run->passes += n;
@@ -414,54 +441,10 @@ MPI_Datatype gz_mpi_type(gz_dtype_t dtype) {
   return dtype == GZ_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
 }
 
-/* Min and max over 16 lanes (vectorizes); NaN compares false, so it is
- * skipped. An infinity shows up as a bound of +-inf: the caller then takes
- * the careful path. */
-#define GZ_LANES 16
-#define GZ_RANGE_FN(name, T)                                                             \
-  static void name(const T *x, size_t n, double *plo, double *phi) {                     \
-    T lo[GZ_LANES], hi[GZ_LANES];                                                        \
-    size_t i = 0;                                                                        \
-    for (int k = 0; k < GZ_LANES; k++) {                                                 \
-      lo[k] = (T)INFINITY;                                                               \
-      hi[k] = (T)-INFINITY;                                                              \
-    }                                                                                    \
-    for (; i + GZ_LANES <= n; i += GZ_LANES)                                             \
-      for (int k = 0; k < GZ_LANES; k++) {                                               \
-        T v = x[i + k];                                                                  \
-        lo[k] = v < lo[k] ? v : lo[k];                                                   \
-        hi[k] = v > hi[k] ? v : hi[k];                                                   \
-      }                                                                                  \
-    for (int k = 0; i < n; i++, k++) {                                                   \
-      T v = x[i];                                                                        \
-      lo[k] = v < lo[k] ? v : lo[k];                                                     \
-      hi[k] = v > hi[k] ? v : hi[k];                                                     \
-    }                                                                                    \
-    for (int k = 1; k < GZ_LANES; k++) {                                                 \
-      lo[0] = lo[k] < lo[0] ? lo[k] : lo[0];                                             \
-      hi[0] = hi[k] > hi[0] ? hi[k] : hi[0];                                             \
-    }                                                                                    \
-    *plo = (double)lo[0];                                                                \
-    *phi = (double)hi[0];                                                                \
-  }
-GZ_RANGE_FN(range_f32, float)
-GZ_RANGE_FN(range_f64, double)
-
-static void range_part(gz_dtype_t dtype, const void *in, size_t n, double *lo,
-                       double *hi) {
-  if (dtype == GZ_FLOAT32)
-    range_f32(in, n, lo, hi);
-  else
-    range_f64(in, n, lo, hi);
-}
-
 void gz_local_range(gz_dtype_t dtype, const void *in, size_t n, double *lo, double *hi,
                     double *absmax) {
   double l, h;
-  if (dtype == GZ_FLOAT32)
-    range_f32(in, n, &l, &h);
-  else
-    range_f64(in, n, &l, &h);
+  gz_codes_range(dtype, in, n, &l, &h);
   if (l == -HUGE_VAL || h == HUGE_VAL) { /* infinities present: finite values only */
     l = HUGE_VAL;
     h = -HUGE_VAL;

@@ -121,7 +121,7 @@ static gz_result_t plain(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_t 
                          const char *why) {
   const gz_algorithm_t *mpi = a->ex ? gz_algorithm_device(d->coll, GZ_ALGO_MPI_NAME)
                                     : gz_algorithm(d->coll, GZ_ALGO_MPI_NAME);
-  gz_job_t job = {a, NULL, 0.0, run, mpi, "", 0, NULL, 0, NULL, 0, 0};
+  gz_job_t job = {.a = a, .run = run, .chosen = mpi};
   gz_result_t rc = GZ_OK;
   double rb = 0, u = a->dtype == GZ_FLOAT32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
   int P = ctx->size;
@@ -160,7 +160,7 @@ static double result_bound(gz_ctx_t ctx, const gz_coll_desc_t *d, const gz_args_
 static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
                              const gz_algorithm_t *alg, gz_agree_t *ag, gz_run_t *run,
                              gz_report_t *report) {
-  gz_job_t job = {a, NULL, 0.0, run, alg, "", 0, NULL, 0, NULL, 0, 0};
+  gz_job_t job = {.a = a, .run = run, .chosen = alg};
   double unit = gz_cast_unit((gz_cast_t)a->cast);
   char why[96];
   gz_result_t rc;
@@ -202,8 +202,8 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   gz_choice_t ch;
   gz_agree_t ag;
   gz_plan_t plan;
-  gz_first_t first = {0, 0, 1, 0, 0, NULL, NULL};
-  gz_job_t job = {a, NULL, 0.0, NULL, NULL, "", 0, NULL, 0, NULL, 0, 0};
+  gz_first_t first = {.piece = 1};
+  gz_job_t job = {.a = a};
   const gz_algorithm_t *alg;
   gz_result_t rc = GZ_OK, local;
   const char *why = NULL; /* the reason for taking the MPI path */

@@ -293,6 +293,12 @@ typedef struct gz_values {
 /* Decode n codes of an encoding straight into values off .. off + n - 1. */
 gz_result_t gz_run_decode_values(gz_run_t *run, const void *in, size_t size,
                                  gz_values_t *v, size_t off, size_t n);
+/* Decode n codes, combine them with op into a copy of acc (codes
+ * off .. off + n - 1, int32 with narrow; acc is not written) and write the
+ * values of the result there: the last decode+reduce of an algorithm. */
+gz_result_t gz_run_decode_reduce_values(gz_run_t *run, gz_op_t op, const void *in,
+                                        size_t size, const void *acc, int narrow,
+                                        gz_values_t *v, size_t off, size_t n);
 /* Dequantize n codes (int32 with narrow) into values off .. off + n - 1. */
 gz_result_t gz_run_values(gz_run_t *run, const void *codes, int narrow, gz_values_t *v,
                           size_t off, size_t n);

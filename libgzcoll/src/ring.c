@@ -99,6 +99,11 @@ static unsigned char *recv_slot(const gz_ring_t *g, int b, size_t k) {
                       : g->recv_set + k * g->cap;
 }
 
+/* The block that arrives in step s. */
+static int recv_block(const gz_ring_t *g, int s) {
+  return mod(g->r - s - g->ops->lag - 1, g->P);
+}
+
 static int tag(const gz_ring_t *g, int s, size_t k) {
   return GZ_TAG_RING + (int)(((size_t)g->ops->tag_set + (size_t)(s & 1)) * g->nch + k);
 }
@@ -140,7 +145,7 @@ static gz_result_t send_first(gz_ring_t *g, int b, size_t k) {
 }
 
 static gz_result_t post_recvs(gz_ring_t *g, int s) {
-  int b = mod(g->r - s - g->ops->lag - 1, g->P);
+  int b = recv_block(g, s);
   size_t n = nchunks(g, b);
   for (size_t k = 0; k < n; k++)
     if (MPI_Irecv(recv_slot(g, b, k), (int)g->cap, MPI_BYTE, g->left, tag(g, s, k),
@@ -152,7 +157,7 @@ static gz_result_t post_recvs(gz_ring_t *g, int s) {
 
 /* Hand the done chunks that arrived in step s to the algorithm. */
 static gz_result_t process(gz_ring_t *g, int s, int done) {
-  int b = mod(g->r - s - g->ops->lag - 1, g->P);
+  int b = recv_block(g, s);
   for (int i = 0; i < done; i++) {
     size_t k = (size_t)g->idx[i];
     int bytes = 0;

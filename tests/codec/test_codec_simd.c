@@ -204,6 +204,65 @@ static void test_stream2(void) {
   gz_chunk2_simd(-1);
 }
 
+/* gz_quantize32_range (the collectives' codes and range in one read): the
+ * portable loop and the AVX2 intrinsics give the same codes, range (to the
+ * sign of a zero) and result, the codes are gz_quantize's, the range is the
+ * minimum and maximum of the values but NaN, and a NaN or a code beyond the
+ * limit (an infinity among them) is
+ * GZ_ERR_RANGE; lengths below, at and off the vector and lane widths. */
+static void test_quant32_range(const float *xf, const double *xd, double eb,
+                               int64_t limit, const char *what) {
+  static const size_t lens[] = {0, 1, 7, 15, 16, 17, 33, 4096, 4099, N};
+  static int32_t q[2][2][N];
+  static int64_t ref[N];
+  limit = limit < INT32_MAX ? limit : INT32_MAX;
+  for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+    for (int t = 0; t < 2; t++) {
+      size_t n = lens[li];
+      gz_dtype_t dt = t ? GZ_FLOAT64 : GZ_FLOAT32;
+      const void *x = t ? (const void *)xd : (const void *)xf;
+      double lo[2], hi[2], rlo = INFINITY, rhi = -INFINITY, amax;
+      gz_result_t rc[2];
+      int nan = 0;
+      for (int level = 0; level < 2; level++) {
+        gz_codes_simd(level);
+        rc[level] =
+            gz_quantize32_range(dt, x, n, eb, limit, q[level][t], &lo[level], &hi[level]);
+      }
+      GZ_CHECK(rc[0] == rc[1] && !memcmp(&lo[0], &lo[1], sizeof lo[0]) &&
+                   !memcmp(&hi[0], &hi[1], sizeof hi[0]) &&
+                   (rc[0] != GZ_OK || !memcmp(q[0][t], q[1][t], n * sizeof(int32_t))),
+               "%s, %s, %zu values: int32 codes and range, portable and AVX2", what,
+               t ? "float64" : "float32", n);
+      for (size_t i = 0; i < n; i++) {
+        double v = t ? xd[i] : (double)xf[i];
+        nan |= v != v;
+        if (v == v) {
+          rlo = v < rlo ? v : rlo;
+          rhi = v > rhi ? v : rhi;
+        }
+      }
+      amax = rhi >= rlo ? fmax(fabs(rlo), fabs(rhi)) : 0.0;
+      GZ_CHECK(rhi >= rlo ? lo[0] == rlo && hi[0] == rhi : !(hi[0] >= lo[0]),
+               "%s, %zu values: the range is the minimum and maximum but NaN", what, n);
+      GZ_CHECK((rc[0] == GZ_OK) == (!nan && (rhi < rlo || fabs(rint(amax / (2.0 * eb))) <=
+                                                              (double)limit)),
+               "%s, %s, %zu values: refused exactly for a NaN or a code beyond the "
+               "limit (rc %d)",
+               what, t ? "float64" : "float32", n, (int)rc[0]);
+      if (rc[0] == GZ_OK && n) {
+        size_t diff = 0;
+        gz_codes_simd(0);
+        gz_quantize(dt, x, n, eb, INT64_C(1) << 50, ref); /* ties: RANGE, same codes */
+        for (size_t i = 0; i < n; i++)
+          diff += ref[i] != q[0][t][i];
+        GZ_CHECK(diff == 0, "%s, %zu values: %zu codes differ from gz_quantize's", what,
+                 n, diff);
+      }
+    }
+  gz_codes_simd(1);
+}
+
 int main(void) {
   static out_t a, b;
   static float xf[N];
@@ -263,6 +322,7 @@ int main(void) {
                "%s: int32 codes encode to the bytes of the same int64 codes",
                names[kind]);
     }
+    test_quant32_range(xf, xd, kind == 2 ? 0.00390625 : eb, limit, names[kind]);
     run(0, xf, xd, codes, kind == 2 ? 0.00390625 : eb, limit, &a);
     run(1, xf, xd, codes, kind == 2 ? 0.00390625 : eb, limit, &b);
     compare(names[kind], &a, &b, codes);
@@ -273,6 +333,30 @@ int main(void) {
     if (kind == 3 || kind == 4)
       GZ_CHECK(a.rc_q32 == GZ_ERR_RANGE && a.rc_q64 == GZ_ERR_RANGE, "%s refused",
                names[kind]);
+  }
+  { /* zeros of both signs (the lanes' order decides the sign of a bound),
+       then a NaN in the last vector and one in the tail */
+    for (size_t i = 0; i < N; i++) {
+      xd[i] = i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : 1e-3 * (double)(i % 5);
+      xf[i] = (float)xd[i];
+    }
+    test_quant32_range(xf, xd, eb, INT64_C(1) << 40, "signed zeros");
+    for (size_t i = 0; i < N; i++)
+      xd[i] = xf[i] = -(float)xd[i];
+    test_quant32_range(xf, xd, eb, INT64_C(1) << 40, "signed zeros, negated");
+    for (size_t i = 0; i < N; i++) { /* lanes 8-15 decide the upper bound */
+      xd[i] = i % 16 < 8 ? -1e-3 : (i / 16) % 2 ? -0.0 : 0.0;
+      xf[i] = (float)xd[i];
+    }
+    test_quant32_range(xf, xd, eb, INT64_C(1) << 40, "zeros in lanes 8-15");
+    for (size_t i = 0; i < N; i++)
+      xd[i] = xf[i] = -(float)xd[i];
+    test_quant32_range(xf, xd, eb, INT64_C(1) << 40, "zeros in lanes 8-15, negated");
+    xd[9990] = xf[9990] = NAN;
+    test_quant32_range(xf, xd, eb, INT64_C(1) << 40, "a NaN in the last vector");
+    xd[9990] = xf[9990] = 0.0f;
+    xd[N - 2] = xf[N - 2] = NAN;
+    test_quant32_range(xf, xd, eb, INT64_C(1) << 40, "a NaN in the tail");
   }
   test_stream2();
   return gz_test_finish();

@@ -9,6 +9,8 @@
  *     segment walk finds every block, round trips for SUM/MAX/MIN/REPLACE,
  *     corruption and truncation are reported; written in pieces, the same
  *     bytes; decoded straight into values, those of decode then dequantize;
+ *     decoded, combined and dequantized in one pass, those of decode+reduce
+ *     then dequantize;
  *   - the fixed pool never grows and carves aligned, disjoint pieces;
  *   - the CPU operations of the backend table agree with the library. */
 #include "gz_test.h"
@@ -444,6 +446,90 @@ static void test_indexed_pieces(void) {
   free(yd);
 }
 
+/* Decode+reduce fused with dequantization (a collective's last combine)
+ * gives the values, largest |code| and result of decode+reduce into a copy
+ * then dequantize, for SUM/MAX/MIN, int64 and int32 codes, at both SIMD
+ * levels; the accumulator is not written; an int32 sum beyond 2^31 is
+ * GZ_ERR_OVERFLOW as in decode+reduce, a truncated message corrupt. */
+static void test_indexed_reduce_values(void) {
+  const size_t n = 3 * (size_t)GZ_SEG_BLOCKS * GZ_BLOCK + 4321; /* 4 segments */
+  int64_t *acc = malloc(n * sizeof *acc), *msg = malloc(n * sizeof *msg),
+          *ref = malloc(n * sizeof *ref);
+  int32_t *acc32 = malloc(n * sizeof *acc32), *msg32 = malloc(n * sizeof *msg32),
+          *ref32 = malloc(n * sizeof *ref32);
+  size_t bound = gz_codes_indexed_bound(n), size = 0;
+  unsigned char *m = malloc(bound);
+  double *v = malloc(n * sizeof *v), *y = malloc(n * sizeof *y);
+  fill_codes(acc, n, 11);
+  fill_codes(msg, n, 12);
+  for (size_t i = 0; i < n; i++) {
+    acc32[i] = (int32_t)(acc[i] % 100000);
+    msg32[i] = (int32_t)(msg[i] % 100000);
+  }
+  for (int level = 0; level < 2; level++)
+    for (int narrow = 0; narrow < 2; narrow++)
+      for (int op = GZ_OP_SUM; op <= GZ_OP_MIN; op++)
+        for (int t = 0; t < 2; t++) {
+          gz_dtype_t dt = t ? GZ_FLOAT64 : GZ_FLOAT32;
+          size_t esz = t ? sizeof(double) : sizeof(float);
+          const void *a = narrow ? (const void *)acc32 : (const void *)acc;
+          int64_t amax = -1, ref_amax = -2;
+          gz_result_t rc, ref_rc;
+          gz_codes_simd(level);
+          GZ_CHECK(
+              gz_codes_encode_indexed(narrow ? (const void *)msg32 : (const void *)msg,
+                                      narrow, n, m, bound, &size) == GZ_OK,
+              "indexed encode");
+          memcpy(ref, acc, n * sizeof *ref);
+          memcpy(ref32, acc32, n * sizeof *ref32);
+          ref_rc = gz_codes_decode_indexed(
+              op, m, size, narrow ? (void *)ref32 : (void *)ref, narrow, n);
+          if (narrow)
+            gz_dequantize32_absmax(dt, ref32, n, 1e-3, y, &ref_amax);
+          else
+            gz_dequantize_absmax(dt, ref, n, 1e-3, y, &ref_amax);
+          rc = gz_codes_decode_indexed_reduce_values(op, m, size, a, narrow, dt, n, 1e-3,
+                                                     v, &amax);
+          GZ_CHECK(rc == GZ_OK && ref_rc == GZ_OK && !memcmp(v, y, n * esz) &&
+                       amax == ref_amax,
+                   "decode+reduce+dequantize = decode+reduce then dequantize (level %d, "
+                   "narrow %d, op %d, %s)",
+                   level, narrow, op, t ? "float64" : "float32");
+        }
+  /* the accumulator is read only; a truncated message; an int32 sum overflow */
+  fill_codes(ref, n, 11);
+  GZ_CHECK(!memcmp(ref, acc, n * sizeof *acc), "the accumulator is not written");
+  {
+    int64_t amax = 0;
+    GZ_CHECK(gz_codes_decode_indexed_reduce_values(GZ_OP_SUM, m, size - 1, acc32, 1,
+                                                   GZ_FLOAT64, n, 1e-3, v,
+                                                   &amax) == GZ_ERR_CORRUPT,
+             "decode+reduce+dequantize: truncated");
+    for (size_t i = 0; i < n; i++)
+      acc32[i] = i == n - 5 ? INT32_MAX - 10 : acc32[i];
+    msg32[n - 5] = 11;
+    GZ_CHECK(gz_codes_encode_indexed(msg32, 1, n, m, bound, &size) == GZ_OK,
+             "indexed encode");
+    memcpy(ref32, acc32, n * sizeof *ref32);
+    GZ_CHECK(gz_codes_decode_indexed(GZ_OP_SUM, m, size, ref32, 1, n) ==
+                     GZ_ERR_OVERFLOW &&
+                 gz_codes_decode_indexed_reduce_values(GZ_OP_SUM, m, size, acc32, 1,
+                                                       GZ_FLOAT64, n, 1e-3, v,
+                                                       &amax) == GZ_ERR_OVERFLOW,
+             "an int32 sum beyond 2^31: overflow, as decode+reduce");
+  }
+  gz_codes_simd(-1);
+  free(acc);
+  free(msg);
+  free(ref);
+  free(acc32);
+  free(msg32);
+  free(ref32);
+  free(m);
+  free(v);
+  free(y);
+}
+
 int main(int argc, char **argv) {
   int rc;
   MPI_Init(&argc, &argv);
@@ -452,6 +538,7 @@ int main(int argc, char **argv) {
   test_crc_combine();
   test_indexed();
   test_indexed_pieces();
+  test_indexed_reduce_values();
   test_pool();
   test_cpu_ops();
   test_config();

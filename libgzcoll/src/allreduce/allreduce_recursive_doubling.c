@@ -32,7 +32,11 @@
  *   compression:   S encode(n) + S decode-reduce(n) on the critical path
  *                  (plus the quantize and dequantize of the caller; the
  *                  first encode runs inside the quantization, from L1:
- *                  the host row's first hook, the device row's first_msg).
+ *                  the host row's first hook, the device row's first_msg;
+ *                  on the host a rank's last receive decodes, combines and
+ *                  writes the values in one pass, so the caller does not
+ *                  dequantize, except on the odd ranks < 2r, which send
+ *                  the total after it).
  *   Few, large codec calls: good when per-call codec overhead is high or P
  *   is large relative to n. Messages of any size (gz_xfer splits them).
  *   On a GPU each step also waits once for the encoded size (MPI needs it)
@@ -67,6 +71,8 @@ typedef struct step {
                  quantize-encode, first_msg): bytes, 0 if not */
   gz_run_t *run;
   gz_result_t local; /* the first local failure */
+  gz_values_t *vals; /* set for this rank's last receive (host row): it
+                        writes the result's values, not acc */
 } step_t;
 
 /* Encode acc, send it to dest and/or receive from src, combine what arrived
@@ -98,7 +104,14 @@ static gz_result_t exchange(step_t *s, int op, int dest, int src) {
     return rc;
   if (rc != GZ_OK && s->local == GZ_OK)
     s->local = rc;
-  if (src != MPI_PROC_NULL) {
+  if (src != MPI_PROC_NULL && s->vals) { /* the last decode: into the values */
+    rc = op == GZ_DEV_OP_REPLACE
+             ? gz_run_decode_values(s->run, s->rbuf, rsize, s->vals, 0, s->count)
+             : gz_run_decode_reduce_values(s->run, (gz_op_t)op, s->rbuf, rsize, s->acc,
+                                           ex->narrow, s->vals, 0, s->count);
+    if (rc != GZ_OK && s->local == GZ_OK)
+      s->local = rc;
+  } else if (src != MPI_PROC_NULL) {
     t = MPI_Wtime();
     rc = ex->be->decode_reduce(ex, op, s->rbuf, rsize, s->acc, s->count);
     s->run->t_codec += MPI_Wtime() - t;
@@ -109,12 +122,16 @@ static gz_result_t exchange(step_t *s, int op, int dest, int src) {
   return GZ_OK;
 }
 
+/* With s->vals, the rank's last receive writes the values; s->vals is left
+ * set only if one did (a rank that sends after it keeps its codes). */
 static gz_result_t redoub(step_t *s, int op) {
   int P = s->ctx->size, rank = s->ctx->rank, pof2 = 1, rem, newrank;
+  gz_values_t *vals = s->vals;
   gz_result_t rc = GZ_OK;
   while (pof2 * 2 <= P)
     pof2 *= 2;
   rem = P - pof2;
+  s->vals = NULL;
 
   /* fold the first 2r ranks into r */
   if (rank < 2 * rem) {
@@ -128,13 +145,17 @@ static gz_result_t redoub(step_t *s, int op) {
   /* recursive doubling among pof2 ranks, whole buffer each step */
   for (int mask = 1; rc == GZ_OK && newrank >= 0 && mask < pof2; mask <<= 1) {
     int np = newrank ^ mask, partner = np < rem ? np * 2 + 1 : np + rem;
+    if (mask * 2 >= pof2 && rank >= 2 * rem) /* the last step, nothing sent after */
+      s->vals = vals;
     rc = exchange(s, op, partner, partner);
   }
 
   /* hand the total back to the ranks that sat out */
-  if (rc == GZ_OK && rank < 2 * rem)
+  if (rc == GZ_OK && rank < 2 * rem) {
+    s->vals = rank % 2 ? NULL : vals; /* the even rank receives the total */
     rc = rank % 2 ? exchange(s, GZ_DEV_OP_REPLACE, rank - 1, MPI_PROC_NULL)
                   : exchange(s, GZ_DEV_OP_REPLACE, MPI_PROC_NULL, rank + 1);
+  }
   if (rc != GZ_OK)
     return rc;
   rc = s->ex->be->sync(s->ex); /* deferred decode / overflow flags */
@@ -170,9 +191,12 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  gz_exec_t cpu, *ex = j->a->ex;
+  const gz_args_t *a = j->a;
+  gz_exec_t cpu, *ex = a->ex;
   uint64_t size_slot = 0;
-  step_t s = {ctx, NULL, j->codes, j->a->count, NULL, NULL, 0, 0, j->run, GZ_OK};
+  gz_values_t vals = {a->dtype, a->out, j->eb / a->divisor, 0};
+  step_t s = {.ctx = ctx, .acc = j->codes, .count = a->count, .run = j->run};
+  gz_result_t rc;
   int on_dev;
   if (!ex) { /* the host row: the CPU operations, on int32 codes where they fit */
     gz_exec_make(ctx, 0, 0, &cpu);
@@ -193,7 +217,12 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   s.rbuf = gz_dev_take(ctx, on_dev, s.cap, 1);
   if (!s.sbuf || !s.rbuf)
     return GZ_ERR_NOMEM; /* reservation too small: a bug, caught in tests */
-  return redoub(&s, (int)j->a->op);
+  /* the host row's last decode writes the result's values (no dequantize) */
+  s.vals = !a->ex && a->count > 0 && a->n_out == a->count ? &vals : NULL;
+  rc = redoub(&s, (int)a->op);
+  j->dequantized = s.vals != NULL;
+  j->amax = vals.amax;
+  return rc;
 }
 
 static double cost(const gz_cost_t *c) {

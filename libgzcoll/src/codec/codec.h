@@ -83,6 +83,19 @@ gz_result_t gz_dequantize_absmax(gz_dtype_t dtype, const int64_t *codes, size_t 
  * GZ_ERR_CORRUPT, a sum that does not fit GZ_ERR_OVERFLOW. */
 gz_result_t gz_quantize32(gz_dtype_t dtype, const void *in, size_t n, double eb,
                           int64_t code_limit, int32_t *codes);
+/* The minimum and maximum of x[0..n) but NaN (an infinity is a bound; *lo >
+ * *hi when there is none), over 16 lanes (element i in lane i mod 16, the
+ * tail from lane 0, the lanes folded in order: the sign of a zero bound is
+ * this order's). */
+void gz_codes_range(gz_dtype_t dtype, const void *x, size_t n, double *lo, double *hi);
+/* gz_quantize32's codes and, in the same pass, the range of the values
+ * but NaN (the collectives' lanes; an infinity is a bound; *lo > *hi when
+ * every value is NaN). GZ_ERR_RANGE only when a value is NaN or the largest
+ * |x| gives a code beyond code_limit (the codes are then not to be used);
+ * no bound check (the collectives accept ties, coll_common.c). */
+gz_result_t gz_quantize32_range(gz_dtype_t dtype, const void *in, size_t n, double eb,
+                                int64_t code_limit, int32_t *codes, double *lo,
+                                double *hi);
 gz_result_t gz_dequantize32_absmax(gz_dtype_t dtype, const int32_t *codes, size_t n,
                                    double eb, void *out, int64_t *amax);
 /* gz_codes_encode / gz_codes_decode (reduce 0) / gz_codes_decode_reduce
@@ -96,5 +109,11 @@ gz_result_t gz_codes_decode_w(int reduce, gz_op_t op, const void *in, size_t siz
  * written; *amax: their largest |code|. */
 gz_result_t gz_codes_decode_values(const void *in, size_t size, gz_dtype_t dtype,
                                    size_t n, double eb, void *out, int64_t *amax);
+/* gz_codes_decode_w(1, op, ...) into a copy of acc (int32 with narrow) then
+ * gz_dequantize*_absmax of it, in one pass: the same values, *amax and
+ * result (GZ_ERR_OVERFLOW, GZ_ERR_CORRUPT); acc is not written. */
+gz_result_t gz_codes_decode_reduce_values(gz_op_t op, const void *in, size_t size,
+                                          const void *acc, int narrow, gz_dtype_t dtype,
+                                          size_t n, double eb, void *out, int64_t *amax);
 
 #endif

@@ -18,6 +18,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GZ_HAVE_AVX2 1
 #define GZ_TARGET_AVX2 __attribute__((target("avx2")))
+#include <immintrin.h>
 #endif
 #if defined(__GNUC__)
 #define GZ_INLINE static inline __attribute__((always_inline))
@@ -116,26 +117,69 @@ GZ_INLINE int reduce_block(gz_op_t op, int64_t *acc, const int64_t *in, int n) {
   return (int)(overflow >> 63);
 }
 
-/* Decode n codes from size bytes into out, or (reduce) combine them into
- * out with op. Returns GZ_OK, GZ_ERR_CORRUPT or GZ_ERR_OVERFLOW. */
-GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, int64_t *out, size_t n,
-                                  int reduce, gz_op_t op) {
-  size_t pos = 0;
-  int overflow = 0;
+/* Store a decoded block into int32 codes, or combine it into them; returns
+ * nonzero when a value or a SUM does not fit in int32. */
+GZ_INLINE uint64_t narrow_block(int reduce, gz_op_t op, int32_t *acc, const int64_t *in,
+                                int n) {
+  uint64_t bad = 0;
+  if (!reduce || op != GZ_OP_SUM)
+    for (int i = 0; i < n; i++)
+      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 31)) >> 32;
+  if (bad)
+    return bad;
+  if (!reduce) {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i];
+  } else if (op == GZ_OP_SUM) {
+    for (int i = 0; i < n; i++) {
+      int64_t sum = (int64_t)acc[i] + in[i]; /* |in| < 2^62: checked below */
+      bad |= ((uint64_t)sum + (UINT64_C(1) << 31)) >> 32;
+      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 62)) >> 63;
+      acc[i] = (int32_t)sum;
+    }
+  } else if (op == GZ_OP_MAX) {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i] > acc[i] ? (int32_t)in[i] : acc[i];
+  } else {
+    for (int i = 0; i < n; i++)
+      acc[i] = (int32_t)in[i] < acc[i] ? (int32_t)in[i] : acc[i];
+  }
+  return bad;
+}
+
+/* Decode n codes (whole blocks) from p[*pos, size) into acc (int64, int32
+ * with narrow), or combine them into it with op (reduce), advancing *pos.
+ * GZ_ERR_CORRUPT when a block does not decode; *bad nonzero when a SUM
+ * overflows or (narrow) a value or a combination does not fit int32. */
+GZ_INLINE gz_result_t decode_run(const uint8_t *p, size_t size, size_t *pos, void *acc,
+                                 int narrow, size_t n, int reduce, gz_op_t op,
+                                 uint64_t *bad) {
   for (size_t i = 0; i < n; i += GZ_BLOCK) {
     int64_t block[GZ_BLOCK];
     int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
-    size_t used =
-        gz_block_decode_codes(p + pos, size - pos, len, reduce ? block : out + i);
+    int64_t *dst = !narrow && !reduce ? (int64_t *)acc + i : block;
+    size_t used = gz_block_decode_codes(p + *pos, size - *pos, len, dst);
     if (!used)
       return GZ_ERR_CORRUPT;
-    pos += used;
-    if (reduce)
-      overflow |= reduce_block(op, out + i, block, len);
+    *pos += used;
+    if (narrow)
+      *bad |= narrow_block(reduce, op, (int32_t *)acc + i, block, len);
+    else if (reduce)
+      *bad |= (uint64_t)reduce_block(op, (int64_t *)acc + i, block, len);
   }
-  if (pos != size)
+  return GZ_OK;
+}
+
+/* Decode n codes from size bytes into out (int64, int32 with narrow), or
+ * (reduce) combine them into out with op. Returns GZ_OK, GZ_ERR_CORRUPT (a
+ * narrow value that does not fit included) or GZ_ERR_OVERFLOW. */
+GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, void *out, int narrow,
+                                  size_t n, int reduce, gz_op_t op) {
+  size_t pos = 0;
+  uint64_t bad = 0;
+  if (decode_run(p, size, &pos, out, narrow, n, reduce, op, &bad) != GZ_OK || pos != size)
     return GZ_ERR_CORRUPT;
-  return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
+  return bad ? (reduce ? GZ_ERR_OVERFLOW : GZ_ERR_CORRUPT) : GZ_OK;
 }
 
 /* Decode n codes from size bytes straight into values (decode fused with
@@ -149,14 +193,10 @@ GZ_INLINE gz_result_t decode_values_body(const uint8_t *p, size_t size, size_t n
   uint64_t m = 0;
   for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
     int64_t tile[GZ_DQ_TILE];
+    uint64_t none = 0;
     size_t len = n - t < GZ_DQ_TILE ? n - t : GZ_DQ_TILE, a;
-    for (size_t i = 0; i < len; i += GZ_BLOCK) {
-      int blen = (int)(len - i < GZ_BLOCK ? len - i : GZ_BLOCK);
-      size_t used = gz_block_decode_codes(p + pos, size - pos, blen, tile + i);
-      if (!used)
-        return GZ_ERR_CORRUPT;
-      pos += used;
-    }
+    if (decode_run(p, size, &pos, tile, 0, len, 0, GZ_OP_SUM, &none) != GZ_OK)
+      return GZ_ERR_CORRUPT;
     a = dequant_body(tile, len, step,
                      f32 ? (void *)((float *)out + t) : ((double *)out + t), f32);
     m = a > m ? a : m;
@@ -219,53 +259,224 @@ GZ_INLINE uint8_t *encode32_body(const int32_t *codes, size_t n, uint8_t *p) {
   return p;
 }
 
-/* Store a decoded block into int32 codes, or combine it into them; returns
- * nonzero when a value or a SUM does not fit in int32. */
-GZ_INLINE uint64_t narrow_block(int reduce, gz_op_t op, int32_t *acc, const int64_t *in,
-                                int n) {
-  uint64_t bad = 0;
-  if (!reduce || op != GZ_OP_SUM)
-    for (int i = 0; i < n; i++)
-      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 31)) >> 32;
-  if (bad)
-    return bad;
-  if (!reduce) {
-    for (int i = 0; i < n; i++)
-      acc[i] = (int32_t)in[i];
-  } else if (op == GZ_OP_SUM) {
-    for (int i = 0; i < n; i++) {
-      int64_t sum = (int64_t)acc[i] + in[i]; /* |in| < 2^62: checked below */
-      bad |= ((uint64_t)sum + (UINT64_C(1) << 31)) >> 32;
-      bad |= ((uint64_t)in[i] + (UINT64_C(1) << 62)) >> 63;
-      acc[i] = (int32_t)sum;
-    }
-  } else if (op == GZ_OP_MAX) {
-    for (int i = 0; i < n; i++)
-      acc[i] = (int32_t)in[i] > acc[i] ? (int32_t)in[i] : acc[i];
-  } else {
-    for (int i = 0; i < n; i++)
-      acc[i] = (int32_t)in[i] < acc[i] ? (int32_t)in[i] : acc[i];
-  }
-  return bad;
-}
-
-GZ_INLINE gz_result_t decode32_body(const uint8_t *p, size_t size, int32_t *out, size_t n,
-                                    int reduce, gz_op_t op) {
+/* Decode n codes, combine them with acc (int64, or int32 with narrow) and
+ * write the values of the combination (decode+reduce fused with
+ * dequantization: acc is read, never written), tile by tile in L1: the
+ * values, largest |code| and results of decode+reduce then dequantize. */
+GZ_INLINE gz_result_t decode_reduce_values_body(const uint8_t *p, size_t size, gz_op_t op,
+                                                const void *acc, int narrow, size_t n,
+                                                double step, void *out, int f32,
+                                                uint64_t *amax) {
   size_t pos = 0;
-  uint64_t bad = 0;
-  for (size_t i = 0; i < n; i += GZ_BLOCK) {
-    int64_t block[GZ_BLOCK];
-    int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
-    size_t used = gz_block_decode_codes(p + pos, size - pos, len, block);
-    if (!used)
+  uint64_t m = 0, bad = 0;
+  for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
+    union {
+      int64_t w[GZ_DQ_TILE];
+      int32_t n[GZ_DQ_TILE];
+    } tile;
+    size_t len = n - t < GZ_DQ_TILE ? n - t : GZ_DQ_TILE, a;
+    void *o = f32 ? (void *)((float *)out + t) : (void *)((double *)out + t);
+    if (narrow)
+      memcpy(tile.n, (const int32_t *)acc + t, len * sizeof(int32_t));
+    else
+      memcpy(tile.w, (const int64_t *)acc + t, len * sizeof(int64_t));
+    if (decode_run(p, size, &pos, narrow ? (void *)tile.n : (void *)tile.w, narrow, len,
+                   1, op, &bad) != GZ_OK)
       return GZ_ERR_CORRUPT;
-    pos += used;
-    bad |= narrow_block(reduce, op, out + i, block, len);
+    a = narrow ? dequant32_body(tile.n, len, step, o, f32)
+               : dequant_body(tile.w, len, step, o, f32);
+    m = a > m ? a : m;
   }
+  *amax = m;
   if (pos != size)
     return GZ_ERR_CORRUPT;
-  return bad ? (reduce ? GZ_ERR_OVERFLOW : GZ_ERR_CORRUPT) : GZ_OK;
+  return bad ? GZ_ERR_OVERFLOW : GZ_OK;
 }
+
+/* ---- int32 codes and the range in one pass ------------------------------- */
+/* The collectives' quantization of a part: int32 codes (the low 32 bits of
+ * rint(x / step), as quant32) and the range of the part (gz_codes_range's:
+ * its lanes, in its order), with one read of x. ok: no NaN and the largest
+ * |x| (so every value) gives a code within the limit; no bound check: the
+ * collectives accept a code whose error is a rounding above eb
+ * (coll_common.c), so a caller re-examines only a part that is not ok. */
+#define GZ_RLANES 16
+
+/* The bounds of the lanes: lane 0, then lanes 1 .. GZ_RLANES - 1 in order. */
+#define GZ_FOLD_FN(name, T)                                                              \
+  static void name(const T *lo, const T *hi, double *plo, double *phi) {                 \
+    T l = lo[0], h = hi[0];                                                              \
+    for (int k = 1; k < GZ_RLANES; k++) {                                                \
+      l = lo[k] < l ? lo[k] : l;                                                         \
+      h = hi[k] > h ? hi[k] : h;                                                         \
+    }                                                                                    \
+    *plo = (double)l;                                                                    \
+    *phi = (double)h;                                                                    \
+  }
+GZ_FOLD_FN(fold_f32, float)
+GZ_FOLD_FN(fold_f64, double)
+
+/* Minimum and maximum over the lanes (vectorizes); NaN compares false, so
+ * it is skipped; an infinity is a bound. */
+#define GZ_RANGE_FN(name, fold, T)                                                       \
+  static void name(const T *x, size_t n, double *plo, double *phi) {                     \
+    T lo[GZ_RLANES], hi[GZ_RLANES];                                                      \
+    size_t i = 0;                                                                        \
+    for (int k = 0; k < GZ_RLANES; k++) {                                                \
+      lo[k] = (T)INFINITY;                                                               \
+      hi[k] = (T)-INFINITY;                                                              \
+    }                                                                                    \
+    for (; i + GZ_RLANES <= n; i += GZ_RLANES)                                           \
+      for (int k = 0; k < GZ_RLANES; k++) {                                              \
+        T v = x[i + k];                                                                  \
+        lo[k] = v < lo[k] ? v : lo[k];                                                   \
+        hi[k] = v > hi[k] ? v : hi[k];                                                   \
+      }                                                                                  \
+    for (int k = 0; i < n; i++, k++) {                                                   \
+      T v = x[i];                                                                        \
+      lo[k] = v < lo[k] ? v : lo[k];                                                     \
+      hi[k] = v > hi[k] ? v : hi[k];                                                     \
+    }                                                                                    \
+    fold(lo, hi, plo, phi);                                                              \
+  }
+GZ_RANGE_FN(range_f32, fold_f32, float)
+GZ_RANGE_FN(range_f64, fold_f64, double)
+
+void gz_codes_range(gz_dtype_t dtype, const void *x, size_t n, double *lo, double *hi) {
+  if (dtype == GZ_FLOAT32)
+    range_f32(x, n, lo, hi);
+  else
+    range_f64(x, n, lo, hi);
+}
+
+/* The part's ok from its range: no NaN, and the largest |x| (so every
+ * value) gives a code within qp->code_max. */
+static int range_ok(double lo, double hi, int nan, const gz_quant_t *qp) {
+  double amax;
+  if (!(hi >= lo)) /* nothing but NaN */
+    return !nan;
+  amax = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
+  return !nan && fabs(GZ_ADD(GZ_ADD(GZ_MUL(amax, qp->inv_step), GZ_RINT_SHIFT),
+                             -GZ_RINT_SHIFT)) <= qp->code_max;
+}
+
+/* The reference loop: the range, then the codes. */
+#define GZ_Q32R_BODY(name, range, T)                                                     \
+  static int name(const T *x, size_t n, const gz_quant_t *qp, int32_t *restrict q,       \
+                  double *plo, double *phi) {                                            \
+    int nan = 0;                                                                         \
+    range(x, n, plo, phi);                                                               \
+    for (size_t i = 0; i < n; i++) {                                                     \
+      double sh = GZ_ADD(GZ_MUL((double)x[i], qp->inv_step), GZ_RINT_SHIFT);             \
+      nan |= x[i] != x[i];                                                               \
+      q[i] = (int32_t)(uint32_t)(uint64_t)gz_rint_code(sh);                              \
+    }                                                                                    \
+    return range_ok(*plo, *phi, nan, qp);                                                \
+  }
+GZ_Q32R_BODY(quant32_range_f32_portable, range_f32, float)
+GZ_Q32R_BODY(quant32_range_f64_portable, range_f64, double)
+
+#ifdef GZ_HAVE_AVX2
+/* The same in AVX2 intrinsics: sixteen lanes are two (float) or four
+ * (double) registers, _mm256_min(v, lo) is v < lo ? v : lo and _mm256_max(v,
+ * hi) is v > hi ? v : hi (the second operand on NaN and on equal zeros), as
+ * in the portable loop; the code is the low half of each shifted double. */
+GZ_TARGET_AVX2 static int quant32_range_f32_avx2(const float *x, size_t n,
+                                                 const gz_quant_t *qp,
+                                                 int32_t *restrict q, double *plo,
+                                                 double *phi) {
+  const __m256d inv = _mm256_set1_pd(qp->inv_step), shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  __m256 lo0 = _mm256_set1_ps(INFINITY), lo1 = lo0, hi0 = _mm256_set1_ps(-INFINITY),
+         hi1 = hi0, nan = _mm256_setzero_ps();
+  float lo[GZ_RLANES], hi[GZ_RLANES];
+  size_t i = 0;
+  int bad = 0;
+  for (; i + GZ_RLANES <= n; i += GZ_RLANES) {
+    __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    __m128i c[4];
+    lo0 = _mm256_min_ps(a, lo0);
+    lo1 = _mm256_min_ps(b, lo1);
+    hi0 = _mm256_max_ps(a, hi0);
+    hi1 = _mm256_max_ps(b, hi1);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+    for (int h = 0; h < 4; h++) {
+      __m128 f = h == 0   ? _mm256_castps256_ps128(a)
+                 : h == 1 ? _mm256_extractf128_ps(a, 1)
+                 : h == 2 ? _mm256_castps256_ps128(b)
+                          : _mm256_extractf128_ps(b, 1);
+      __m256d sh = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtps_pd(f), inv), shift);
+      c[h] = _mm256_castsi256_si128(
+          _mm256_permutevar8x32_epi32(_mm256_castpd_si256(sh), low_halves));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(q + i),
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(c[0]), c[1], 1));
+    _mm256_storeu_si256((__m256i *)(void *)(q + i + 8),
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(c[2]), c[3], 1));
+  }
+  _mm256_storeu_ps(lo, lo0);
+  _mm256_storeu_ps(lo + 8, lo1);
+  _mm256_storeu_ps(hi, hi0);
+  _mm256_storeu_ps(hi + 8, hi1);
+  bad = _mm256_movemask_ps(nan) != 0;
+  for (int k = 0; i < n; i++, k++) {
+    float v = x[i];
+    double sh = GZ_ADD(GZ_MUL((double)v, qp->inv_step), GZ_RINT_SHIFT);
+    lo[k] = v < lo[k] ? v : lo[k];
+    hi[k] = v > hi[k] ? v : hi[k];
+    bad |= v != v;
+    q[i] = (int32_t)(uint32_t)(uint64_t)gz_rint_code(sh);
+  }
+  fold_f32(lo, hi, plo, phi);
+  return range_ok(*plo, *phi, bad, qp);
+}
+
+GZ_TARGET_AVX2 static int quant32_range_f64_avx2(const double *x, size_t n,
+                                                 const gz_quant_t *qp,
+                                                 int32_t *restrict q, double *plo,
+                                                 double *phi) {
+  const __m256d inv = _mm256_set1_pd(qp->inv_step), shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  __m256d lo4[4], hi4[4], nan = _mm256_setzero_pd();
+  double lo[GZ_RLANES], hi[GZ_RLANES];
+  size_t i = 0;
+  int bad;
+  for (int r = 0; r < 4; r++) {
+    lo4[r] = _mm256_set1_pd(INFINITY);
+    hi4[r] = _mm256_set1_pd(-INFINITY);
+  }
+  for (; i + GZ_RLANES <= n; i += GZ_RLANES) {
+    __m128i c[4];
+    for (int r = 0; r < 4; r++) {
+      __m256d v = _mm256_loadu_pd(x + i + 4 * r);
+      __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
+      lo4[r] = _mm256_min_pd(v, lo4[r]);
+      hi4[r] = _mm256_max_pd(v, hi4[r]);
+      nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+      c[r] = _mm256_castsi256_si128(
+          _mm256_permutevar8x32_epi32(_mm256_castpd_si256(sh), low_halves));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(q + i),
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(c[0]), c[1], 1));
+    _mm256_storeu_si256((__m256i *)(void *)(q + i + 8),
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(c[2]), c[3], 1));
+  }
+  for (int r = 0; r < 4; r++) {
+    _mm256_storeu_pd(lo + 4 * r, lo4[r]);
+    _mm256_storeu_pd(hi + 4 * r, hi4[r]);
+  }
+  bad = _mm256_movemask_pd(nan) != 0;
+  for (int k = 0; i < n; i++, k++) {
+    double v = x[i], sh = GZ_ADD(GZ_MUL(v, qp->inv_step), GZ_RINT_SHIFT);
+    lo[k] = v < lo[k] ? v : lo[k];
+    hi[k] = v > hi[k] ? v : hi[k];
+    bad |= v != v;
+    q[i] = (int32_t)(uint32_t)(uint64_t)gz_rint_code(sh);
+  }
+  fold_f64(lo, hi, plo, phi);
+  return range_ok(*plo, *phi, bad, qp);
+}
+#endif
 
 /* ---- the two compilations and the choice -------------------------------- */
 
@@ -282,6 +493,8 @@ typedef struct kernels {
   gz_result_t (*decode32)(const uint8_t *, size_t, int32_t *, size_t, int, gz_op_t);
   gz_result_t (*decode_values)(const uint8_t *, size_t, size_t, double, void *, int,
                                uint64_t *);
+  gz_result_t (*decode_reduce_values)(const uint8_t *, size_t, gz_op_t, const void *, int,
+                                      size_t, double, void *, int, uint64_t *);
 } kernels_t;
 
 #define GZ_KERNELS(sfx, ATTR)                                                            \
@@ -306,7 +519,7 @@ typedef struct kernels {
   }                                                                                      \
   ATTR static gz_result_t decode_##sfx(const uint8_t *p, size_t size, int64_t *out,      \
                                        size_t n, int reduce, gz_op_t op) {               \
-    return decode_body(p, size, out, n, reduce, op);                                     \
+    return decode_body(p, size, out, 0, n, reduce, op);                                  \
   }                                                                                      \
   ATTR static int quant32_##sfx(const void *x, int f32, size_t n, const gz_quant_t *qp,  \
                                 int32_t *q) {                                            \
@@ -322,7 +535,7 @@ typedef struct kernels {
   }                                                                                      \
   ATTR static gz_result_t decode32_##sfx(const uint8_t *p, size_t size, int32_t *out,    \
                                          size_t n, int reduce, gz_op_t op) {             \
-    return decode32_body(p, size, out, n, reduce, op);                                   \
+    return decode_body(p, size, out, 1, n, reduce, op);                                  \
   }                                                                                      \
   ATTR static gz_result_t decode_values_##sfx(const uint8_t *p, size_t size, size_t n,   \
                                               double step, void *out, int f32,           \
@@ -330,10 +543,20 @@ typedef struct kernels {
     return f32 ? decode_values_body(p, size, n, step, out, 1, amax)                      \
                : decode_values_body(p, size, n, step, out, 0, amax);                     \
   }                                                                                      \
-  static const kernels_t kernels_##sfx = {                                               \
-      quant_f32_##sfx, quant_f64_##sfx, dequant_f32_##sfx,  dequant_f64_##sfx,           \
-      encode_##sfx,    decode_##sfx,    quant32_##sfx,      dequant32_##sfx,             \
-      encode32_##sfx,  decode32_##sfx,  decode_values_##sfx};
+  ATTR static gz_result_t decode_reduce_values_##sfx(                                    \
+      const uint8_t *p, size_t size, gz_op_t op, const void *acc, int narrow, size_t n,  \
+      double step, void *out, int f32, uint64_t *amax) {                                 \
+    return f32 ? decode_reduce_values_body(p, size, op, acc, narrow, n, step, out, 1,    \
+                                           amax)                                         \
+               : decode_reduce_values_body(p, size, op, acc, narrow, n, step, out, 0,    \
+                                           amax);                                        \
+  }                                                                                      \
+  static const kernels_t kernels_##sfx =                                                 \
+      {                                                                                  \
+          quant_f32_##sfx,   quant_f64_##sfx,     dequant_f32_##sfx,                     \
+          dequant_f64_##sfx, encode_##sfx,        decode_##sfx,                          \
+          quant32_##sfx,     dequant32_##sfx,     encode32_##sfx,                        \
+          decode32_##sfx,    decode_values_##sfx, decode_reduce_values_##sfx};
 
 GZ_KERNELS(portable, )
 #ifdef GZ_HAVE_AVX2
@@ -507,6 +730,46 @@ gz_result_t gz_codes_decode_values(const void *in, size_t size, gz_dtype_t dtype
     return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
   rc = kernels()->decode_values(in, size, n, gz_quant_make(eb, 0).step, out,
                                 dtype == GZ_FLOAT32, &m);
+  *amax = m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+  return rc;
+}
+
+gz_result_t gz_quantize32_range(gz_dtype_t dtype, const void *in, size_t n, double eb,
+                                int64_t code_limit, int32_t *codes, double *lo,
+                                double *hi) {
+  gz_quant_t qp;
+  int ok, f32 = dtype == GZ_FLOAT32, avx2 = 0;
+  if (((!in || !codes) && n) || !lo || !hi)
+    return GZ_ERR_ARG;
+  if (!(eb > 0) || !isfinite(eb) || code_limit <= 0 || code_limit > INT32_MAX ||
+      !gz_dtype_size(dtype))
+    return GZ_ERR_ARG;
+  qp = gz_quant_make(eb, (double)code_limit);
+#ifdef GZ_HAVE_AVX2
+  avx2 = kernels() == &kernels_avx2;
+  if (avx2)
+    ok = f32 ? quant32_range_f32_avx2(in, n, &qp, codes, lo, hi)
+             : quant32_range_f64_avx2(in, n, &qp, codes, lo, hi);
+#endif
+  if (!avx2)
+    ok = f32 ? quant32_range_f32_portable(in, n, &qp, codes, lo, hi)
+             : quant32_range_f64_portable(in, n, &qp, codes, lo, hi);
+  return ok ? GZ_OK : GZ_ERR_RANGE;
+}
+
+gz_result_t gz_codes_decode_reduce_values(gz_op_t op, const void *in, size_t size,
+                                          const void *acc, int narrow, gz_dtype_t dtype,
+                                          size_t n, double eb, void *out, int64_t *amax) {
+  uint64_t m = 0;
+  gz_result_t rc;
+  if ((!in && size) || ((!out || !acc) && n) || !amax || !(eb > 0) || !isfinite(eb) ||
+      !gz_dtype_size(dtype) || op < GZ_OP_SUM || op > GZ_OP_MIN)
+    return GZ_ERR_ARG;
+  if (!n)
+    return size == 0 ? GZ_OK : GZ_ERR_CORRUPT;
+  rc = kernels()->decode_reduce_values(in, size, op, acc, narrow, n,
+                                       gz_quant_make(eb, 0).step, out,
+                                       dtype == GZ_FLOAT32, &m);
   *amax = m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
   return rc;
 }

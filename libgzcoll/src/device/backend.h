@@ -135,5 +135,11 @@ gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, void *a
  * values of dtype in out, *amax their largest |code|. */
 gz_result_t gz_codes_decode_indexed_values(const void *in, size_t size, gz_dtype_t dtype,
                                            size_t n, double eb, void *out, int64_t *amax);
+/* gz_codes_decode_indexed(op: SUM, MAX or MIN) into a copy of acc, then
+ * its values (gz_codes_decode_reduce_values per segment); acc unchanged. */
+gz_result_t gz_codes_decode_indexed_reduce_values(int op, const void *in, size_t size,
+                                                  const void *acc, int narrow,
+                                                  gz_dtype_t dtype, size_t n, double eb,
+                                                  void *out, int64_t *amax);
 
 #endif

@@ -119,13 +119,17 @@ gz_result_t gz_codes_decode_indexed(int op, const void *in, size_t size, void *a
   return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
 }
 
-gz_result_t gz_codes_decode_indexed_values(const void *in, size_t size, gz_dtype_t dtype,
-                                           size_t n, double eb, void *out,
-                                           int64_t *amax) {
+/* Decode every segment straight into values: with acc (int32 with narrow)
+ * combined with it by op first (acc not written), else as they are. */
+static gz_result_t indexed_values(int op, const void *in, size_t size, const void *acc,
+                                  int narrow, gz_dtype_t dtype, size_t n, double eb,
+                                  void *out, int64_t *amax) {
   size_t S = gz_seg_count(n), esz = gz_dtype_size(dtype);
   const uint8_t *p = in;
   int64_t m = 0;
-  if ((!in && size) || (!out && n) || !amax || !esz)
+  int overflow = 0;
+  if ((!in && size) || (!out && n) || (acc == NULL && op != GZ_DEV_OP_REPLACE) || !amax ||
+      !esz || op < GZ_DEV_OP_SUM || op > GZ_DEV_OP_REPLACE)
     return GZ_ERR_ARG;
   *amax = 0;
   if (size < 8 * S || (!n && size))
@@ -133,15 +137,38 @@ gz_result_t gz_codes_decode_indexed_values(const void *in, size_t size, gz_dtype
   for (size_t s = 0; s < S; s++) {
     uint64_t start, end;
     int64_t a = 0;
+    const uint8_t *seg = p + 8 * S;
+    char *o = (char *)out + s * SEG_VALUES * esz;
     gz_result_t rc = seg_bounds(p, size, n, s, &start, &end);
-    if (rc == GZ_OK)
-      rc = gz_codes_decode_values(p + 8 * S + start, (size_t)(end - start), dtype,
-                                  seg_len(n, s), eb, (char *)out + s * SEG_VALUES * esz,
-                                  &a);
-    if (rc != GZ_OK)
+    if (rc == GZ_OK && op == GZ_DEV_OP_REPLACE)
+      rc = gz_codes_decode_values(seg + start, (size_t)(end - start), dtype,
+                                  seg_len(n, s), eb, o, &a);
+    else if (rc == GZ_OK)
+      rc = gz_codes_decode_reduce_values((gz_op_t)op, seg + start, (size_t)(end - start),
+                                         (const char *)acc +
+                                             s * SEG_VALUES * width(narrow),
+                                         narrow, dtype, seg_len(n, s), eb, o, &a);
+    if (rc == GZ_ERR_OVERFLOW)
+      overflow = 1;
+    else if (rc != GZ_OK)
       return rc;
     m = a > m ? a : m;
   }
   *amax = m;
-  return GZ_OK;
+  return overflow ? GZ_ERR_OVERFLOW : GZ_OK;
+}
+
+gz_result_t gz_codes_decode_indexed_values(const void *in, size_t size, gz_dtype_t dtype,
+                                           size_t n, double eb, void *out,
+                                           int64_t *amax) {
+  return indexed_values(GZ_DEV_OP_REPLACE, in, size, NULL, 0, dtype, n, eb, out, amax);
+}
+
+gz_result_t gz_codes_decode_indexed_reduce_values(int op, const void *in, size_t size,
+                                                  const void *acc, int narrow,
+                                                  gz_dtype_t dtype, size_t n, double eb,
+                                                  void *out, int64_t *amax) {
+  if (op == GZ_DEV_OP_REPLACE)
+    return GZ_ERR_ARG;
+  return indexed_values(op, in, size, acc, narrow, dtype, n, eb, out, amax);
 }
