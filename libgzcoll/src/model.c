@@ -316,11 +316,8 @@ void gz_model_unpack(gz_ctx_t ctx, const double *v) {
   if (v[0] > 0 && v[1] < 0 && v[2] == -v[3] && v[4] == -v[5]) {
     int key = (int)v[2], esz = key % 16;
     const gz_algorithm_t *algo = gz_row(key / 16);
-    if (esz > 0 && algo) {
-      gz_model_learn(ctx, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8]);
-      if (explore) /* the same on every rank: explorations are agreed */
-        gz_explore_measured(ctx, algo->coll, v[4], v[6] + v[7], v[8]);
-    }
+    if (esz > 0 && algo) /* explore: the same on every rank (agreed decisions) */
+      gz_model_measured(ctx, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8], explore);
   }
 }
 
@@ -370,10 +367,18 @@ void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok) {
     return;
   cur->final_seen = 1;
   cur->measured = v[0] + v[1];
-  gz_model_learn(ctx, cur->algo, cur->count, cur->esz, cur->measured, cur->predicted);
-  if (cur->explore)
-    gz_explore_measured(ctx, cur->coll, cur->count * (double)cur->esz, cur->measured,
-                        cur->predicted);
+  gz_model_measured(ctx, cur->algo, cur->count, cur->esz, cur->measured, cur->predicted,
+                    cur->explore);
+}
+
+void gz_model_measured(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
+                       double seconds, double predicted, int explore) {
+  if (!algo || algo->coll >= GZ_COLL_P2P || !(seconds > 0) || !isfinite(seconds))
+    return;
+  ctx->class_time[algo->coll][gz_size_class(count * (double)esz)] += seconds;
+  gz_model_learn(ctx, algo, count, esz, seconds, predicted);
+  if (explore)
+    gz_explore_measured(ctx, algo->coll, count * (double)esz, seconds);
 }
 
 gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model) {
