@@ -199,6 +199,7 @@ struct gz_ctx {
   double probe_seconds;        /* what the probe at create took */
   double probe_stage[5];       /* this rank's seconds of its stages: codec,
                                   latency, ring steps, MPI's allreduce, agreement */
+  double probe_bytes;          /* its largest ring step (B) */
   unsigned char *probe_buf;    /* its buffers, from gz_model_probe_prepare */
   char probe_note[160];        /* for gz_explain */
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];

@@ -370,9 +370,10 @@ static const char *link_source(gz_ctx_t ctx) {
     const double *st = ctx->probe_stage; /* this rank's */
     snprintf(
         ctx->probe_note, sizeof ctx->probe_note,
-        "measured in %.3g ms: codec %.3g, latency %.3g, ring %.3g, mpi %.3g, agree %.3g",
-        ctx->probe_seconds * 1e3, st[0] * 1e3, st[1] * 1e3, st[2] * 1e3, st[3] * 1e3,
-        st[4] * 1e3);
+        "measured in %.3g ms: codec %.3g, latency %.3g, ring %.3g (to %.0f KiB), mpi "
+        "%.3g, agree %.3g",
+        ctx->probe_seconds * 1e3, st[0] * 1e3, st[1] * 1e3, st[2] * 1e3,
+        ctx->probe_bytes / 1024, st[3] * 1e3, st[4] * 1e3);
     return ctx->probe_note;
   }
   return "default";

@@ -41,6 +41,11 @@ static void check_stages(gz_ctx_t ctx, int explained) {
                strstr(buf, ", latency ") && strstr(buf, ", ring ") &&
                strstr(buf, ", mpi ") && strstr(buf, ", agree "),
            "explain without the probe's stages: %s", buf);
+  /* its largest step: 512 KiB, or 2 MiB on a fast link MPI does not
+   * already win (model.c, mpi_wins_anyway) */
+  GZ_CHECK((ctx->probe_bytes == 512 << 10 && strstr(buf, "(to 512 KiB)")) ||
+               (ctx->probe_bytes == 2 << 20 && strstr(buf, "(to 2048 KiB)")),
+           "probe's largest step %g B: %s", ctx->probe_bytes, buf);
 }
 
 static void test_probe(void) {
