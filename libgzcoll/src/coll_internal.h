@@ -434,6 +434,10 @@ int gz_model_probe_prepare(gz_ctx_t ctx);
  * agreed (slowest) on every rank, and free the buffers. Collective; the
  * result is the same on every rank. */
 gz_result_t gz_model_probe(gz_ctx_t ctx, int go);
+/* The probe's stop rule (model.c): with the link at least lb B/s and the
+ * codec at eps values/s per pass, MPI wins every choice and the compressed
+ * paths no longer depend on the link (1), or a larger step could matter (0). */
+int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps);
 /* An explored call of coll was measured (agreed) at seconds: its charge to
  * the class's budget becomes its measured extra over the choice (select.c). */
 void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds);

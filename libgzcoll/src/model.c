@@ -27,7 +27,7 @@
  *     fastest rank's GZ_PROBE_LARGE step, so every rank knows whether that
  *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
  *     times 2 more ring steps of GZ_PROBE_MAX - unless the link is already
- *     known fast enough for MPI to win every choice (mpi_wins_anyway: its
+ *     known fast enough for MPI to win every choice (gz_model_mpi_wins_anyway: its
  *     payload also agrees on the codec), where the probe stops;
  *   - one MPI_MAX of all the times: every rank holds the slowest rank's
  *     (and the fastest rank's allreduce time, the collective's own, and
@@ -152,7 +152,7 @@ int gz_model_probe_prepare(gz_ctx_t ctx) {
  * links with this codec: two 2 MiB steps fewer). alpha 0: the compressed
  * rows carry at least MPI's fixed costs. Every input is agreed: every rank
  * stops alike. */
-static int mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
+int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
   gz_model_t m;
   gz_model_of_ctx(ctx, &m);
   m.alpha = 0;
@@ -229,7 +229,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
     v[PV_NAR] = -v[PV_AR];
   }
   if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH &&
-      !mpi_wins_anyway(ctx, (double)s2 / -ar[0], ar[1] < 0 ? -ar[1] : ctx->codec_eps)) {
+      !gz_model_mpi_wins_anyway(ctx, (double)s2 / -ar[0],
+                                ar[1] < 0 ? -ar[1] : ctx->codec_eps)) {
     t = MPI_Wtime();
     rc = ring_time(ctx, buf, GZ_PROBE_MAX, 2, &v[PV_MAX]);
     s1 = s2;

@@ -42,7 +42,7 @@ static void check_stages(gz_ctx_t ctx, int explained) {
                strstr(buf, ", mpi ") && strstr(buf, ", agree "),
            "explain without the probe's stages: %s", buf);
   /* its largest step: 512 KiB, or 2 MiB on a fast link MPI does not
-   * already win (model.c, mpi_wins_anyway) */
+   * already win (model.c, gz_model_mpi_wins_anyway) */
   GZ_CHECK((ctx->probe_bytes == 512 << 10 && strstr(buf, "(to 512 KiB)")) ||
                (ctx->probe_bytes == 2 << 20 && strstr(buf, "(to 2048 KiB)")),
            "probe's largest step %g B: %s", ctx->probe_bytes, buf);
@@ -382,6 +382,26 @@ static void test_explore_corrects(void) {
   gz_ctx_destroy(ctx);
 }
 
+/* The probe's stop rule, on inputs set by hand (no timing): with a codec of
+ * 3e8 values/s per pass, a 10 Gbit link is fast enough for MPI to win every
+ * choice at 4 ranks (64 MiB: MPI 81 ms, ring 252 ms), 1 Gbit is not; a codec
+ * 100x faster makes compression worth it at 10 Gbit too. */
+static void test_probe_stop(void) {
+  gz_ctx_t ctx = NULL;
+  if (size != 4)
+    return; /* the figures above are for 4 ranks */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "stop context");
+  if (!ctx)
+    return;
+  GZ_CHECK(gz_model_mpi_wins_anyway(ctx, 1.25e9, 3e8) == 1,
+           "10 Gbit, codec 3e8: the probe would go on");
+  GZ_CHECK(gz_model_mpi_wins_anyway(ctx, 1.25e8, 3e8) == 0,
+           "1 Gbit, codec 3e8: the probe would stop");
+  GZ_CHECK(gz_model_mpi_wins_anyway(ctx, 1.25e9, 3e10) == 0,
+           "10 Gbit, codec 3e10: the probe would stop");
+  gz_ctx_destroy(ctx);
+}
+
 /* A learnt MPI path raises a link the probe put far too low (its bytes
  * crossed the links at that rate), so the compressed paths' samples are no
  * longer capped at 10 x a wrong link. Inputs set by hand, the same on every
@@ -460,6 +480,7 @@ int main(int argc, char **argv) {
   test_learning();
   test_explore_budget();
   test_explore_corrects();
+  test_probe_stop();
   test_link_from_mpi();
   test_predict();
   return gz_test_end_mpi();
