@@ -84,16 +84,16 @@ typedef enum gz_coll {
  * (a factor of 4 in bytes per rank each) for the bookkeeping of which path
  * was measured when; exploration of the path not chosen at most once per
  * class and interval (GZ_EXPLORE_FIRST calls, doubling while the choice is
- * confirmed, up to GZ_EXPLORE_MAX). */
+ * confirmed, up to GZ_EXPLORE_MAX), and only what the class's budget pays
+ * for (select.c): the trials' extra time, measured, at most GZ_EXPLORE_SHARE
+ * of the class's measured time, a trial counted at no less than one call of
+ * the choice before it is measured. */
 #define GZ_MODEL_CLASSES 24
 #define GZ_EXPLORE_FIRST 16u
 #define GZ_EXPLORE_MAX 1024u
-#define GZ_EXPLORE_RATIO 4.0 /* never explore a path predicted > 4x slower */
-#define GZ_EXPLORE_SHARE                                                                 \
-  0.05                      /* the explorations' extra time (measured, and the next      \
-                               one's predicted), at most this share of the class's calls \
-                               so far */
-#define GZ_LEARN_WEIGHT 0.6 /* geometric weight of a new bandwidth sample */
+#define GZ_EXPLORE_RATIO 4.0  /* never explore a path predicted > 4x slower */
+#define GZ_EXPLORE_SHARE 0.05 /* of the class's measured time */
+#define GZ_LEARN_WEIGHT 0.6   /* geometric weight of a new bandwidth sample */
 
 /* Which model inputs are pinned (configuration / environment): not probed,
  * not learnt. */
@@ -199,14 +199,20 @@ struct gz_ctx {
   double probe_seconds;        /* what the probe at create took */
   double probe_stage[5];       /* this rank's seconds of its stages: codec,
                                   latency, ring steps, MPI's allreduce, agreement */
+  double probe_bytes;          /* its largest ring step (B) */
   unsigned char *probe_buf;    /* its buffers, from gz_model_probe_prepare */
   char probe_note[160];        /* for gz_explain */
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint64_t next_explore[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   uint32_t explore_gap[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
-  /* seconds the class's explorations cost beyond the choice: predicted when
-   * one is decided, replaced by the measured extra once it is measured */
+  /* exploration's budget per class: the agreed measured seconds of its
+   * calls; what its trials cost beyond the choice (the open one at its
+   * charge, the others at their measured extra); the open trial's charge
+   * and the choice's measured time it is compared with */
+  double class_time[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   double explore_spent[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
+  double explore_charge[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
+  double explore_base[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
   gz_seen_t seen[GZ_MODEL_CLASSES][GZ_ROWS]; /* [class][host row] */
   uint64_t explored;                         /* calls that ran the path not chosen */
   gz_call_t cur;
@@ -434,14 +440,21 @@ int gz_model_probe_prepare(gz_ctx_t ctx);
  * agreed (slowest) on every rank, and free the buffers. Collective; the
  * result is the same on every rank. */
 gz_result_t gz_model_probe(gz_ctx_t ctx, int go);
-/* An explored call of coll was measured (agreed) at seconds, predicted at
- * predicted: its charge to the class's budget becomes the measured extra
- * (select.c). */
-void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds,
-                         double predicted);
+/* The probe's stop rule (model.c): with the link at least lb B/s and the
+ * codec at eps values/s per pass, MPI wins every choice and the compressed
+ * paths no longer depend on the link (1), or a larger step could matter (0). */
+int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps);
+/* An explored call of coll was measured (agreed) at seconds: its charge to
+ * the class's budget becomes its measured extra over the choice (select.c). */
+void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds);
 /* Learn from one agreed measured call (identical arguments on every rank). */
 void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
                     double seconds, double predicted);
+/* One agreed measured call: learn from it, add it to its class's time and,
+ * when it explored, charge its measured extra (what the agreements call;
+ * tests feed simulated times through it). */
+void gz_model_measured(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
+                       double seconds, double predicted, int explore);
 /* Doubles the agreements carry for the model (MAX over ranks). */
 #define GZ_MODEL_AG_N 10
 /* Pack this rank's pending sample (first agreement of a call) / unpack the

@@ -26,7 +26,9 @@
  *   - one MPI_Allreduce of GZ_PROBE_AR (MPI's own path); its payload is the
  *     fastest rank's GZ_PROBE_LARGE step, so every rank knows whether that
  *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
- *     times 2 more ring steps of GZ_PROBE_MAX;
+ *     times 2 more ring steps of GZ_PROBE_MAX - unless the link is already
+ *     known fast enough for MPI to win every choice (gz_model_mpi_wins_anyway: its
+ *     payload also agrees on the codec), where the probe stops;
  *   - one MPI_MAX of all the times: every rank holds the slowest rank's
  *     (and the fastest rank's allreduce time, the collective's own, and
  *     8-byte step, alpha: the slowest one's adds its wait for late
@@ -139,6 +141,38 @@ int gz_model_probe_prepare(gz_ctx_t ctx) {
   return ctx->probe_buf != NULL;
 }
 
+/* Is the link already known fast enough? lb: a lower bound of its
+ * bandwidth (GZ_PROBE_LARGE over the fastest rank's step), eps: the codec
+ * (agreed). For every collective at 1 MiB and 64 MiB per rank: MPI at lb
+ * beats every compressed algorithm even on an unlimited link (the codec's
+ * passes alone), and the compressed ones at lb take at most 10 % longer
+ * than on an unlimited link. A larger step could only raise the link: MPI
+ * (at most capped at lb) keeps winning, the compressed paths move by less
+ * than 10 %; the probe stops there (on shared memory and on true 10 Gbit
+ * links with this codec: two 2 MiB steps fewer). alpha 0: the compressed
+ * rows carry at least MPI's fixed costs. Every input is agreed: every rank
+ * stops alike. */
+int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
+  gz_model_t m;
+  gz_model_of_ctx(ctx, &m);
+  m.alpha = 0;
+  m.codec_eps = eps;
+  for (int i = 0; i < GZ_ROWS; i++) {
+    const gz_algorithm_t *row = gz_row(i);
+    const gz_algorithm_t *mpi = gz_algorithm(row->coll, GZ_ALGO_MPI_NAME);
+    if (row->device || !row->cost || gz_row_is_mpi(row) || row->coll >= GZ_COLL_P2P ||
+        !mpi)
+      continue;
+    for (double count = 1 << 18; count <= (1 << 24); count *= 64) {
+      double fastest = gz_model_time(&m, row, count, 4, GZ_BW_MAX);
+      if (gz_model_time(&m, mpi, count, 4, lb) > fastest ||
+          gz_model_time(&m, row, count, 4, lb) > 1.1 * fastest)
+        return 0;
+    }
+  }
+  return 1;
+}
+
 /* The agreed vector of the probe (slowest rank: MPI_MAX). */
 enum { PV_T8, PV_NT8, PV_LARGE, PV_MAX, PV_AR, PV_EPS, PV_NAR, PV_N };
 
@@ -187,19 +221,23 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
     t = MPI_Wtime();
     memset(buf, 0, GZ_PROBE_AR);
     ar[0] = -v[PV_LARGE]; /* MAX of the negative: the fastest rank's */
+    ar[1] = v[PV_EPS];    /* the slowest rank's codec (0: pinned, agreed) */
     if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
         MPI_SUCCESS)
       rc = GZ_ERR_MPI;
     ctx->probe_stage[3] = v[PV_AR] = MPI_Wtime() - t;
     v[PV_NAR] = -v[PV_AR];
   }
-  if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH) {
+  if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH &&
+      !gz_model_mpi_wins_anyway(ctx, (double)s2 / -ar[0],
+                                ar[1] < 0 ? -ar[1] : ctx->codec_eps)) {
     t = MPI_Wtime();
     rc = ring_time(ctx, buf, GZ_PROBE_MAX, 2, &v[PV_MAX]);
     s1 = s2;
     s2 = GZ_PROBE_MAX;
     ctx->probe_stage[2] += MPI_Wtime() - t;
   }
+  ctx->probe_bytes = want_bw ? (double)s2 : 0;
   if (rc != GZ_OK)
     goto done; /* an MPI failure: the caller's agreement fails on it */
   t = MPI_Wtime();
@@ -316,11 +354,8 @@ void gz_model_unpack(gz_ctx_t ctx, const double *v) {
   if (v[0] > 0 && v[1] < 0 && v[2] == -v[3] && v[4] == -v[5]) {
     int key = (int)v[2], esz = key % 16;
     const gz_algorithm_t *algo = gz_row(key / 16);
-    if (esz > 0 && algo) {
-      gz_model_learn(ctx, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8]);
-      if (explore) /* the same on every rank: explorations are agreed */
-        gz_explore_measured(ctx, algo->coll, v[4], v[6] + v[7], v[8]);
-    }
+    if (esz > 0 && algo) /* explore: the same on every rank (agreed decisions) */
+      gz_model_measured(ctx, algo, v[4] / esz, (size_t)esz, v[6] + v[7], v[8], explore);
   }
 }
 
@@ -370,10 +405,18 @@ void gz_model_final_unpack(gz_ctx_t ctx, const double *v, int ok) {
     return;
   cur->final_seen = 1;
   cur->measured = v[0] + v[1];
-  gz_model_learn(ctx, cur->algo, cur->count, cur->esz, cur->measured, cur->predicted);
-  if (cur->explore)
-    gz_explore_measured(ctx, cur->coll, cur->count * (double)cur->esz, cur->measured,
-                        cur->predicted);
+  gz_model_measured(ctx, cur->algo, cur->count, cur->esz, cur->measured, cur->predicted,
+                    cur->explore);
+}
+
+void gz_model_measured(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size_t esz,
+                       double seconds, double predicted, int explore) {
+  if (!algo || algo->coll >= GZ_COLL_P2P || !(seconds > 0) || !isfinite(seconds))
+    return;
+  ctx->class_time[algo->coll][gz_size_class(count * (double)esz)] += seconds;
+  gz_model_learn(ctx, algo, count, esz, seconds, predicted);
+  if (explore)
+    gz_explore_measured(ctx, algo->coll, count * (double)esz, seconds);
 }
 
 gz_result_t gz_ctx_model(gz_ctx_t ctx, gz_model_t *model) {

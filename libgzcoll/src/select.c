@@ -259,24 +259,28 @@ static gz_result_t choose(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t
 /* Exploration: run the best algorithm of the other path (MPI when a
  * compressed algorithm is chosen, and the reverse) instead of the choice, to
  * measure it, when the choice itself was measured in this size class, that
- * algorithm was not
- * measured for explore_gap calls of the class (first GZ_EXPLORE_FIRST, then
- * doubling while the choice is confirmed) and it is predicted at most
- * GZ_EXPLORE_RATIO times slower - or the other path was never measured for
- * this collective at all (once: a wrong prior, e.g. a probe disturbed by a
- * busy host, must not hide a path forever). Either way the class's
- * explorations together may cost at most GZ_EXPLORE_SHARE of its calls so
- * far: the ones measured at their measured extra time, the next one at its
- * predicted (r - 1) calls of the choice, r = cost ratio. A short program
- * never pays a slow path's trial, a long one pays a few per cent at most,
- * even where the model was optimistic about the path tried (a trial held
- * to the budget alone, at its predicted cost, let their sum exceed it).
- * Every input is agreed: the same on every rank. */
+ * algorithm was not measured for explore_gap calls of the class (first
+ * GZ_EXPLORE_FIRST, then doubling while the choice is confirmed) and it is
+ * predicted at most GZ_EXPLORE_RATIO times slower - or the other path was
+ * never measured for this collective at all (a wrong prior, e.g. a probe
+ * disturbed by a busy host, must not hide a path forever).
+ * Either way a trial pays its own way: the class's trials may cost at most
+ * GZ_EXPLORE_SHARE of the class's measured time (the agreed times of its
+ * calls so far), each trial charged its measured extra over the choice's
+ * measured time, and the next one is admitted only when its charge fits
+ * what is left. Its charge before it is measured: its predicted extra, and
+ * no less than one call of the choice - a path not measured may be far
+ * slower than predicted (on shared memory one ring trial took 57 ms where
+ * the model had it near MPI's 20 ms: +30 % of a 6-call program). So no
+ * class explores before GZ_EXPLORE_SHARE of its time covers a whole call (20
+ * calls at 5 %): a short program pays no trial, a long one a few per cent.
+ * Every input is agreed: every rank makes the same decision. */
 static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
                     gz_choice_t *ch) {
   int c = gz_size_class((double)count * (double)esz);
   int x = gz_row_index(ch->algo), y = -1;
   int mpi = gz_row_is_mpi(ch->algo);
+  double base, charge;
   for (int a = 0; a < GZ_ROWS; a++) /* the best of the other path */
     if (gz_row_is_mpi(gz_row(a)) != mpi && ch->cost[a] >= 0 &&
         (y < 0 || ch->cost[a] < ch->cost[y]))
@@ -292,11 +296,15 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
         never = 0;
   if (!ch->by_model || (ctx->pinned & GZ_PIN_NOLEARN) || coll == GZ_COLL_P2P ||
       ctx->seen[c][x].n == 0 || now < ctx->next_explore[coll][c] ||
-      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[x]) ||
-      ctx->explore_spent[coll][c] + ch->cost[y] - ch->cost[x] >
-          GZ_EXPLORE_SHARE * (double)now * ch->cost[x])
+      (!never && ch->cost[y] > GZ_EXPLORE_RATIO * ch->cost[x]))
     return;
   if (ctx->seen[c][y].n > 0 && now - ctx->seen[c][y].last < GZ_EXPLORE_FIRST)
+    return;
+  /* the choice's latest measured time; the trial's predicted extra, at
+   * least one such call */
+  base = ctx->seen[c][x].seconds;
+  charge = fmax(ch->cost[y] - ch->cost[x], base);
+  if (ctx->explore_spent[coll][c] + charge > GZ_EXPLORE_SHARE * ctx->class_time[coll][c])
     return;
   if (ctx->explore_gap[coll][c] == 0)
     ctx->explore_gap[coll][c] = GZ_EXPLORE_FIRST;
@@ -304,7 +312,9 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
   if (ctx->explore_gap[coll][c] < GZ_EXPLORE_MAX)
     ctx->explore_gap[coll][c] *= 2;
   ctx->explored++;
-  ctx->explore_spent[coll][c] += ch->cost[y] - ch->cost[x];
+  ctx->explore_spent[coll][c] += charge;
+  ctx->explore_charge[coll][c] = charge;
+  ctx->explore_base[coll][c] = base;
   ctx->cur.explore = 1;
   snprintf(ch->reason, sizeof ch->reason,
            "auto: measuring %s (model %.3g ms; %s %.3g ms)", gz_row(y)->name,
@@ -312,11 +322,13 @@ static void explore(gz_ctx_t ctx, gz_coll_t coll, size_t count, size_t esz,
   ch->algo = gz_row(y);
 }
 
-void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds,
-                         double predicted) {
-  double *spent = &ctx->explore_spent[coll][gz_size_class(bytes)];
-  /* charged its predicted extra; it took seconds instead of predicted */
-  *spent = fmax(0.0, *spent + seconds - predicted);
+void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds) {
+  int c = gz_size_class(bytes);
+  double *spent = &ctx->explore_spent[coll][c];
+  /* charged explore_charge when decided; it cost seconds - base */
+  *spent = fmax(0.0, *spent - ctx->explore_charge[coll][c] + seconds -
+                         ctx->explore_base[coll][c]);
+  ctx->explore_charge[coll][c] = 0;
 }
 
 gz_result_t gz_select(gz_ctx_t ctx, gz_coll_t coll, size_t count, gz_dtype_t dtype,
@@ -358,9 +370,10 @@ static const char *link_source(gz_ctx_t ctx) {
     const double *st = ctx->probe_stage; /* this rank's */
     snprintf(
         ctx->probe_note, sizeof ctx->probe_note,
-        "measured in %.3g ms: codec %.3g, latency %.3g, ring %.3g, mpi %.3g, agree %.3g",
-        ctx->probe_seconds * 1e3, st[0] * 1e3, st[1] * 1e3, st[2] * 1e3, st[3] * 1e3,
-        st[4] * 1e3);
+        "measured in %.3g ms: codec %.3g, latency %.3g, ring %.3g (to %.0f KiB), mpi "
+        "%.3g, agree %.3g",
+        ctx->probe_seconds * 1e3, st[0] * 1e3, st[1] * 1e3, st[2] * 1e3,
+        ctx->probe_bytes / 1024, st[3] * 1e3, st[4] * 1e3);
     return ctx->probe_note;
   }
   return "default";
