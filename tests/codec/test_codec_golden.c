@@ -37,7 +37,13 @@ static const struct {
                {"v2r_specials_f32_auto3d", 2},
                {"v2r_smooth_f32_lorenzo1d", 2},
                {"v2r_noise_f64_auto2d", 2},
-               {"v2r_smooth_f32_auto3d_chunks", 2}};
+               {"v2r_smooth_f32_auto3d_chunks", 2},
+               {"v2s_smooth_f32_qinterp3d", 2},
+               {"v2s_smooth_f64_qlorenzo2d", 2},
+               {"v2s_specials_f32_auto3d", 2},
+               {"v2s_smooth_f32_lorenzo1d", 2},
+               {"v2s_noise_f64_auto2d", 2},
+               {"v2s_smooth_f32_auto3d_chunks", 2}};
 
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "golden";

@@ -12,7 +12,8 @@
  *           only); view 0 = the chunk's box, 1 = its 2-D (d0 d1, d2), 2 =
  *           its 1-D flattening (seismic traces predict best along time alone)
  *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
- *           (1 and 2 through zstd; decoded, no longer written), 3 = rANS
+ *           (1 and 2 through zstd; decoded, no longer written), 3 = rANS on
+ *           two states (decoded, no longer written), 4 = rANS on four
  *   varint  common factor g >= 1 of the codes (predicted divided by g; 1
  *           for kinds 3 and 4)
  *   section R: the n residuals in that coding          (entropy.h)
@@ -451,9 +452,9 @@ static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_
                                uint8_t *out, int *coding) {
   size_t psize = gz_res_packed_size(u, n), len;
   if (n >= RANS_MIN) {
-    len = gz_res_rans(u, n, syms, sym);
+    len = gz_res_rans(u, n, 4, syms, sym);
     if (len < psize) {
-      *coding = GZ_RES_RANS;
+      *coding = GZ_RES_RANS4;
       return gz_section_put(sym, len, 0, out, NULL);
     }
   }
@@ -600,7 +601,7 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
   if (in[0] == GZ_PRED_NONE)
     return gz_decode_values(dtype, in + 1, size - 1, n, qp, out);
   if (size < 2 || (in[0] & 15) < GZ_PRED_LORENZO || (in[0] & 15) > KIND_QINTERP ||
-      (in[0] >> 4) > 2 || in[1] > GZ_RES_RANS ||
+      (in[0] >> 4) > 2 || in[1] > GZ_RES_RANS4 ||
       ((in[0] & 15) >= KIND_QLORENZO && !(qp->eb > 0)))
     return GZ_ERR_CORRUPT;
   view_box(d, in[0] >> 4, v);
@@ -625,7 +626,8 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
     goto done;
   if (in[1] == GZ_RES_PACKED  ? gz_res_unpack(raw, rraw, n, u) != 0
       : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
-      : in[1] == GZ_RES_RANS  ? gz_res_unrans(raw, rraw, n, u) != 0
+      : in[1] == GZ_RES_RANS  ? gz_res_unrans(raw, rraw, n, 2, u) != 0
+      : in[1] == GZ_RES_RANS4 ? gz_res_unrans(raw, rraw, n, 4, u) != 0
                               : gz_res_unplanes(raw, rraw, n, u) != 0)
     goto done;
   if ((in[0] & 15) >= KIND_QLORENZO) {
