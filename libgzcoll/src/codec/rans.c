@@ -218,19 +218,16 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
         x1 = enc_put(x1, &tab[syms[i + 1]], &rp);
         x0 = enc_put(x0, &tab[syms[i]], &rp);
       }
-      x[0] = x0;
-      x[1] = x1;
-      x[2] = x2;
-      x[3] = x3;
-    } else {
-      uint32_t x0 = x[0], x1 = x[1];
+      {
+        const uint32_t fin[4] = {x0, x1, x2, x3};
+        memcpy(x, fin, sizeof fin);
+      }
+    } else { /* two states: coding 3, no longer written but by tests */
       while (i > 0) {
         i -= 2;
-        x1 = enc_put(x1, &tab[syms[i + 1]], &rp);
-        x0 = enc_put(x0, &tab[syms[i]], &rp);
+        x[1] = enc_put(x[1], &tab[syms[i + 1]], &rp);
+        x[0] = enc_put(x[0], &tab[syms[i]], &rp);
       }
-      x[0] = x0;
-      x[1] = x1;
     }
   }
   rp -= 4 * (size_t)(m + 1);
@@ -376,14 +373,11 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t
     x[1] = x1;
     x[2] = x2;
     x[3] = x3;
-  } else {
-    uint32_t x0 = x[0], x1 = x[1];
+  } else { /* two states: coding 3 */
     for (; i + 2 <= n && !bad; i += 2) {
-      bad |= dec_step(&x0, &t, &rs, end, &r, u + i);
-      bad |= dec_step(&x1, &t, &rs, end, &r, u + i + 1);
+      bad |= dec_step(&x[0], &t, &rs, end, &r, u + i);
+      bad |= dec_step(&x[1], &t, &rs, end, &r, u + i + 1);
     }
-    x[0] = x0;
-    x[1] = x1;
   }
   for (; i < n && !bad; i++)
     bad = dec_step(&x[i % ns], &t, &rs, end, &r, u + i);

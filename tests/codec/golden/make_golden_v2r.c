@@ -46,6 +46,7 @@ static void show_chunks(const char *name) {
 
 int main(int argc, char **argv) {
   const char *prefix = argc > 1 ? argv[1] : "v2r";
+  /* the last case in chunks of 4800 values (4 slabs), the others in one */
   struct {
     const char *name;
     field_kind_t kind;
@@ -54,59 +55,24 @@ int main(int argc, char **argv) {
     gz_predictor_t pred;
     unsigned ndims;
     size_t dims[3];
-    uint32_t chunk;
   } cases[] = {
-      {"smooth_f32_qinterp3d",
-       FIELD_SMOOTH,
-       1,
-       1e-4,
-       GZ_PRED_QINTERP,
-       3,
-       {16, 24, 40},
-       0},
-      {"smooth_f64_qlorenzo2d",
-       FIELD_SMOOTH,
-       0,
-       1e-6,
-       GZ_PRED_QLORENZO,
-       2,
-       {50, 61, 0},
-       0},
-      {"specials_f32_auto3d", FIELD_SPECIALS, 1, 1e-3, GZ_PRED_AUTO, 3, {9, 20, 33}, 0},
-      {"smooth_f32_lorenzo1d",
-       FIELD_SMOOTH,
-       1,
-       1e-3,
-       GZ_PRED_LORENZO,
-       1,
-       {6001, 0, 0},
-       0},
-      {"noise_f64_auto2d", FIELD_NOISE, 0, 1e-2, GZ_PRED_AUTO, 2, {45, 47, 0}, 0},
-      {"smooth_f32_auto3d_chunks",
-       FIELD_SMOOTH,
-       1,
-       1e-4,
-       GZ_PRED_AUTO,
-       3,
-       {12, 30, 40},
-       4800},
+      {"smooth_f32_qinterp3d", FIELD_SMOOTH, 1, 1e-4, GZ_PRED_QINTERP, 3, {16, 24, 40}},
+      {"smooth_f64_qlorenzo2d", FIELD_SMOOTH, 0, 1e-6, GZ_PRED_QLORENZO, 2, {50, 61}},
+      {"specials_f32_auto3d", FIELD_SPECIALS, 1, 1e-3, GZ_PRED_AUTO, 3, {9, 20, 33}},
+      {"smooth_f32_lorenzo1d", FIELD_SMOOTH, 1, 1e-3, GZ_PRED_LORENZO, 1, {6001}},
+      {"noise_f64_auto2d", FIELD_NOISE, 0, 1e-2, GZ_PRED_AUTO, 2, {45, 47}},
+      {"smooth_f32_auto3d_chunks", FIELD_SMOOTH, 1, 1e-4, GZ_PRED_AUTO, 3, {12, 30, 40}},
   };
-  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-    gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
-    size_t n = 1;
+  size_t ncases = sizeof cases / sizeof *cases;
+  for (size_t c = 0; c < ncases; c++) {
+    size_t n;
+    uint32_t chunk = c + 1 == ncases ? 4800 : 0;
     char name[128];
-    for (unsigned d = 0; d < cases[c].ndims; d++)
-      n *= cases[c].dims[d];
-    p.dtype = cases[c].is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
-    p.error_bound = cases[c].eb;
-    p.predictor = cases[c].pred;
-    p.ndims = cases[c].ndims;
-    p.chunk_len = cases[c].chunk;
-    for (unsigned d = 0; d < cases[c].ndims; d++)
-      p.dims[d] = cases[c].dims[d];
+    gz_codec_params_t p = golden_params(cases[c].is_f32, cases[c].eb, cases[c].pred,
+                                        cases[c].ndims, cases[c].dims, &n);
+    p.chunk_len = chunk;
     snprintf(name, sizeof name, "%s_%s", prefix, cases[c].name);
-    if (golden_write(name, &p, cases[c].kind, cases[c].is_f32, n, cases[c].chunk,
-                     2700 + c))
+    if (golden_write(name, &p, cases[c].kind, cases[c].is_f32, n, chunk, 2700 + c))
       return 1;
     show_chunks(name);
   }
