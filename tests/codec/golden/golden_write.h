@@ -20,6 +20,17 @@ static void dump(const char *path, const void *p, size_t n) {
   }
 }
 
+/* One record of the format-2 generators. */
+typedef struct golden_case {
+  const char *name;
+  field_kind_t kind;
+  int is_f32;
+  double eb;
+  gz_predictor_t pred;
+  unsigned ndims;
+  size_t dims[3];
+} golden_case_t;
+
 /* The parameters of a case: dtype, bound, predictor, ndims dims; *n gets the
  * value count. */
 static gz_codec_params_t golden_params(int is_f32, double eb, gz_predictor_t pred,

@@ -47,15 +47,7 @@ static void show_chunks(const char *name) {
 int main(int argc, char **argv) {
   const char *prefix = argc > 1 ? argv[1] : "v2r";
   /* the last case in chunks of 4800 values (4 slabs), the others in one */
-  struct {
-    const char *name;
-    field_kind_t kind;
-    int is_f32;
-    double eb;
-    gz_predictor_t pred;
-    unsigned ndims;
-    size_t dims[3];
-  } cases[] = {
+  golden_case_t cases[] = {
       {"smooth_f32_qinterp3d", FIELD_SMOOTH, 1, 1e-4, GZ_PRED_QINTERP, 3, {16, 24, 40}},
       {"smooth_f64_qlorenzo2d", FIELD_SMOOTH, 0, 1e-6, GZ_PRED_QLORENZO, 2, {50, 61}},
       {"specials_f32_auto3d", FIELD_SPECIALS, 1, 1e-3, GZ_PRED_AUTO, 3, {9, 20, 33}},

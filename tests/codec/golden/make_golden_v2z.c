@@ -13,15 +13,7 @@
 #include "golden_write.h"
 
 int main(void) {
-  struct {
-    const char *name;
-    field_kind_t kind;
-    int is_f32;
-    double eb;
-    gz_predictor_t pred;
-    unsigned ndims;
-    size_t dims[3];
-  } cases[] = {
+  golden_case_t cases[] = {
       {"v2z_smooth_f32_lorenzo3d",
        FIELD_SMOOTH,
        1,
