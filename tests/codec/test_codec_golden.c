@@ -3,7 +3,9 @@
  * format version: version 1 from before format 2 existed
  * (tests/codec/golden/make_golden_v1.c), and version 2 as first written,
  * with the zstd-coded residuals the encoder no longer produces
- * (make_golden_v2z.c). The folder is the first argument. */
+ * (make_golden_v2z.c), and version 2 with residuals coded by two
+ * interleaved rANS states (chunk coding 3, v2r) and by four (coding 4, v2s;
+ * make_golden_v2r.c). The folder is the first argument. */
 #include "gz_test.h"
 
 #include "gzcoll.h"
@@ -29,7 +31,19 @@ static const struct {
                {"v2z_smooth_f32_lorenzo1d", 2},
                {"v2z_extremes_f64_lorenzo2d", 2},
                {"v2z_huge_f32_auto2d", 2},
-               {"v2z_noise_f64_lorenzo3d", 2}};
+               {"v2z_noise_f64_lorenzo3d", 2},
+               {"v2r_smooth_f32_qinterp3d", 2},
+               {"v2r_smooth_f64_qlorenzo2d", 2},
+               {"v2r_specials_f32_auto3d", 2},
+               {"v2r_smooth_f32_lorenzo1d", 2},
+               {"v2r_noise_f64_auto2d", 2},
+               {"v2r_smooth_f32_auto3d_chunks", 2},
+               {"v2s_smooth_f32_qinterp3d", 2},
+               {"v2s_smooth_f64_qlorenzo2d", 2},
+               {"v2s_specials_f32_auto3d", 2},
+               {"v2s_smooth_f32_lorenzo1d", 2},
+               {"v2s_noise_f64_auto2d", 2},
+               {"v2s_smooth_f32_auto3d_chunks", 2}};
 
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "golden";

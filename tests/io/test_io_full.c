@@ -4,9 +4,11 @@
  * limit (RLIMIT_FSIZE, SIGXFSZ ignored: write() fails with EFBIG the way it
  * fails with ENOSPC on a full disk), at sizes from well below to just above
  * the limit, so that the write fails in the data, in the metadata and at
- * the final flush. Each write must either succeed with a file that reads
- * back whole, or fail with a message naming the file and the cause; and
- * MPI_Finalize (which shuts HDF5 down) must return afterwards: libhdf5
+ * the final flush; the same for the HDF5 file whose dataset goes through
+ * the gzstack filter (gz_io_write_hdf5_gz, `gzstack compress -o X.h5`), on
+ * noise kept lossless so that its size crosses the limit too. Each write must either
+ * succeed with a file that reads back whole, or fail with a message naming the file and
+ * the cause; and MPI_Finalize (which shuts HDF5 down) must return afterwards: libhdf5
  * 1.10.8 crashed there once a flush had failed. */
 #define _POSIX_C_SOURCE 200809L
 #include "io_test_util.h"
@@ -23,6 +25,7 @@
 
 /* Read path back and compare it with the n float32 values written. */
 static int reads_back(const char *path, const float *data, size_t n) {
+  /* the filtered file's reader registers the filter itself */
   gz_reader_t *r = NULL;
   char err[1024];
   float *back = malloc(n * sizeof *back);
@@ -38,25 +41,35 @@ static int reads_back(const char *path, const float *data, size_t n) {
 }
 
 int main(int argc, char **argv) {
-  static const gz_format_t formats[2] = {GZ_FMT_HDF5, GZ_FMT_NETCDF};
-  static const char *ext[2] = {"h5", "nc"};
+  static const gz_format_t formats[3] = {GZ_FMT_HDF5, GZ_FMT_NETCDF, GZ_FMT_HDF5};
+  static const char *ext[3] = {"h5", "nc", "gz.h5"};
   const char *dir;
   struct rlimit rl;
-  size_t most = LIMIT / sizeof(float) + 1024;
-  float *data;
-  int written[2] = {0, 0}, refused[2] = {0, 0};
+  size_t most = 2 * (LIMIT / sizeof(float)) + 1024;
+  float *data, *noise;
+  uint64_t state = 18;
+  int written[3] = {0, 0, 0}, refused[3] = {0, 0, 0};
   MPI_Init(&argc, &argv);
   dir = iot_scratch_dir(MPI_COMM_SELF);
   data = malloc(most * sizeof *data);
-  for (size_t i = 0; i < most; i++)
+  noise = malloc(most * sizeof *noise);
+  for (size_t i = 0; i < most; i++) {
     data[i] = (float)i * 0.25f;
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    noise[i] = (float)(state >> 40) / 16777216.0f; /* 24 random bits */
+  }
   signal(SIGXFSZ, SIG_IGN);
   getrlimit(RLIMIT_FSIZE, &rl);
   rlim_t soft = rl.rlim_cur;
   rl.rlim_cur = LIMIT; /* the soft limit only: it can be raised again */
   GZ_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0, "setrlimit: %s", strerror(errno));
-  for (int f = 0; f < 2; f++) {
-    for (size_t bytes = LIMIT - 16 * 1024; bytes <= LIMIT + 4096; bytes += 64) {
+  for (int f = 0; f < 3; f++) {
+    /* the filtered file is smaller than its data: a wider sweep */
+    size_t from = f < 2 ? LIMIT - 16 * 1024 : LIMIT - 32 * 1024;
+    size_t to = f < 2 ? LIMIT + 4096 : 2 * LIMIT, step = f < 2 ? 64 : 1024;
+    for (size_t bytes = from; bytes <= to; bytes += step) {
+      gz_io_bound_t lossless = {0.0, "abs", 0.0};
+      const float *x = f < 2 ? data : noise;
       gz_meta_t m;
       char path[512], err[1024] = "";
       int rc;
@@ -66,12 +79,13 @@ int main(int argc, char **argv) {
       m.dims[0] = bytes / sizeof(float);
       snprintf(m.var, sizeof m.var, "data");
       snprintf(path, sizeof path, "%s/out_%zu.%s", dir, bytes, ext[f]);
-      rc = formats[f] == GZ_FMT_HDF5
-               ? gz_io_write_hdf5(path, path, &m, data, err, sizeof err)
-               : gz_io_write_netcdf(path, path, &m, data, err, sizeof err);
+      rc = f == 2 ? gz_io_write_hdf5_gz(path, &m, x, &lossless, err, sizeof err)
+           : formats[f] == GZ_FMT_HDF5
+               ? gz_io_write_hdf5(path, path, &m, x, err, sizeof err)
+               : gz_io_write_netcdf(path, path, &m, x, err, sizeof err);
       if (rc == 0) {
         written[f]++;
-        GZ_CHECK(reads_back(path, data, m.dims[0]), "%s: written but does not read back",
+        GZ_CHECK(reads_back(path, x, m.dims[0]), "%s: written but does not read back",
                  path);
       } else {
         refused[f]++;
@@ -90,6 +104,7 @@ int main(int argc, char **argv) {
   rl.rlim_cur = soft;
   setrlimit(RLIMIT_FSIZE, &rl);
   free(data);
+  free(noise);
   iot_scratch_remove(dir, MPI_COMM_SELF);
   {
     int rc = gz_test_finish();

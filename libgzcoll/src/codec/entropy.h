@@ -10,7 +10,13 @@
 #define GZ_SECTION_HEADER 9
 
 /* Residual codings of n zigzag residuals. */
-enum { GZ_RES_PACKED = 0, GZ_RES_BYTES = 1, GZ_RES_PLANES = 2, GZ_RES_RANS = 3 };
+enum {
+  GZ_RES_PACKED = 0,
+  GZ_RES_BYTES = 1,
+  GZ_RES_PLANES = 2,
+  GZ_RES_RANS = 3, /* two interleaved states (decoded, no longer written) */
+  GZ_RES_RANS4 = 4 /* four */
+};
 
 /* PACKED: per block of 32, a width byte then the residuals in that many bits
  * (LSB first). Returns bytes written (at most gz_res_packed_max(n)). */
@@ -28,12 +34,13 @@ int gz_res_unbytes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 size_t gz_res_planes(const uint64_t *u, size_t n, size_t k, uint8_t *out);
 int gz_res_unplanes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 
-/* RANS (rans.c): order-0 rANS of per-residual symbols (small values, or bit
- * length and two top bits) and raw low bits. gz_res_rans writes at most
+/* RANS, RANS4 (rans.c): order-0 rANS of per-residual symbols (small values,
+ * or bit length and two top bits) and raw low bits, on states = 2 (RANS) or
+ * 4 (RANS4) interleaved states. gz_res_rans writes at most
  * gz_res_rans_max(n) bytes, using n bytes of syms as scratch. */
 size_t gz_res_rans_max(size_t n);
-size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out);
-int gz_res_unrans(const uint8_t *in, size_t size, size_t n, uint64_t *u);
+size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out);
+int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u);
 
 /* Write raw (len bytes) as a section at out, compressed with zstd when that
  * is smaller (try_zstd), else stored; out needs gz_section_max(len). *zc

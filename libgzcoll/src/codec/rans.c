@@ -1,20 +1,22 @@
-/* rans.c - residual coding GZ_RES_RANS of format 2: an order-0 range
- * asymmetric numeral system coder with a static table per chunk.
+/* rans.c - residual codings GZ_RES_RANS and GZ_RES_RANS4 of format 2: an
+ * order-0 range asymmetric numeral system coder with a static table per
+ * chunk.
  *
  * A residual u maps to a symbol (u itself below 16; else its bit length nb
  * and the two bits after its leading one: 16 + 4 (nb - 5) + top, at most
- * 255) and nb - 3 raw bits below those. The symbols go through rANS (two
- * interleaved 32-bit states, byte renormalisation, L = 2^23, probabilities
- * in units of 2^-14; division by a frequency through its reciprocal), the
- * raw bits are stored LSB first. Unlike a Huffman code (zstd's literals) a
- * symbol costs less than a bit, which the mostly-zero residuals of smooth
- * fields need.
+ * 255) and nb - 3 raw bits below those. The symbols go through rANS (S
+ * interleaved 32-bit states, symbol i on state i mod S: S = 2 for coding
+ * GZ_RES_RANS, 4 for GZ_RES_RANS4, whose four independent chains the CPU
+ * overlaps; byte renormalisation, L = 2^23, probabilities in units of
+ * 2^-14; division by a frequency through its reciprocal), the raw bits are
+ * stored LSB first. Unlike a Huffman code (zstd's literals) a symbol costs
+ * less than a bit, which the mostly-zero residuals of smooth fields need.
  *
  * Layout: 32-byte bitmap of the symbols present, a varint frequency per
  * present symbol (they sum to 2^14), u32 length of the raw bits, the raw
- * bits, then the rANS bytes: the two final states (u32 each), then the
- * renormalisation bytes in decoding order. The decoder checks every bound
- * and that both states end where the encoder started.
+ * bits, then the rANS bytes: the S final states (u32 each, state 0 first),
+ * then the renormalisation bytes in decoding order. The decoder checks every
+ * bound and that every state ends where the encoder started.
  */
 #include "codec/entropy.h"
 
@@ -90,60 +92,81 @@ static inline uint32_t enc_put(uint32_t x, const enc_sym_t *e, uint8_t **rp) {
   return x + e->start + q * e->cmpl;
 }
 
-static inline void store32le(uint8_t *p, uint64_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-  p[2] = (uint8_t)(v >> 16);
-  p[3] = (uint8_t)(v >> 24);
+static inline void store64le(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 8); /* one store */
+#else
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
-size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
-  size_t count[4][256], cnt[256];
+size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out) {
+  uint32_t count[4][256]; /* chunks hold at most 2^24 values */
+  size_t cnt[256];
   uint32_t f[256];
   enc_sym_t tab[256];
   uint8_t *p = out, *raw, *rp, *end;
   uint64_t acc = 0;
   unsigned nbits = 0;
-  uint32_t x0 = RANS_L, x1 = RANS_L, cum = 0;
+  uint32_t x[4] = {RANS_L, RANS_L, RANS_L, RANS_L}, cum = 0;
   size_t rlen;
+  unsigned m = states == 4 ? 3 : 1; /* S - 1 */
 
-  /* symbols and raw bits: the raw bits go into a 64-bit accumulator that
-   * is flushed 32 bits at a time (the same LSB-first bytes as one by one);
+  /* symbols and raw bits: the raw bits go into a 64-bit accumulator whose
+   * whole bytes are stored after each residual (the same LSB-first bytes as
+   * bit by bit);
    * four histograms, so that runs of one symbol do not serialise on one
    * counter */
   memset(count, 0, sizeof count);
   raw = out + 32 + 3 * 256 + 4; /* provisional: moved after the table below */
   rp = raw;
   for (size_t i = 0; i < n; i++) {
+    /* eight residuals below 16 (most of a smooth field's): symbols only,
+     * no raw bits */
+    if (i + 8 <= n && (i & 7) == 0 &&
+        (u[i] | u[i + 1] | u[i + 2] | u[i + 3] | u[i + 4] | u[i + 5] | u[i + 6] |
+         u[i + 7]) < 16) {
+      for (size_t j = i; j < i + 8; j++) {
+        syms[j] = (uint8_t)u[j];
+        count[j & 3][u[j]]++;
+      }
+      i += 7;
+      continue;
+    }
+    /* branch-free: residuals below and above 16 mix on real fields, and
+     * the branches on them were mispredicted (half of this pass on TREFHT) */
     uint64_t v = u[i];
-    unsigned nb = 64u - (unsigned)__builtin_clzll(v | 16), big = v >= 16;
-    unsigned s = big ? 16 + 4 * (nb - 5) + (unsigned)((v >> (nb - 3)) & 3) : (unsigned)v;
-    unsigned k = big ? nb - 3 : 0; /* raw bits below the two after the top */
+    unsigned nb = 64u - (unsigned)__builtin_clzll(v | 16);
+    unsigned big = 0u - (unsigned)(v >= 16); /* all ones when v >= 16 */
+    unsigned s = ((16 + 4 * (nb - 5) + (unsigned)((v >> (nb - 3)) & 3)) & big) |
+                 ((unsigned)v & ~big);
+    unsigned k = (nb - 3) & big; /* raw bits below the two after the top */
     syms[i] = (uint8_t)s;
     count[i & 3][s]++;
     v &= (1ull << k) - 1;
     if (k > 32) { /* rare: residuals of 2^35 and more */
       acc |= (v & 0xffffffffu) << nbits;
-      store32le(rp, acc);
-      rp += 4;
-      acc >>= 32;
+      nbits += 32;
       v >>= 32;
       k -= 32;
+      store64le(rp, acc);
+      rp += nbits >> 3;
+      acc >>= nbits & ~7u;
+      nbits &= 7;
     }
+    /* the whole bytes out after every residual (at most 7 bits are left,
+     * so k <= 32 more fit): a short chain from one residual to the next,
+     * where a flush of 32 bits when due was a longer one */
     acc |= v << nbits;
     nbits += k;
-    if (nbits >= 32) {
-      store32le(rp, acc);
-      rp += 4;
-      acc >>= 32;
-      nbits -= 32;
-    }
+    store64le(rp, acc);
+    rp += nbits >> 3;
+    acc >>= nbits & ~7u;
+    nbits &= 7;
   }
-  while (nbits > 0) {
+  if (nbits > 0)
     *rp++ = (uint8_t)acc;
-    acc >>= 8;
-    nbits = nbits > 8 ? nbits - 8 : 0;
-  }
   rlen = (size_t)(rp - raw);
   for (int s = 0; s < 256; s++)
     cnt[s] = count[0][s] + count[1][s] + count[2][s] + count[3][s];
@@ -178,23 +201,38 @@ size_t gz_res_rans(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *out) {
   /* rANS, backwards, into the space after the raw bits' worst case */
   end = p + 2 * n + 16;
   rp = end;
-  /* symbol i goes to state i & 1; two scalar states, so that their chains
-   * overlap */
+  /* symbol i goes to state i mod S, the last symbol first; the states are
+   * scalars in the unrolled loops, so that their chains overlap */
   {
     size_t i = n;
-    if (n & 1) {
+    while (i & m) {
       i--;
-      x0 = enc_put(x0, &tab[syms[i]], &rp);
+      x[i & m] = enc_put(x[i & m], &tab[syms[i]], &rp);
     }
-    while (i > 0) {
-      i -= 2;
-      x1 = enc_put(x1, &tab[syms[i + 1]], &rp);
-      x0 = enc_put(x0, &tab[syms[i]], &rp);
+    if (states == 4) {
+      uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+      while (i > 0) {
+        i -= 4;
+        x3 = enc_put(x3, &tab[syms[i + 3]], &rp);
+        x2 = enc_put(x2, &tab[syms[i + 2]], &rp);
+        x1 = enc_put(x1, &tab[syms[i + 1]], &rp);
+        x0 = enc_put(x0, &tab[syms[i]], &rp);
+      }
+      {
+        const uint32_t fin[4] = {x0, x1, x2, x3};
+        memcpy(x, fin, sizeof fin);
+      }
+    } else { /* two states: coding 3, no longer written but by tests */
+      while (i > 0) {
+        i -= 2;
+        x[1] = enc_put(x[1], &tab[syms[i + 1]], &rp);
+        x[0] = enc_put(x[0], &tab[syms[i]], &rp);
+      }
     }
   }
-  rp -= 8;
-  put32le(rp, x0);
-  put32le(rp + 4, x1);
+  rp -= 4 * (size_t)(m + 1);
+  for (unsigned k = 0; k <= m; k++)
+    put32le(rp + 4 * k, x[k]);
   memmove(p, rp, (size_t)(end - rp));
   p += end - rp;
   return (size_t)(p - out);
@@ -236,26 +274,75 @@ static inline int raw_take(rawr_t *r, unsigned k, uint64_t *v) {
   return 0;
 }
 
-int gz_res_unrans(const uint8_t *in, size_t size, size_t n, uint64_t *u) {
-  const uint8_t *p = in, *end = in + size, *rs;
-  uint32_t f[256] = {0}, start[256] = {0}, sum = 0, x[2];
+/* The decoding tables of a chunk. */
+typedef struct dec_tab {
+  uint32_t f[256], start[256];
   uint64_t base[256];
-  uint8_t slot_sym[PROB_SCALE], kbits[256];
+  uint8_t kbits[256], slot_sym[PROB_SCALE];
+} dec_tab_t;
+
+/* Symbol i from state *xs: its residual into *ui, the state renormalised from
+ * the bytes at *rs (end: their end). -1 on a stream that runs out. */
+static inline __attribute__((always_inline)) int
+dec_step(uint32_t *xs, const dec_tab_t *t, const uint8_t **rs, const uint8_t *end,
+         rawr_t *r, uint64_t *ui) {
+  uint32_t st = *xs, slot = st & (PROB_SCALE - 1), b;
+  unsigned s = t->slot_sym[slot], k = t->kbits[s];
+  uint64_t v = 0;
+  const uint8_t *q = *rs;
+  st = t->f[s] * (st >> PROB_BITS) + slot - t->start[s];
+  /* at most two bytes (the encoder wrote at most two), branch-free while
+   * two are left */
+  if (end - q >= 2) {
+    b = st < RANS_L;
+    st = b ? st << 8 | q[0] : st;
+    q += b;
+    b = st < RANS_L;
+    st = b ? st << 8 | q[0] : st;
+    q += b;
+  }
+  while (st < RANS_L) {
+    if (q >= end)
+      return -1;
+    st = st << 8 | *q++;
+  }
+  *rs = q;
+  *xs = st;
+  if (k > 32) {
+    uint64_t hi;
+    if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
+      return -1;
+    v |= hi << 32;
+  } else if (raw_take(r, k, &v) != 0) {
+    return -1;
+  }
+  *ui = t->base[s] | v;
+  return 0;
+}
+
+int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u) {
+  const uint8_t *p = in, *end = in + size, *rs;
+  uint32_t sum = 0, x[4] = {0};
+  unsigned ns = states == 4 ? 4 : 2;
+  dec_tab_t t;
   rawr_t r;
+  size_t i = 0;
+  int bad = 0;
   if (size < 32)
     return -1;
   p += 32;
   for (int s = 0; s < 256; s++) {
-    kbits[s] = s < 16 ? 0 : (uint8_t)((s - 16) / 4 + 2);
-    base[s] = s < 16 ? (uint64_t)s : (uint64_t)(4 | ((s - 16) & 3)) << kbits[s];
+    t.f[s] = t.start[s] = 0;
+    t.kbits[s] = s < 16 ? 0 : (uint8_t)((s - 16) / 4 + 2);
+    t.base[s] = s < 16 ? (uint64_t)s : (uint64_t)(4 | ((s - 16) & 3)) << t.kbits[s];
     if (in[s >> 3] & (1u << (s & 7))) {
       uint64_t v;
       if (gz_varint_get(&p, end, &v) != 0 || v == 0 || v > PROB_SCALE - sum)
         return -1;
-      f[s] = (uint32_t)v;
-      start[s] = sum;
-      memset(slot_sym + sum, s, f[s]);
-      sum += f[s];
+      t.f[s] = (uint32_t)v;
+      t.start[s] = sum;
+      memset(t.slot_sym + sum, s, t.f[s]);
+      sum += t.f[s];
     }
   }
   if (sum != PROB_SCALE || (size_t)(end - p) < 4)
@@ -263,46 +350,41 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, uint64_t *u) {
   memset(&r, 0, sizeof r);
   r.len = get32le(p);
   p += 4;
-  if (r.len > (size_t)(end - p) || (size_t)(end - p) - r.len < 8)
+  if (r.len > (size_t)(end - p) || (size_t)(end - p) - r.len < 4 * ns)
     return -1;
   r.raw = p;
   rs = p + r.len;
-  x[0] = get32le(rs);
-  x[1] = get32le(rs + 4);
-  rs += 8;
-  if (x[0] < RANS_L || x[1] < RANS_L || x[0] >= (1u << 31) || x[1] >= (1u << 31))
-    return -1;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t st = x[i & 1], slot = st & (PROB_SCALE - 1), b;
-    unsigned s = slot_sym[slot], k = kbits[s];
-    uint64_t v = 0;
-    st = f[s] * (st >> PROB_BITS) + slot - start[s];
-    /* at most two bytes (the encoder wrote at most two), branch-free
-     * while two are left */
-    if (end - rs >= 2) {
-      b = st < RANS_L;
-      st = b ? st << 8 | rs[0] : st;
-      rs += b;
-      b = st < RANS_L;
-      st = b ? st << 8 | rs[0] : st;
-      rs += b;
-    }
-    while (st < RANS_L) {
-      if (rs >= end)
-        return -1;
-      st = st << 8 | *rs++;
-    }
-    x[i & 1] = st;
-    if (k > 32) {
-      uint64_t hi;
-      if (raw_take(&r, 32, &v) != 0 || raw_take(&r, k - 32, &hi) != 0)
-        return -1;
-      v |= hi << 32;
-    } else if (raw_take(&r, k, &v) != 0) {
+  for (unsigned k = 0; k < ns; k++) {
+    x[k] = get32le(rs + 4 * k);
+    if (x[k] < RANS_L || x[k] >= (1u << 31))
       return -1;
-    }
-    u[i] = base[s] | v;
   }
-  return rs == end && (r.used + 7) / 8 == r.len && x[0] == RANS_L && x[1] == RANS_L ? 0
-                                                                                    : -1;
+  rs += 4 * ns;
+  /* unrolled over the states, kept in scalars so that their chains overlap */
+  if (ns == 4) {
+    uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    for (; i + 4 <= n && !bad; i += 4) { /* one statement each: in order */
+      bad |= dec_step(&x0, &t, &rs, end, &r, u + i);
+      bad |= dec_step(&x1, &t, &rs, end, &r, u + i + 1);
+      bad |= dec_step(&x2, &t, &rs, end, &r, u + i + 2);
+      bad |= dec_step(&x3, &t, &rs, end, &r, u + i + 3);
+    }
+    x[0] = x0;
+    x[1] = x1;
+    x[2] = x2;
+    x[3] = x3;
+  } else { /* two states: coding 3 */
+    for (; i + 2 <= n && !bad; i += 2) {
+      bad |= dec_step(&x[0], &t, &rs, end, &r, u + i);
+      bad |= dec_step(&x[1], &t, &rs, end, &r, u + i + 1);
+    }
+  }
+  for (; i < n && !bad; i++)
+    bad = dec_step(&x[i % ns], &t, &rs, end, &r, u + i);
+  if (bad || rs != end || (r.used + 7) / 8 != r.len)
+    return -1;
+  for (unsigned k = 0; k < ns; k++)
+    if (x[k] != RANS_L)
+      return -1;
+  return 0;
 }

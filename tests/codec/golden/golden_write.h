@@ -20,6 +20,34 @@ static void dump(const char *path, const void *p, size_t n) {
   }
 }
 
+/* One record of the format-2 generators. */
+typedef struct golden_case {
+  const char *name;
+  field_kind_t kind;
+  int is_f32;
+  double eb;
+  gz_predictor_t pred;
+  unsigned ndims;
+  size_t dims[3];
+} golden_case_t;
+
+/* The parameters of a case: dtype, bound, predictor, ndims dims; *n gets the
+ * value count. */
+static gz_codec_params_t golden_params(int is_f32, double eb, gz_predictor_t pred,
+                                       unsigned ndims, const size_t *dims, size_t *n) {
+  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+  p.dtype = is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
+  p.error_bound = eb;
+  p.predictor = pred;
+  p.ndims = ndims;
+  *n = 1;
+  for (unsigned d = 0; d < ndims; d++) {
+    p.dims[d] = dims[d];
+    *n *= dims[d];
+  }
+  return p;
+}
+
 /* n values of kind (float32 if is_f32) from seed, the stream bound for
  * chunk; 1 if the codec failed, else 0. */
 static int golden_write(const char *name, const gz_codec_params_t *p, field_kind_t kind,

@@ -13,15 +13,7 @@
 #include "golden_write.h"
 
 int main(void) {
-  struct {
-    const char *name;
-    field_kind_t kind;
-    int is_f32;
-    double eb;
-    gz_predictor_t pred;
-    unsigned ndims;
-    size_t dims[3];
-  } cases[] = {
+  golden_case_t cases[] = {
       {"v2z_smooth_f32_lorenzo3d",
        FIELD_SMOOTH,
        1,
@@ -50,16 +42,9 @@ int main(void) {
       {"v2z_noise_f64_lorenzo3d", FIELD_NOISE, 0, 1e-1, GZ_PRED_LORENZO, 3, {20, 20, 40}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-    gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
-    size_t n = 1;
-    for (unsigned d = 0; d < cases[c].ndims; d++)
-      n *= cases[c].dims[d];
-    p.dtype = cases[c].is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
-    p.error_bound = cases[c].eb;
-    p.predictor = cases[c].pred;
-    p.ndims = cases[c].ndims;
-    for (unsigned d = 0; d < cases[c].ndims; d++)
-      p.dims[d] = cases[c].dims[d];
+    size_t n;
+    gz_codec_params_t p = golden_params(cases[c].is_f32, cases[c].eb, cases[c].pred,
+                                        cases[c].ndims, cases[c].dims, &n);
     if (golden_write(cases[c].name, &p, cases[c].kind, cases[c].is_f32, n, 0, 2600 + c))
       return 1;
   }
