@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of gzstack compress / decompress (see CMakeLists.txt).
 set -u
-GZ=$1 CHECK=$2 MPIRUN=$3
+GZ=$1 CHECK=$2 MPIRUN=$3 WHOLE=$4
 # shellcheck source=../app_lib.sh
 source "$(dirname "$0")/../app_lib.sh"
 app_scratch
@@ -80,27 +80,38 @@ expect "soda within 1e-4" "$CHECK" "$SODA" - "$TMP/soda.raw" - 1e-4 24x96x2048
 expect "lossless WRF T" "$GZ" compress -i "$WRF" --var T -e 0 -o "$TMP/w.gzc"
 expect "decompress WRF T" "$GZ" decompress -i "$TMP/w.gzc" -o "$TMP/w.nc"
 expect "WRF T exact" "$CHECK" "$WRF" T "$TMP/w.nc" T 0
-# Streaming: without --verify the archive is written a few chunks at a time
-# (compress_streamed); with --verify the whole field is held and compressed in
-# one call. Both must write the same bytes: raw float32 and float64, netCDF,
-# HDF5, formats 1 (--fast) and 2, rel/psnr bounds (a first pass for the range),
-# several threads and many chunks. Decompress to raw is streamed too.
+# Streaming: the archive is written a few chunks at a time (compress_streamed),
+# and --verify reads it back from the file a few chunks at a time. Both must
+# write the bytes gz_compress() writes for the whole field in one call
+# (whole_stream): raw float32 and float64, netCDF, HDF5, formats 1 (--fast)
+# and 2, rel/psnr bounds (a first pass for the range), several threads and
+# many chunks. Decompress is streamed too (below).
 perl -e 'binmode STDOUT; for $i (0..300006) { print pack("d<", sin($i * 1e-3) * 50 + ($i % 7) * 1e-3) }' \
   >"$TMP/s64.raw"
-same_stream() { # same_stream NAME ARGS...: streamed and whole-buffer archives are equal
-  local name=$1; shift
+# same_stream NAME INPUT VAR|- DIMS|- f32|f64 CHUNK ARGS...: the streamed
+# archive, with and without --verify, is the whole-buffer one
+same_stream() {
+  local name=$1 in=$2 var=$3 dims=$4 dtype=$5 chunk=$6 pred=auto
+  shift 6
+  local args=(-i "$in" "$@")
+  [ "$var" != - ] && args+=(--var "$var")
+  [ "$dims" != - ] && args+=(--dims "$dims" --dtype "$dtype")
+  [ "$chunk" != 0 ] && args+=(--chunk "$chunk")
+  case " $* " in *" --fast "*) pred=none ;; esac
   rm -f "$TMP/st1.gzc" "$TMP/st2.gzc"
-  if "$GZ" compress "$@" -o "$TMP/st1.gzc" -q >"$TMP/out" 2>&1 &&
-    "$GZ" compress "$@" -o "$TMP/st2.gzc" --verify >"$TMP/out" 2>&1 &&
-    cmp -s "$TMP/st1.gzc" "$TMP/st2.gzc"; then ok; else ko "streamed archive differs: $name"; cat "$TMP/out"; fi
+  if "$GZ" compress "${args[@]}" -o "$TMP/st1.gzc" -q >"$TMP/out" 2>&1 &&
+    "$GZ" compress "${args[@]}" -o "$TMP/st2.gzc" --verify >"$TMP/out" 2>&1 &&
+    cmp -s "$TMP/st1.gzc" "$TMP/st2.gzc" &&
+    "$WHOLE" "$TMP/st1.gzc" "$in" "$var" "$dims" "$dtype" "$chunk" "$pred" >>"$TMP/out" 2>&1
+  then ok; else ko "streamed archive differs: $name"; cat "$TMP/out"; fi
 }
 for fast in "" --fast; do
-  same_stream "soda rel $fast" -i "$SODA" --dims 96x2048 -e 1e-4 --eb-mode rel $fast
-  same_stream "soda threads $fast" -i "$SODA" --dims 96x2048 -e 1e-3 --chunk 4096 --threads 2 $fast
-  same_stream "f64 $fast" -i "$TMP/s64.raw" --dims 300007 --dtype f64 -e 1e-5 --chunk 8192 $fast
-  same_stream "sst psnr $fast" -i "$SST" --var sst -e 70 --eb-mode psnr $fast
-  same_stream "hdf5 $fast" -i "$TMP/s.h5" --var /sst -e 1e-3 $fast
-  same_stream "WRF lossless $fast" -i "$WRF" --var T -e 0 $fast
+  same_stream "soda rel $fast" "$SODA" - 24x96x2048 f32 0 -e 1e-4 --eb-mode rel $fast
+  same_stream "soda threads $fast" "$SODA" - 24x96x2048 f32 4096 -e 1e-3 --threads 2 $fast
+  same_stream "f64 $fast" "$TMP/s64.raw" - 300007 f64 8192 -e 1e-5 $fast
+  same_stream "sst psnr $fast" "$SST" sst - f32 0 -e 70 --eb-mode psnr $fast
+  same_stream "hdf5 $fast" "$TMP/s.h5" /sst - f32 0 -e 1e-3 $fast
+  same_stream "WRF lossless $fast" "$WRF" T - f32 0 -e 0 $fast
 done
 for fast in "" --fast; do
   rm -f "$TMP/s64.gzc" "$TMP/s64o.raw"

@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
     for (size_t bytes = LIMIT - 16 * 1024; bytes <= LIMIT + 4096; bytes += 64) {
       gz_meta_t m;
       char path[512], err[1024] = "";
+      gz_io_source_t src = {data, NULL, NULL};
       int rc;
       memset(&m, 0, sizeof m);
       m.dtype = GZ_FLOAT32;
@@ -67,8 +68,8 @@ int main(int argc, char **argv) {
       snprintf(m.var, sizeof m.var, "data");
       snprintf(path, sizeof path, "%s/out_%zu.%s", dir, bytes, ext[f]);
       rc = formats[f] == GZ_FMT_HDF5
-               ? gz_io_write_hdf5(path, path, &m, data, err, sizeof err)
-               : gz_io_write_netcdf(path, path, &m, data, err, sizeof err);
+               ? gz_io_write_hdf5(path, path, &m, &src, err, sizeof err)
+               : gz_io_write_netcdf(path, path, &m, &src, err, sizeof err);
       if (rc == 0) {
         written[f]++;
         GZ_CHECK(reads_back(path, data, m.dims[0]), "%s: written but does not read back",
