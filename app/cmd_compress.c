@@ -750,7 +750,8 @@ static const void *decode_get(void *ctx, size_t first, size_t n, char *err,
     return NULL;
   }
   if (first + n > s->hi) { /* keep [first, hi), decode what follows */
-    memmove(s->vbuf, s->vbuf + (first - s->lo) * elem, (s->hi - first) * elem);
+    if (s->hi > first)
+      memmove(s->vbuf, s->vbuf + (first - s->lo) * elem, (s->hi - first) * elem);
     s->lo = first;
     while (s->hi < first + n)
       if (decode_batch(s, err, errlen) != 0)

@@ -402,7 +402,7 @@ static const void *piece_get(void *ctx, size_t first, size_t n, char *err,
 /* gz_io_write_from() with values that come in pieces writes the same file
  * as gz_io_write() with them all in memory: byte for byte (raw, netCDF,
  * SEG-Y, RSF), the same values read back (HDF5, whose objects carry their
- * creation time). 3 x 300 x 1000 values: boxes that end inside dimension 1
+ * creation time). 2 x 600 x 500 values: boxes that end inside dimension 1
  * and pieces that cross records. */
 static void pieces(const char *dir) {
   static const gz_format_t fmts[] = {GZ_FMT_RAW, GZ_FMT_NETCDF, GZ_FMT_HDF5, GZ_FMT_SEGY,
@@ -421,9 +421,7 @@ static void pieces(const char *dir) {
       gz_meta_init(&m);
       m.dtype = dt;
       m.ndims = 3;
-      m.dims[0] = 3;
-      m.dims[1] = 300;
-      m.dims[2] = 1000;
+      memcpy(m.dims, (const size_t[]){2, 600, 500}, sizeof(size_t[3]));
       snprintf(m.var, sizeof m.var, "temp");
       n = gz_meta_count(&m);
       data = iot_make_data(&m, 7 + (uint64_t)f);
@@ -449,7 +447,7 @@ static void pieces(const char *dir) {
         if (GZ_CHECK(back && gz_reader_open(b, "/temp", NULL, MPI_COMM_SELF, &r, err,
                                             sizeof err) == 0,
                      "%s: %s", b, err) &&
-            GZ_CHECK(gz_reader_read(r, 0, 3, dt, back, err, sizeof err) == 0, "%s: %s", b,
+            GZ_CHECK(gz_reader_read(r, 0, 2, dt, back, err, sizeof err) == 0, "%s: %s", b,
                      err))
           GZ_CHECK(iot_count_diff(data, dt, back, dt, n) == 0, "%s: values differ", b);
         gz_reader_close(r);
