@@ -148,33 +148,6 @@ static uint64_t get_le(const uint8_t *p, int bytes) {
   return v;
 }
 
-static int write_file(const char *path, const void *a, size_t alen, const void *b,
-                      size_t blen, int force, char *err, size_t errlen) {
-  char tmp[4200];
-  FILE *f;
-  int ok;
-  if (gz_io_check_target(path, force, err, errlen) != 0 ||
-      gz_io_check_space(path, (unsigned long long)alen + blen, err, errlen) != 0)
-    return -1;
-  if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
-    snprintf(err, errlen, "%s: path too long", path);
-    return -1;
-  }
-  f = fopen(tmp, "wb");
-  if (!f) {
-    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    return -1;
-  }
-  ok = fwrite(a, 1, alen, f) == alen && fwrite(b, 1, blen, f) == blen;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok) {
-    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
-  return gz_io_commit(tmp, path, force, err, errlen);
-}
-
 /* The archive's header and metadata (GZA_HEADER + *msize bytes, malloc'd):
  * the input's metadata with the bound's attributes (gz_io_bound_attrs). */
 static uint8_t *archive_header(const gz_meta_t *meta, const gz_io_bound_t *b,
@@ -341,11 +314,13 @@ static void prefetch_stop(prefetch_t *q, pthread_t t) {
 /* Compress the reader's n values into the archive `out` a few chunks at a
  * time: reserve the stream's head, write the chunks as they are encoded, then
  * the head in its place. The same bytes as compressing the whole buffer;
- * memory: one batch of values and its encoding. The file is written under a
- * temporary name and renamed when complete. */
+ * memory: one batch of values and its encoding. The file is written to a
+ * temporary and named when complete; with keep (keeplen bytes) it is left
+ * there, its name in keep, for the caller to verify and commit. */
 static int compress_streamed(const compress_opts_t *o, const char *in, const char *out,
                              gz_reader_t *r, gz_codec_params_t *p, size_t n,
-                             size_t *file_size, char *err, size_t errlen) {
+                             size_t *file_size, char *keep, size_t keeplen, char *err,
+                             size_t errlen) {
   const gz_meta_t *meta = gz_reader_meta(r);
   gz_stream_writer_t *w = NULL;
   gz_stream_layout_t lay;
@@ -455,6 +430,12 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
   }
   fd = -1;
   *file_size = pos;
+  if (keep) { /* the caller verifies, then commits */
+    snprintf(keep, keeplen, "%s", tmp);
+    tmp[0] = '\0';
+    ret = 0;
+    goto fail;
+  }
   if (gz_io_commit(tmp, out, o->force, err, errlen) != 0) {
     tmp[0] = '\0'; /* removed by the commit */
     goto fail;
@@ -475,7 +456,7 @@ fail:
   if (fd >= 0)
     close(fd);
   if (tmp[0])
-    unlink(tmp);
+    gz_io_discard(tmp);
   free(header);
   free(head);
   free(cbuf);
@@ -551,10 +532,37 @@ static int read_back(const char *path, const char *out, int h5, const gz_meta_t 
   return rc;
 }
 
-/* Compress one input into its archive, or (-o *.nc, *.h5) into a netCDF-4
- * or HDF5 file whose variable goes through the HDF5 filter: the data are
- * compressed once, by the filter, and --verify reads that file back. Returns
- * 0 or -1 with err set; nothing is left at the output path on failure. */
+/* What --verify prints and checks, from the figures f: 0, or -1 with err
+ * when the bound or the target broke. */
+static int verify_report(const compress_opts_t *o, const char *in, const char *out,
+                         size_t n, gz_dtype_t dtype, size_t file_size, double t_comp,
+                         double t_dec, double eb, const gzc_figures_t *f, char *err,
+                         size_t errlen) {
+  print_verify(o, in, out, n, dtype, file_size, t_comp, t_dec, eb, f);
+  if (!(f->max_abs <= eb) || f->nonfinite_mismatch) {
+    snprintf(err, errlen, "%s: verification failed: max error %g > bound %g%s", in,
+             f->max_abs, eb,
+             f->nonfinite_mismatch ? " or non-finite values changed" : "");
+    return -1;
+  }
+  if (!gzc_target_met(o->eb_mode, o->eb, f)) {
+    snprintf(err, errlen, "%s: verification failed: --eb-mode %s %g not met", in,
+             gzc_eb_mode_name(o->eb_mode), o->eb);
+    return -1;
+  }
+  return 0;
+}
+
+static int verify_archive(const compress_opts_t *o, const char *in, const char *out,
+                          const char *path, gz_reader_t *r, double eb, size_t file_size,
+                          double t_comp, char *err, size_t errlen);
+
+/* Compress one input into its archive (streamed, and with --verify read
+ * back from the written file, in batches), or (-o *.nc, *.h5) into a
+ * netCDF-4 or HDF5 file whose variable goes through the HDF5 filter: the
+ * data are compressed once, by the filter, and --verify reads that file
+ * back. Returns 0 or -1 with err set; nothing is left at the output path on
+ * failure. */
 static int compress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
   const char *in = o->inputs[i];
   char out[4096], tmp[4200] = "";
@@ -564,10 +572,8 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
   gzc_range_t range;
   void *data = NULL, *check = NULL;
-  uint8_t *stream = NULL, *header = NULL;
   double t0, t_comp, t_dec = 0, eb;
-  size_t n, cap, size = 0, msize = 0, file_size = 0;
-  gz_result_t rc;
+  size_t n, file_size = 0;
   gz_io_bound_t bound;
   int ret = -1, to_nc, to_h5;
 
@@ -594,10 +600,21 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   p.ndims = meta->ndims <= GZ_CODEC_MAXDIMS ? (unsigned)meta->ndims : 0;
   for (unsigned d = 0; d < p.ndims; d++)
     p.dims[d] = meta->dims[d];
-  if (!to_nc && !to_h5 &&
-      !o->verify) { /* streamed: a few chunks in memory, not the input */
-    ret = compress_streamed(o, in, out, r, &p, n, &file_size, err, errlen);
-    if (ret == 0 && !o->quiet)
+  if (!to_nc && !to_h5) { /* streamed: a few chunks in memory, not the input */
+    t0 = now();
+    ret = compress_streamed(o, in, out, r, &p, n, &file_size, o->verify ? tmp : NULL,
+                            sizeof tmp, err, errlen);
+    t_comp = now() - t0;
+    if (ret == 0 && o->verify) {
+      ret = verify_archive(o, in, out, tmp, r, p.error_bound, file_size, t_comp, err,
+                           errlen);
+      if (ret == 0)
+        ret = gz_io_commit(tmp, out, o->force, err, errlen);
+      else
+        gz_io_discard(tmp);
+      tmp[0] = '\0'; /* committed or dropped */
+    }
+    if (ret == 0 && !o->quiet && !o->verify)
       printf("%s -> %s: ratio %.3f\n", in, out,
              (double)(n * gz_dtype_size(p.dtype)) / (double)(file_size ? file_size : 1));
     goto fail;
@@ -613,12 +630,12 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   /* every mode becomes a strict absolute bound over the valid values */
   gzc_range_compute(p.dtype, data, n, meta->has_fill, meta->fill_value, &range);
   eb = gzc_abs_bound(o->eb_mode, o->eb, &range);
-  p.eb_mode = GZ_EB_ABS;
-  p.error_bound = eb;
   bound = bound_of(o, eb);
-  if (to_nc || to_h5) {
+  {
     struct stat st;
-    if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
+    /* netCDF: a named temporary (libhdf5 opens it by a name it resolves) */
+    if ((to_nc ? gz_io_temp_path_named(out, tmp, sizeof tmp)
+               : gz_io_temp_path(out, tmp, sizeof tmp)) != 0) {
       snprintf(err, errlen, "%s: path too long", out);
       goto fail;
     }
@@ -633,70 +650,23 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
         read_back(tmp, out, to_h5, meta, p.dtype, check, n, &bound, err, errlen) != 0)
       goto fail;
     t_dec = now() - t0;
-  } else {
-    cap = gz_compress_bound(p.dtype, n, o->chunk);
-    stream = malloc(cap ? cap : 1);
-    header = archive_header(meta, &bound, &msize);
-    if (!stream || !header || !cap) {
-      snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
-      goto fail;
-    }
-    t0 = now();
-    rc = gz_compress(&p, data, n, stream, cap, &size);
-    t_comp = now() - t0;
-    if (rc != GZ_OK) {
-      snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
-      goto fail;
-    }
-    file_size = size + GZA_HEADER + msize;
-    t0 = now();
-    rc = o->verify ? gz_decompress(stream, size, check, n) : GZ_OK;
-    t_dec = now() - t0;
-    if (rc != GZ_OK) {
-      snprintf(err, errlen, "%s: verification decode failed: %s", in, gz_strerror(rc));
-      goto fail;
-    }
-  }
-  if (o->verify && !to_nc && !to_h5) { /* the metadata the archive carries */
-    gz_meta_t m;
-    if (gz_meta_unpack(header + GZA_HEADER, msize, &m, err, errlen) != 0)
-      goto fail;
-    rc = check_recorded(&m, &bound, out, err, errlen) == 0 ? GZ_OK : GZ_ERR_CORRUPT;
-    gz_meta_free(&m);
-    if (rc != GZ_OK)
-      goto fail;
   }
   if (o->verify) {
     gzc_figures_t f;
     gzc_figures_compute(p.dtype, data, check, n, meta->has_fill, meta->fill_value, &f);
-    print_verify(o, in, out, n, p.dtype, file_size, t_comp, t_dec, eb, &f);
-    if (!(f.max_abs <= eb) || f.nonfinite_mismatch) {
-      snprintf(err, errlen, "%s: verification failed: max error %g > bound %g%s", in,
-               f.max_abs, eb,
-               f.nonfinite_mismatch ? " or non-finite values changed" : "");
+    if (verify_report(o, in, out, n, p.dtype, file_size, t_comp, t_dec, eb, &f, err,
+                      errlen) != 0)
       goto fail;
-    }
-    if (!gzc_target_met(o->eb_mode, o->eb, &f)) {
-      snprintf(err, errlen, "%s: verification failed: --eb-mode %s %g not met", in,
-               gzc_eb_mode_name(o->eb_mode), o->eb);
-      goto fail;
-    }
   }
-  if (to_nc || to_h5 ? gz_io_commit(tmp, out, o->force, err, errlen) != 0
-                     : write_file(out, header, GZA_HEADER + msize, stream, size, o->force,
-                                  err, errlen) != 0)
-    goto fail;
-  tmp[0] = '\0'; /* committed */
-  if (!o->quiet && !o->verify)
+  ret = gz_io_commit(tmp, out, o->force, err, errlen);
+  tmp[0] = '\0'; /* committed, or dropped by the commit */
+  if (ret == 0 && !o->quiet && !o->verify)
     printf("%s -> %s: ratio %.3f\n", in, out,
            (double)(n * gz_dtype_size(p.dtype)) / (double)(file_size ? file_size : 1));
-  ret = 0;
 fail:
   if (tmp[0])
-    unlink(tmp);
+    gz_io_discard(tmp);
   free(check);
-  free(header);
-  free(stream);
   free(data);
   gz_reader_close(r);
   return ret;
@@ -718,105 +688,206 @@ static int get_bytes(FILE *f, void *buf, size_t n) {
   return fread(buf, 1, n, f) == n ? 0 : -1;
 }
 
-/* Decode the archive's chunks a few at a time, each batch into data (the
- * whole output) or, data NULL, appended to the file fd (named out). Returns
- * 0, or -1 with err. */
-static int decode_streamed(FILE *f, const char *in, const char *out,
-                           gz_stream_reader_t *rd, const gz_stream_info_t *info,
-                           void *data, int fd, char *err, size_t errlen) {
-  size_t elem = gz_dtype_size(info->dtype), cap = 0, pos = 0;
-  uint32_t k = batch_chunks(info->chunk_len, info->chunk_count, 1);
-  uint8_t *cbuf = NULL, *vbuf = NULL;
+/* The archive's values for a writer (gz_io_source_t): its chunks read and
+ * decoded a few at a time, in order. vbuf holds values [lo, hi). */
+typedef struct decode_source {
+  FILE *f;
+  const char *in;
+  gz_stream_reader_t *rd;
+  const gz_stream_info_t *info;
+  uint32_t next, k; /* the next chunk to decode; chunks per batch */
+  uint8_t *cbuf, *vbuf;
+  size_t ccap, vcap, lo, hi;
+} decode_source_t;
+
+/* Decode the next batch of chunks after hi into vbuf. 0, or -1 with err. */
+static int decode_batch(decode_source_t *s, char *err, size_t errlen) {
+  const gz_stream_info_t *info = s->info;
+  size_t elem = gz_dtype_size(info->dtype), size = 0, vals, need;
+  uint32_t m = info->chunk_count - s->next < s->k ? info->chunk_count - s->next : s->k;
+  gz_result_t rc;
+  for (uint32_t j = 0; j < m; j++)
+    size += gz_stream_reader_chunk_size(s->rd, s->next + j);
+  need = (s->hi - s->lo + (size_t)m * info->chunk_len) * elem;
+  if (size > s->ccap) {
+    free(s->cbuf);
+    s->ccap = size;
+    if (!(s->cbuf = malloc(size)))
+      goto nomem;
+  }
+  if (need > s->vcap) {
+    uint8_t *grown = realloc(s->vbuf, need);
+    if (!grown)
+      goto nomem;
+    s->vbuf = grown;
+    s->vcap = need;
+  }
+  if (m == 0 || get_bytes(s->f, s->cbuf, size) != 0) {
+    snprintf(err, errlen, "%s: %s", s->in, gz_strerror(GZ_ERR_CORRUPT));
+    return -1;
+  }
+  rc = gz_stream_reader_decode(s->rd, s->next, m, s->cbuf, size,
+                               s->vbuf + (s->hi - s->lo) * elem);
+  if (rc != GZ_OK) {
+    snprintf(err, errlen, "%s: %s", s->in, gz_strerror(rc));
+    return -1;
+  }
+  vals = (size_t)m * info->chunk_len;
+  s->hi += info->count - s->hi < vals ? info->count - s->hi : vals;
+  s->next += m;
+  return 0;
+nomem:
+  snprintf(err, errlen, "%s: out of memory for a batch of chunks", s->in);
+  return -1;
+}
+
+static const void *decode_get(void *ctx, size_t first, size_t n, char *err,
+                              size_t errlen) {
+  decode_source_t *s = ctx;
+  size_t elem = gz_dtype_size(s->info->dtype);
+  if (first < s->lo || first > s->hi) {
+    snprintf(err, errlen, "%s: values asked out of order", s->in);
+    return NULL;
+  }
+  if (first + n > s->hi) { /* keep [first, hi), decode what follows */
+    if (s->hi > first)
+      memmove(s->vbuf, s->vbuf + (first - s->lo) * elem, (s->hi - first) * elem);
+    s->lo = first;
+    while (s->hi < first + n)
+      if (decode_batch(s, err, errlen) != 0)
+        return NULL;
+  }
+  return s->vbuf + (first - s->lo) * elem;
+}
+
+/* The archive f (named in) opened for decoding: its metadata (meta, to
+ * gz_meta_free), stream reader (*rd, to close) and info; f is left at the
+ * first chunk. 0, or -1 with err. */
+static int open_archive(FILE *f, const char *in, gz_meta_t *meta, gz_stream_reader_t **rd,
+                        gz_stream_info_t *info, char *err, size_t errlen) {
+  uint8_t header[GZA_HEADER], *blob = NULL, *head = NULL;
+  size_t hsize;
+  uint64_t msize, fsize = 0;
   gz_result_t rc;
   int ret = -1;
 
-  if (!data && !(vbuf = malloc((size_t)k * info->chunk_len * elem + 1)))
-    goto nomem;
-  for (uint32_t c = 0; c < info->chunk_count; c += k) {
-    uint32_t m = info->chunk_count - c < k ? info->chunk_count - c : k;
-    size_t size = 0, first = (size_t)c * info->chunk_len, vals;
-    uint8_t *dst = data ? (uint8_t *)data + first * elem : vbuf;
-    for (uint32_t j = 0; j < m; j++)
-      size += gz_stream_reader_chunk_size(rd, c + j);
-    if (size > cap) {
-      free(cbuf);
-      cap = size;
-      if (!(cbuf = malloc(cap)))
-        goto nomem;
-    }
-    if (get_bytes(f, cbuf, size) != 0) {
-      snprintf(err, errlen, "%s: %s", in, gz_strerror(GZ_ERR_CORRUPT));
-      goto done;
-    }
-    rc = gz_stream_reader_decode(rd, c, m, cbuf, size, dst);
-    if (rc != GZ_OK) {
-      snprintf(err, errlen, "%s: %s", in, gz_strerror(rc));
-      goto done;
-    }
-    vals = info->count - first < (size_t)m * info->chunk_len
-               ? info->count - first
-               : (size_t)m * info->chunk_len;
-    if (fd >= 0 && put_bytes(fd, dst, vals * elem, (off_t)pos) != 0) {
-      snprintf(err, errlen, "%s: write failed: %s", out, strerror(errno));
-      goto done;
-    }
-    pos += vals * elem;
+  if (get_bytes(f, header, GZA_HEADER) != 0 || memcmp(header, GZA_MAGIC, 4) != 0) {
+    snprintf(err, errlen, "%s: not a gzstack archive (no GZCA header)", in);
+    goto fail;
+  }
+  msize = get_le(header + 8, 8);
+  if (get_le(header + 4, 4) != GZA_VERSION) {
+    snprintf(err, errlen, "%s: archive version %u is not supported", in,
+             (unsigned)get_le(header + 4, 4));
+    goto fail;
+  }
+  { /* sizes read from the file are trusted only as far as the file goes */
+    struct stat st;
+    fsize = fstat(fileno(f), &st) == 0 && st.st_size > GZA_HEADER
+                ? (uint64_t)st.st_size - GZA_HEADER
+                : 0;
+  }
+  blob = msize <= fsize && msize < ((uint64_t)1 << 32) ? malloc((size_t)msize + 1) : NULL;
+  if (!blob || get_bytes(f, blob, (size_t)msize) != 0 ||
+      get_le(header + 16, 4) != crc32_of(blob, (size_t)msize)) {
+    snprintf(err, errlen, "%s: corrupted or truncated archive metadata", in);
+    goto fail;
+  }
+  if (gz_meta_unpack(blob, (size_t)msize, meta, err, errlen) != 0)
+    goto fail;
+  /* the stream's head: its first 40 bytes give its size */
+  head = malloc(40);
+  rc = head && get_bytes(f, head, 40) == 0 ? gz_stream_head_size(head, 40, &hsize)
+                                           : GZ_ERR_CORRUPT;
+  if (rc == GZ_OK) {
+    uint8_t *grown = hsize >= 40 && hsize <= fsize - msize ? realloc(head, hsize) : NULL;
+    if (grown)
+      head = grown;
+    rc = grown && get_bytes(f, head + 40, hsize - 40) == 0
+             ? gz_stream_reader_open(head, hsize, rd, info)
+             : GZ_ERR_CORRUPT;
+  }
+  if (rc != GZ_OK || info->count != meta_count(meta) || info->dtype != meta->dtype) {
+    snprintf(err, errlen, "%s: %s", in,
+             rc != GZ_OK ? gz_strerror(rc) : "stream does not match its metadata");
+    goto fail;
   }
   ret = 0;
-  goto done;
-nomem:
-  snprintf(err, errlen, "%s: out of memory for a batch of chunks", in);
-done:
-  free(cbuf);
-  free(vbuf);
+fail:
+  free(head);
+  free(blob);
   return ret;
 }
 
-/* A raw output written as it is decoded, under a temporary name. */
-static int decompress_raw(const compress_opts_t *o, FILE *f, const char *in,
-                          const char *out, gz_stream_reader_t *rd,
-                          const gz_stream_info_t *info, char *err, size_t errlen) {
-  char tmp[4200];
-  int fd;
-  if (gz_io_check_space(out, info->count * gz_dtype_size(info->dtype) + 65536, err,
-                        errlen) != 0)
-    return -1;
-  if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
-    snprintf(err, errlen, "%s: path too long", out);
-    return -1;
+/* --verify of the archive just written at path (named out), before it is
+ * named: its metadata must carry the bound eb, and its values, decoded from
+ * the file a few chunks at a time, are compared with the input read again
+ * in batches. Memory: a batch of each. 0, or -1 with err. */
+static int verify_archive(const compress_opts_t *o, const char *in, const char *out,
+                          const char *path, gz_reader_t *r, double eb, size_t file_size,
+                          double t_comp, char *err, size_t errlen) {
+  const gz_meta_t *meta = gz_reader_meta(r);
+  gz_io_bound_t bound = bound_of(o, eb);
+  gz_stream_info_t info;
+  gz_stream_reader_t *rd = NULL;
+  gz_meta_t m;
+  gzc_sums_t sums = GZC_SUMS_INIT;
+  gzc_figures_t fig;
+  decode_source_t ds;
+  size_t n = meta_count(meta), elem = gz_dtype_size(meta->dtype);
+  void *x = malloc(GZ_STREAM_BATCH * elem);
+  double t_dec = 0;
+  FILE *f = fopen(path, "rb");
+  int ret = -1;
+
+  memset(&m, 0, sizeof m);
+  memset(&ds, 0, sizeof ds);
+  if (!f || !x) {
+    snprintf(err, errlen, "%s: verification cannot read the archive back: %s", out,
+             !f ? strerror(errno) : "out of memory");
+    goto done;
   }
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  if (fd < 0) {
-    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    return -1;
+  if (open_archive(f, out, &m, &rd, &info, err, errlen) != 0 ||
+      check_recorded(&m, &bound, out, err, errlen) != 0)
+    goto done;
+  ds = (decode_source_t){.f = f, .in = out, .rd = rd, .info = &info};
+  ds.k = batch_chunks(info.chunk_len, info.chunk_count, 1);
+  for (size_t first = 0; first < n; first += GZ_STREAM_BATCH) {
+    size_t k = n - first < GZ_STREAM_BATCH ? n - first : GZ_STREAM_BATCH;
+    const void *y;
+    double t0;
+    if (gz_reader_read_values(r, first, k, meta->dtype, x, err, errlen) != 0)
+      goto done;
+    t0 = now();
+    y = decode_get(&ds, first, k, err, errlen);
+    t_dec += now() - t0;
+    if (!y)
+      goto done;
+    gzc_figures_add(&sums, meta->dtype, x, y, k, meta->has_fill, meta->fill_value);
   }
-  if (decode_streamed(f, in, out, rd, info, NULL, fd, err, errlen) != 0) {
-    close(fd);
-    unlink(tmp);
-    return -1;
-  }
-  if (close(fd) != 0) {
-    snprintf(err, errlen, "%s: write failed: %s", out, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
-  return gz_io_commit(tmp, out, o->force, err, errlen);
+  gzc_figures_finish(&sums, &fig);
+  ret = verify_report(o, in, out, n, meta->dtype, file_size, t_comp, t_dec, eb, &fig, err,
+                      errlen);
+done:
+  if (f)
+    fclose(f);
+  free(ds.cbuf);
+  free(ds.vbuf);
+  free(x);
+  gz_stream_reader_close(rd);
+  gz_meta_free(&m);
+  return ret;
 }
 
-/* Decompress one archive. Its chunks are read and decoded a few at a time:
- * into the output file directly for raw outputs (memory: a few chunks),
- * into the whole field for the other formats, whose writers take it whole. */
+/* Decompress one archive. Its chunks are read and decoded a few at a time
+ * as the writer asks for the values (memory: a few chunks; an .h5 output is
+ * built in memory by the HDF5 writer). */
 static int decompress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
   const char *in = o->inputs[i];
   char out[4096], suffix[8];
   gz_meta_t meta;
   gz_stream_info_t info;
   gz_stream_reader_t *rd = NULL;
-  uint8_t header[GZA_HEADER], *blob = NULL, *head = NULL;
-  void *data = NULL;
-  size_t n, hsize;
-  uint64_t msize, fsize = 0;
-  gz_result_t rc;
   gz_format_t fmt;
   FILE *f = NULL;
   int ret = -1;
@@ -842,65 +913,23 @@ static int decompress_one(const compress_opts_t *o, int i, char *err, size_t err
     snprintf(err, errlen, "%s: %s", in, strerror(errno));
     return -1;
   }
-  if (get_bytes(f, header, GZA_HEADER) != 0 || memcmp(header, GZA_MAGIC, 4) != 0) {
-    snprintf(err, errlen, "%s: not a gzstack archive (no GZCA header)", in);
+  if (open_archive(f, in, &meta, &rd, &info, err, errlen) != 0)
     goto fail;
-  }
-  msize = get_le(header + 8, 8);
-  if (get_le(header + 4, 4) != GZA_VERSION) {
-    snprintf(err, errlen, "%s: archive version %u is not supported", in,
-             (unsigned)get_le(header + 4, 4));
-    goto fail;
-  }
-  { /* sizes read from the file are trusted only as far as the file goes */
-    struct stat st;
-    fsize = fstat(fileno(f), &st) == 0 && st.st_size > GZA_HEADER
-                ? (uint64_t)st.st_size - GZA_HEADER
-                : 0;
-  }
-  blob = msize <= fsize && msize < ((uint64_t)1 << 32) ? malloc((size_t)msize + 1) : NULL;
-  if (!blob || get_bytes(f, blob, (size_t)msize) != 0 ||
-      get_le(header + 16, 4) != crc32_of(blob, (size_t)msize)) {
-    snprintf(err, errlen, "%s: corrupted or truncated archive metadata", in);
-    goto fail;
-  }
-  if (gz_meta_unpack(blob, (size_t)msize, &meta, err, errlen) != 0)
-    goto fail;
-  /* the stream's head: its first 40 bytes give its size */
-  head = malloc(40);
-  rc = head && get_bytes(f, head, 40) == 0 ? gz_stream_head_size(head, 40, &hsize)
-                                           : GZ_ERR_CORRUPT;
-  if (rc == GZ_OK) {
-    uint8_t *grown = hsize >= 40 && hsize <= fsize - msize ? realloc(head, hsize) : NULL;
-    if (grown)
-      head = grown;
-    rc = grown && get_bytes(f, head + 40, hsize - 40) == 0
-             ? gz_stream_reader_open(head, hsize, &rd, &info)
-             : GZ_ERR_CORRUPT;
-  }
-  n = meta_count(&meta);
-  if (rc != GZ_OK || info.count != n || info.dtype != meta.dtype) {
-    snprintf(err, errlen, "%s: %s", in,
-             rc != GZ_OK ? gz_strerror(rc) : "stream does not match its metadata");
-    goto fail;
-  }
-  if (fmt == GZ_FMT_RAW) {
-    if (decompress_raw(o, f, in, out, rd, &info, err, errlen) != 0)
-      goto fail;
-  } else {
-    data = malloc(n * gz_dtype_size(info.dtype) + 1);
-    if (!data) {
-      snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
-      goto fail;
-    }
-    if (decode_streamed(f, in, out, rd, &info, data, -1, err, errlen) != 0 ||
-        gz_io_write(out, fmt, &meta, data, o->force, err, errlen) != 0)
+  {
+    decode_source_t ds = {.f = f, .in = in, .rd = rd, .info = &info};
+    gz_io_source_t src = {NULL, decode_get, &ds};
+    int wrc;
+    ds.k = batch_chunks(info.chunk_len, info.chunk_count, 1);
+    wrc = gz_io_write_from(out, fmt, &meta, &src, o->force, err, errlen);
+    free(ds.cbuf);
+    free(ds.vbuf);
+    if (wrc != 0)
       goto fail;
   }
   if (!o->quiet) {
     const gz_attr_t *mode = gz_meta_find_attr(&meta, "gzstack_eb_mode");
     const gz_attr_t *target = gz_meta_find_attr(&meta, "gzstack_eb_target");
-    printf("%s -> %s: %zu values, max error %g", in, out, n, info.abs_bound);
+    printf("%s -> %s: %zu values, max error %g", in, out, info.count, info.abs_bound);
     if (mode && mode->is_text && target && !target->is_text && target->count == 1)
       printf(" (recorded: --eb-mode %s -e %g)", mode->text, target->values[0]);
     printf("\n");
@@ -910,9 +939,6 @@ fail:
   if (f)
     fclose(f);
   gz_stream_reader_close(rd);
-  free(data);
-  free(head);
-  free(blob);
   gz_meta_free(&meta);
   return ret;
 }
@@ -953,8 +979,8 @@ void gz_compress_print_help(FILE *out) {
       "  --format nc|h5|raw|sgy|rsf  decompress: output format when -o is a directory\n"
       "                          (default: from -o's extension, else nc)\n"
       "  --force                 overwrite existing outputs\n"
-      "  --verify                decompress again (-o *.nc, *.h5: read the file back) "
-      "and\n"
+      "  --verify                read the written output back (.gzc: a few chunks at\n"
+      "                          a time) before naming it, compare it with the input,\n"
       "                          print ratio, bit rate, GB/s, max abs/rel error, PSNR,\n"
       "                          NRMSE, L2 norm; fail if the bound or target broke\n"
       "  --fast                  compress: the speed-oriented codec (stream format 3,\n"

@@ -87,11 +87,11 @@ double gzc_abs_bound(gzc_eb_mode_t mode, double e, const gzc_range_t *r) {
   }
 }
 
-void gzc_figures_compute(gz_dtype_t dtype, const void *exact, const void *approx,
-                         size_t n, int has_fill, double fill, gzc_figures_t *f) {
-  double lo = INFINITY, hi = -INFINITY, sq_valid = 0, sq_all = 0, max_valid = 0;
-  double max_all = 0;
-  size_t valid = 0, elem = gz_dtype_size(dtype), mismatch = 0;
+void gzc_figures_add(gzc_sums_t *s, gz_dtype_t dtype, const void *exact,
+                     const void *approx, size_t n, int has_fill, double fill) {
+  double lo = s->lo, hi = s->hi, sq_valid = s->sq_valid, sq_all = s->sq_all;
+  double max_valid = s->max_valid, max_all = s->max_all;
+  size_t valid = s->valid, elem = gz_dtype_size(dtype), mismatch = s->mismatch;
   for (size_t i = 0; i < n; i++) {
     double x, y, d;
     if (dtype == GZ_FLOAT32) {
@@ -119,19 +119,30 @@ void gzc_figures_compute(gz_dtype_t dtype, const void *exact, const void *approx
     max_valid = fabs(d) > max_valid ? fabs(d) : max_valid;
     valid++;
   }
-  f->max_abs = max_all;
-  f->nonfinite_mismatch = mismatch;
-  f->range = valid ? hi - lo : 0;
-  f->l2 = sqrt(sq_all);
-  if (valid && sq_valid > 0) {
-    double mse = sq_valid / (double)valid;
+  *s = (gzc_sums_t){lo, hi, sq_valid, sq_all, max_valid, max_all, valid, mismatch};
+}
+
+void gzc_figures_finish(const gzc_sums_t *s, gzc_figures_t *f) {
+  f->max_abs = s->max_all;
+  f->nonfinite_mismatch = s->mismatch;
+  f->range = s->valid ? s->hi - s->lo : 0;
+  f->l2 = sqrt(s->sq_all);
+  if (s->valid && s->sq_valid > 0) {
+    double mse = s->sq_valid / (double)s->valid;
     f->psnr = 20 * log10(f->range) - 10 * log10(mse);
     f->nrmse = f->range > 0 ? sqrt(mse) / f->range : INFINITY;
   } else {
     f->psnr = INFINITY;
     f->nrmse = 0;
   }
-  f->max_rel = f->range > 0 ? max_valid / f->range : (max_valid > 0 ? INFINITY : 0);
+  f->max_rel = f->range > 0 ? s->max_valid / f->range : (s->max_valid > 0 ? INFINITY : 0);
+}
+
+void gzc_figures_compute(gz_dtype_t dtype, const void *exact, const void *approx,
+                         size_t n, int has_fill, double fill, gzc_figures_t *f) {
+  gzc_sums_t s = GZC_SUMS_INIT;
+  gzc_figures_add(&s, dtype, exact, approx, n, has_fill, fill);
+  gzc_figures_finish(&s, f);
 }
 
 int gzc_target_met(gzc_eb_mode_t mode, double e, const gzc_figures_t *f) {

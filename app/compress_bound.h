@@ -6,6 +6,7 @@
 
 #include "gzcoll.h"
 
+#include <math.h> /* INFINITY, for GZC_SUMS_INIT */
 #include <stddef.h>
 
 typedef enum {
@@ -45,6 +46,19 @@ typedef struct gzc_figures {
 } gzc_figures_t;
 void gzc_figures_compute(gz_dtype_t dtype, const void *exact, const void *approx,
                          size_t n, int has_fill, double fill, gzc_figures_t *f);
+
+/* The same over values that come in pieces: start with a zeroed sum
+ * (GZC_SUMS_INIT), add the pieces in order, then finish; the figures are
+ * bit-identical to gzc_figures_compute over the whole array. */
+typedef struct gzc_sums {
+  double lo, hi, sq_valid, sq_all, max_valid, max_all;
+  size_t valid, mismatch;
+} gzc_sums_t;
+#define GZC_SUMS_INIT                                                                    \
+  { INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 }
+void gzc_figures_add(gzc_sums_t *s, gz_dtype_t dtype, const void *exact,
+                     const void *approx, size_t n, int has_fill, double fill);
+void gzc_figures_finish(const gzc_sums_t *s, gzc_figures_t *f);
 
 /* 1 when the figures meet the mode's target (always for ABS and REL, whose
  * promise is the max error). */

@@ -1254,7 +1254,7 @@ int gzs_write_metrics(const gzs_opts_t *o, gzs_run_t *r, char *err, size_t errle
   ok = fclose(f) == 0 && ok;
   if (!ok) {
     snprintf(err, errlen, "cannot write %s: %s", o->metrics, strerror(errno));
-    unlink(tmp);
+    gz_io_discard(tmp);
     return -1;
   }
   if (gz_io_commit(tmp, o->metrics, o->force, err, errlen) != 0)

@@ -228,6 +228,26 @@ void gz_reader_close(gz_reader_t *r);
 int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
                 const void *data, int force, char *err, size_t errlen);
 
+/* Where a writer takes the values from. data non-NULL: all of them, in
+ * memory. Otherwise get() hands them over in order, a piece at a time: it
+ * returns values [first, first+n) in meta->dtype (a pointer valid until the
+ * next call), each call asking for the values right after the previous
+ * call's; NULL with err on a failure. The writers ask for at most
+ * GZ_IO_PIECE values at a time (SEG-Y: one trace), so a source that decodes
+ * or reads as it goes keeps memory to a few pieces. */
+typedef struct gz_io_source {
+  const void *data;
+  const void *(*get)(void *ctx, size_t first, size_t n, char *err, size_t errlen);
+  void *ctx;
+} gz_io_source_t;
+#define GZ_IO_PIECE ((size_t)1 << 18)
+
+/* gz_io_write() with the values from src: every format is written as the
+ * values arrive (memory: a piece) except HDF5, which builds its file in
+ * memory (see gz_io_write_bytes in gz_io_commit.h). */
+int gz_io_write_from(const char *path, gz_format_t fmt, const gz_meta_t *meta,
+                     const gz_io_source_t *src, int force, char *err, size_t errlen);
+
 /* The bound a compressed output keeps and how it was asked for, recorded as
  * the variable's attributes gzstack_abs_error_bound (number),
  * gzstack_eb_mode (text) and gzstack_eb_target (number). */
@@ -244,7 +264,8 @@ int gz_io_bound_attrs(gz_meta_t *m, const gz_io_bound_t *b);
  * the bound's attributes (gz_io_bound_attrs) and a gzstack_compression note
  * (io_netcdf_gz.c). The filter is registered in-process (no
  * HDF5_PLUGIN_PATH needed here, nor for gz_reader_open of the file
- * afterwards); other readers need the plugin. */
+ * afterwards); other readers need the plugin. Writes path itself (the caller
+ * gives a temporary and names it when complete). */
 int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
                           const gz_io_bound_t *b, char *err, size_t errlen);
 /* The same as a plain HDF5 file: gz_io_write()'s HDF5 layout (attributes,
@@ -257,6 +278,12 @@ int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *dat
  * in its CF `bounds` or `climatology` attribute: cell bounds (time_bnds,
  * climatology_bounds), not data (io_netcdf_cf.c, for the netCDF code). */
 int gz_io_nc_is_cell_bounds(int ncid, const char *name);
+/* Put the values of src into the contiguous variable varid of the open
+ * netCDF file ncid a box (gz_io_next_box) at a time: a netCDF status, or -1
+ * when the source failed (err). Short writes also let a signal handler run
+ * soon (io_netcdf.c). */
+int gz_io_nc_put_boxes(int ncid, int varid, const gz_meta_t *meta,
+                       const gz_io_source_t *src, char *err, size_t errlen);
 /* Register the gzstack HDF5 filter in the HDF5 library under netCDF (for
  * the open file ncid): 0 when that library has it (io_netcdf_gz.c). */
 int gz_io_nc_register_filter(int ncid);
@@ -378,18 +405,28 @@ extern const gz_io_backend_t gz_io_backend_hdf5;   /* io_hdf5.c */
 extern const gz_io_backend_t gz_io_backend_segy;   /* io_segy.c */
 extern const gz_io_backend_t gz_io_backend_rsf;    /* io_rsf.c */
 
-/* Writers, called by gz_io_write() with a validated meta: they write tmp
- * (removed by the caller on failure) and name path in messages. */
+/* Writers, called by gz_io_write_from() with a validated meta: they write
+ * tmp (dropped by the caller on failure), take the values from src and name
+ * path in messages. */
 int gz_io_write_raw(const char *tmp, const char *path, const gz_meta_t *meta,
-                    const void *data, char *err, size_t errlen);
+                    const gz_io_source_t *src, char *err, size_t errlen);
 int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
-                       const void *data, char *err, size_t errlen);
+                       const gz_io_source_t *src, char *err, size_t errlen);
 int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
-                     const void *data, char *err, size_t errlen);
+                     const gz_io_source_t *src, char *err, size_t errlen);
 int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
-                     const void *data, char *err, size_t errlen);
+                     const gz_io_source_t *src, char *err, size_t errlen);
 int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
-                    const void *data, char *err, size_t errlen);
+                    const gz_io_source_t *src, char *err, size_t errlen);
+/* Values [first, first+n) of src (see gz_io_source_t); NULL with err. */
+const void *gz_io_source_get(const gz_io_source_t *src, const gz_meta_t *meta,
+                             size_t first, size_t n, char *err, size_t errlen);
+/* The box (start/count over meta's dims) of the values from flat on that is
+ * one hyperslab of at most most values (at least one row part): whole inner
+ * dimensions while they fit. Returns the values it holds. For writers that
+ * put hyperslabs (netCDF, HDF5); successive boxes cover the array in order. */
+size_t gz_io_next_box(const gz_meta_t *meta, size_t flat, size_t most, size_t *start,
+                      size_t *count);
 
 /* 1 if the file looks like SEG-Y (io_segy.c) / starts with an RSF header
  * (io_rsf.c): the content sniffers of gz_io_detect(). */

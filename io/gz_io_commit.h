@@ -1,4 +1,5 @@
-/* gz_io_commit.h - write-to-temporary-then-rename for every output file. */
+/* gz_io_commit.h - write to a temporary, name it when complete: every output
+ * file (io_commit.c). */
 #ifndef GZ_IO_COMMIT_H
 #define GZ_IO_COMMIT_H
 
@@ -30,16 +31,37 @@ int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
 int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
                       char *err, size_t errlen);
 
-/* The temporary name used while writing path ("<path>.tmp-<pid>"); the name
- * is remembered until gz_io_commit() for gz_io_remove_temps(). */
+/* A temporary file for writing path, its name in tmp for the writer to open
+ * (fopen, open, nc_create, H5Fcreate). Where the file system allows it
+ * (O_TMPFILE) the file has no name in the folder: tmp is "/proc/self/fd/N",
+ * an open descriptor kept here, and whatever ends the process (SIGKILL
+ * too) leaves nothing behind. Otherwise (or with the environment variable
+ * GZ_NAMED_TEMPS set, for tests) tmp is "<path>.tmp-<pid>", remembered until
+ * gz_io_commit() for gz_io_remove_temps(). Every tmp ends in gz_io_commit()
+ * or gz_io_discard(). */
 int gz_io_temp_path(const char *path, char *tmp, size_t tmplen);
 
-/* Unlink every temporary file still being written. Async-signal-safe: for
- * SIGINT/SIGTERM handlers (app/), so an interrupted run leaves nothing. */
+/* The same, always named "<path>.tmp-<pid>": for writers whose library
+ * opens the file by a name it resolves (libhdf5 on disk, under netCDF). */
+int gz_io_temp_path_named(const char *path, char *tmp, size_t tmplen);
+
+/* 1 when tmp is an unnamed temporary ("/proc/self/fd/N" from
+ * gz_io_temp_path), not yet committed or dropped. */
+int gz_io_temp_unnamed(const char *tmp);
+
+/* Drop an unfinished tmp (close the unnamed file, or unlink the named one).
+ * A tmp already given to gz_io_commit() is ignored. */
+void gz_io_discard(const char *tmp);
+
+/* Unlink every named temporary file still being written. Async-signal-safe:
+ * for SIGINT/SIGTERM handlers (app/), so an interrupted run leaves nothing
+ * (unnamed temporaries need no handler). */
 void gz_io_remove_temps(void);
 
-/* Rename a finished tmp to path (checking the target again); on failure tmp
- * is removed and err names the cause. */
+/* Give a finished tmp the name path (checking the target again; without
+ * force an existing path is never replaced, atomically for unnamed
+ * temporaries: linkat fails on it); on failure tmp is dropped and err names
+ * the cause. */
 int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t errlen);
 
 #endif

@@ -1,26 +1,41 @@
-/* io_commit.c - every output is written under a temporary name beside its
- * final path and renamed into place only when complete, so a failed or
+/* io_commit.c - every output is written to a temporary file beside its
+ * final path and given that path only when complete, so a failed or
  * interrupted run never leaves a partial file and never replaces an existing
- * file unless the caller allows it (--force). */
+ * file unless the caller allows it (--force).
+ *
+ * Where the file system allows it (Linux O_TMPFILE: ext4, xfs, btrfs, tmpfs)
+ * the temporary has no name at all: it is an open file, reached by the
+ * writers through /proc/self/fd/N, that the kernel frees when the process
+ * ends however it ends (SIGKILL included), and linkat() names it when it is
+ * complete. Elsewhere it is "<path>.tmp-<pid>", renamed into place, and the
+ * signal handlers remove it (gz_io_remove_temps). */
+#define _GNU_SOURCE /* O_TMPFILE, linkat's AT_SYMLINK_FOLLOW */
 #include "gz_io_commit.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* Temporary files being written, for gz_io_remove_temps() from a signal
- * handler: a slot's name is complete before its flag is set, and the handler
- * only reads flags and names and calls unlink(). Unlinking a name that was
- * already renamed or removed is harmless, so slots need no exact release;
- * they are reused round-robin. */
+/* Named temporary files being written, for gz_io_remove_temps() from a
+ * signal handler: a slot's name is complete before its flag is set, and the
+ * handler only reads flags and names and calls unlink(). Unlinking a name
+ * that was already renamed or removed is harmless, so slots need no exact
+ * release; they are reused round-robin. */
 enum { GZ_TEMP_SLOTS = 32, GZ_TEMP_NAME_MAX = 4096 };
 static char temp_names[GZ_TEMP_SLOTS][GZ_TEMP_NAME_MAX];
 static volatile sig_atomic_t temp_used[GZ_TEMP_SLOTS];
 static unsigned temp_next;
+
+/* Unnamed temporaries (O_TMPFILE) still open: their descriptors, 0 when
+ * free (a temporary is never descriptor 0: standard input stays open). */
+static int anon_fd[GZ_TEMP_SLOTS];
+#define ANON_PREFIX "/proc/self/fd/"
 
 static void remember_temp(const char *tmp) {
   unsigned k = temp_next++ % GZ_TEMP_SLOTS;
@@ -41,6 +56,20 @@ void gz_io_remove_temps(void) {
   for (unsigned k = 0; k < GZ_TEMP_SLOTS; k++)
     if (temp_used[k])
       unlink(temp_names[k]);
+}
+
+/* The slot of the unnamed temporary tmp ("/proc/self/fd/N" given out by
+ * gz_io_temp_path), or -1. */
+static int anon_slot(const char *tmp) {
+  char *end;
+  long fd;
+  if (strncmp(tmp, ANON_PREFIX, strlen(ANON_PREFIX)) != 0)
+    return -1;
+  fd = strtol(tmp + strlen(ANON_PREFIX), &end, 10);
+  for (int k = 0; *end == '\0' && fd > 0 && k < GZ_TEMP_SLOTS; k++)
+    if (anon_fd[k] == (int)fd)
+      return k;
+  return -1;
 }
 
 /* The folder path is in ("." for a bare name). */
@@ -74,7 +103,41 @@ int gz_io_check_target(const char *path, int force, char *err, size_t errlen) {
   return gz_io_check_folder(path, err, errlen);
 }
 
+/* An unnamed file in path's folder, as "/proc/self/fd/N" in tmp: 0, or -1
+ * where O_TMPFILE or /proc is missing (the caller then names the file). */
+static int anon_temp(const char *path, char *tmp, size_t tmplen) {
+#ifdef O_TMPFILE
+  char dir[GZ_TEMP_NAME_MAX];
+  int fd, k = 0, n;
+  parent_dir(path, dir, sizeof dir);
+  while (k < GZ_TEMP_SLOTS && anon_fd[k] > 0)
+    k++;
+  if (k == GZ_TEMP_SLOTS || (fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666)) < 0)
+    return -1;
+  n = snprintf(tmp, tmplen, ANON_PREFIX "%d", fd);
+  if (fd == 0 || n < 0 || (size_t)n >= tmplen || access(tmp, W_OK) != 0) {
+    close(fd);
+    return -1;
+  }
+  anon_fd[k] = fd;
+  return 0;
+#else
+  (void)path;
+  (void)tmp;
+  (void)tmplen;
+  return -1;
+#endif
+}
+
 int gz_io_temp_path(const char *path, char *tmp, size_t tmplen) {
+  if (!getenv("GZ_NAMED_TEMPS") && anon_temp(path, tmp, tmplen) == 0)
+    return 0;
+  return gz_io_temp_path_named(path, tmp, tmplen);
+}
+
+int gz_io_temp_unnamed(const char *tmp) { return anon_slot(tmp) >= 0; }
+
+int gz_io_temp_path_named(const char *path, char *tmp, size_t tmplen) {
   int n = snprintf(tmp, tmplen, "%s.tmp-%ld", path, (long)getpid());
   if (n < 0 || (size_t)n >= tmplen)
     return -1;
@@ -82,7 +145,57 @@ int gz_io_temp_path(const char *path, char *tmp, size_t tmplen) {
   return 0;
 }
 
+void gz_io_discard(const char *tmp) {
+  int k = anon_slot(tmp);
+  if (k >= 0) {
+    close(anon_fd[k]);
+    anon_fd[k] = 0;
+  } else if (strncmp(tmp, ANON_PREFIX, strlen(ANON_PREFIX)) != 0) {
+    forget_temp(tmp);
+    unlink(tmp);
+  }
+}
+
+/* Give the unnamed temporary of slot k the name path: linkat() refuses an
+ * existing path, so without force nothing is ever replaced; with force the
+ * file is linked under "<path>.tmp-<pid>" and renamed over path. */
+static int commit_anon(int k, const char *tmp, const char *path, int force, char *err,
+                       size_t errlen) {
+  char named[GZ_TEMP_NAME_MAX + 32];
+  int rc = -1;
+  if (gz_io_check_target(path, force, err, errlen) != 0)
+    goto done;
+  if (!force) {
+    if (linkat(AT_FDCWD, tmp, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+      rc = 0;
+    else if (errno == EEXIST)
+      snprintf(err, errlen, "%s exists (use --force to overwrite)", path);
+    else
+      snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    goto done;
+  }
+  snprintf(named, sizeof named, "%s.tmp-%ld", path, (long)getpid());
+  remember_temp(named);
+  unlink(named);
+  if (linkat(AT_FDCWD, tmp, AT_FDCWD, named, AT_SYMLINK_FOLLOW) != 0 ||
+      rename(named, path) != 0) {
+    snprintf(err, errlen, "cannot move the finished file to %s: %s", path,
+             strerror(errno));
+    unlink(named);
+  } else {
+    rc = 0;
+  }
+  forget_temp(named);
+done:
+  close(anon_fd[k]);
+  anon_fd[k] = 0;
+  return rc;
+}
+
 int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t errlen) {
+  int k = anon_slot(tmp);
+  if (k >= 0)
+    return commit_anon(k, tmp, path, force, err, errlen);
   forget_temp(tmp);
   if (gz_io_check_target(path, force, err, errlen) != 0) {
     unlink(tmp);

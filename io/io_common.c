@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 /* Values per temporary piece when narrowing double to float. */
-#define GZ_IO_PIECE ((size_t)1 << 20)
+#define GZ_IO_NARROW_PIECE ((size_t)1 << 20)
 
 struct gz_reader {
   const gz_io_backend_t *be;
@@ -497,13 +497,13 @@ static int read_flat(gz_reader_t *r, size_t a, size_t n, gz_dtype_t dtype, void 
     convert(hi, st, out, dtype, n, &r->meta);
     return 0;
   }
-  tmp = malloc((n < GZ_IO_PIECE ? n : GZ_IO_PIECE) * ss);
+  tmp = malloc((n < GZ_IO_NARROW_PIECE ? n : GZ_IO_NARROW_PIECE) * ss);
   if (!tmp) {
     gz_io_errorf(err, errlen, "%s: out of memory", r->path);
     return -1;
   }
   for (size_t done = 0; done < n;) {
-    size_t m = n - done < GZ_IO_PIECE ? n - done : GZ_IO_PIECE;
+    size_t m = n - done < GZ_IO_NARROW_PIECE ? n - done : GZ_IO_NARROW_PIECE;
     if (read_stored(r, a + done, m, tmp, err, errlen) != 0) {
       free(tmp);
       return -1;
@@ -614,13 +614,49 @@ bad_attr:
   return -1;
 }
 
+const void *gz_io_source_get(const gz_io_source_t *src, const gz_meta_t *meta,
+                             size_t first, size_t n, char *err, size_t errlen) {
+  if (src->data)
+    return (const unsigned char *)src->data + first * gz_io_dtype_size(meta->dtype);
+  return src->get(src->ctx, first, n, err, errlen);
+}
+
+size_t gz_io_next_box(const gz_meta_t *meta, size_t flat, size_t most, size_t *start,
+                      size_t *count) {
+  size_t inner = 1, k;
+  int j = meta->ndims - 1;
+  for (int d = meta->ndims - 1; d >= 0; d--) {
+    start[d] = flat % meta->dims[d];
+    flat /= meta->dims[d];
+    count[d] = 1;
+  }
+  /* whole dimensions from the last while they start at 0 and fit */
+  while (j > 0 && start[j] == 0 && inner * meta->dims[j] <= most) {
+    count[j] = meta->dims[j];
+    inner *= meta->dims[j--];
+  }
+  k = most / inner ? most / inner : 1;
+  count[j] = meta->dims[j] - start[j] < k ? meta->dims[j] - start[j] : k;
+  return count[j] * inner;
+}
+
 int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
                 const void *data, int force, char *err, size_t errlen) {
+  gz_io_source_t src = {data, NULL, NULL};
+  if (!data && path && path[0] && meta) {
+    gz_io_errorf(err, errlen, "gz_io_write: no data");
+    return -1;
+  }
+  return gz_io_write_from(path, fmt, meta, &src, force, err, errlen);
+}
+
+int gz_io_write_from(const char *path, gz_format_t fmt, const gz_meta_t *meta,
+                     const gz_io_source_t *src, int force, char *err, size_t errlen) {
   char tmp[4096];
   int rc;
   if (err && errlen)
     err[0] = '\0';
-  if (!path || !path[0] || !meta || !data) {
+  if (!path || !path[0] || !meta || !src || (!src->data && !src->get)) {
     gz_io_errorf(err, errlen, "gz_io_write: %s",
                  !path || !path[0] ? "no file name"
                  : !meta           ? "no metadata"
@@ -650,32 +686,35 @@ int gz_io_write(const char *path, gz_format_t fmt, const gz_meta_t *meta,
     if (gz_io_check_space(path, need, err, errlen) != 0)
       return -1;
   }
-  if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
+  /* netCDF: a named temporary (libhdf5 resolves a /proc/self/fd name and
+   * cannot open it) */
+  if ((fmt == GZ_FMT_NETCDF ? gz_io_temp_path_named(path, tmp, sizeof tmp)
+                            : gz_io_temp_path(path, tmp, sizeof tmp)) != 0) {
     gz_io_errorf(err, errlen, "%s: file name too long", path);
     return -1;
   }
   switch (fmt) {
   case GZ_FMT_RAW:
-    rc = gz_io_write_raw(tmp, path, meta, data, err, errlen);
+    rc = gz_io_write_raw(tmp, path, meta, src, err, errlen);
     break;
   case GZ_FMT_NETCDF:
-    rc = gz_io_write_netcdf(tmp, path, meta, data, err, errlen);
+    rc = gz_io_write_netcdf(tmp, path, meta, src, err, errlen);
     break;
   case GZ_FMT_HDF5:
-    rc = gz_io_write_hdf5(tmp, path, meta, data, err, errlen);
+    rc = gz_io_write_hdf5(tmp, path, meta, src, err, errlen);
     break;
   case GZ_FMT_SEGY:
-    rc = gz_io_write_segy(tmp, path, meta, data, err, errlen);
+    rc = gz_io_write_segy(tmp, path, meta, src, err, errlen);
     break;
   case GZ_FMT_RSF:
-    rc = gz_io_write_rsf(tmp, path, meta, data, err, errlen);
+    rc = gz_io_write_rsf(tmp, path, meta, src, err, errlen);
     break;
   default:
     gz_io_errorf(err, errlen, "%s: unknown format %d", path, (int)fmt);
-    return -1;
+    rc = -1;
   }
   if (rc != 0) {
-    unlink(tmp);
+    gz_io_discard(tmp);
     return -1;
   }
   return gz_io_commit(tmp, path, force, err, errlen);

@@ -866,8 +866,50 @@ static int set_layout(hid_t dcpl, const gz_meta_t *meta, const h5_filter_t *f) {
              : 0;
 }
 
+/* The dataset's values from src, a box (gz_io_next_box) at a time. A
+ * chunked, filtered dataset takes them whole (writing a chunk twice would
+ * filter it twice). 0, -1 (HDF5 failed), or -2 (the source did: err). */
+static int put_values(hid_t dset, hid_t mtype, const gz_meta_t *meta,
+                      const gz_io_source_t *src, int whole, char *err, size_t errlen) {
+  size_t n = gz_meta_count(meta);
+  hid_t fspace = -1, mspace = -1;
+  int rc = 0;
+  if (whole) {
+    const void *p = gz_io_source_get(src, meta, 0, n, err, errlen);
+    if (!p)
+      return -2;
+    return H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, p) >= 0 ? 0 : -1;
+  }
+  if ((fspace = H5Dget_space(dset)) < 0)
+    return -1;
+  for (size_t flat = 0, k; flat < n && rc == 0; flat += k) {
+    size_t start[GZ_IO_MAXDIMS], count[GZ_IO_MAXDIMS];
+    hsize_t hs[GZ_IO_MAXDIMS], hc[GZ_IO_MAXDIMS], hk;
+    const void *p;
+    k = gz_io_next_box(meta, flat, GZ_IO_PIECE, start, count);
+    hk = k;
+    for (int d = 0; d < meta->ndims; d++) {
+      hs[d] = start[d];
+      hc[d] = count[d];
+    }
+    if (!(p = gz_io_source_get(src, meta, flat, k, err, errlen))) {
+      rc = -2;
+      break;
+    }
+    mspace = H5Screate_simple(1, &hk, NULL);
+    rc = mspace >= 0 &&
+                 H5Sselect_hyperslab(fspace, H5S_SELECT_SET, hs, NULL, hc, NULL) >= 0 &&
+                 H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, p) >= 0
+             ? 0
+             : -1;
+    close_id(mspace);
+  }
+  close_id(fspace);
+  return rc;
+}
+
 static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
-                      const void *data, const h5_filter_t *filter, char *err,
+                      const gz_io_source_t *src, const h5_filter_t *filter, char *err,
                       size_t errlen) {
   char dpath[1024], gpath[1024];
   hsize_t hd[GZ_IO_MAXDIMS];
@@ -918,7 +960,11 @@ static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   if ((dset = H5Dcreate2(file, dpath, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)
     goto fail;
   what = "cannot write the data";
-  if (H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+  if ((rc = put_values(dset, mtype, meta, src, filter->ncd > 0, err, errlen)) == -2) {
+    rc = -1; /* the source's message */
+    goto done;
+  }
+  if (rc != 0)
     goto fail;
   what = "cannot write the dataset's attributes";
   if ((meta->units[0] && put_text(dset, "units", meta->units) != 0) ||
@@ -983,9 +1029,9 @@ done:
 }
 
 int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
-                     const void *data, char *err, size_t errlen) {
+                     const gz_io_source_t *src, char *err, size_t errlen) {
   h5_filter_t contiguous = {0, {0}, {0}};
-  return write_hdf5(tmp, path, meta, data, &contiguous, err, errlen);
+  return write_hdf5(tmp, path, meta, src, &contiguous, err, errlen);
 }
 
 int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *data,
@@ -1002,7 +1048,8 @@ int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *dat
     gz_io_errorf(err, errlen, "%s: out of memory for the metadata", path);
     rc = -1;
   } else {
-    rc = write_hdf5(path, path, &m, data, &f, err, errlen);
+    gz_io_source_t src = {data, NULL, NULL};
+    rc = write_hdf5(path, path, &m, &src, &f, err, errlen);
   }
   gz_meta_free(&m);
   return rc;

@@ -746,8 +746,24 @@ static const char *write_cause(int e) {
   }
 }
 
+int gz_io_nc_put_boxes(int ncid, int varid, const gz_meta_t *meta,
+                       const gz_io_source_t *src, char *err, size_t errlen) {
+  int status = NC_NOERR;
+  for (size_t flat = 0, n = gz_meta_count(meta), k; flat < n && status == NC_NOERR;
+       flat += k) {
+    size_t start[GZ_IO_MAXDIMS], count[GZ_IO_MAXDIMS];
+    const void *p;
+    k = gz_io_next_box(meta, flat, GZ_IO_PIECE, start, count);
+    if (!(p = gz_io_source_get(src, meta, flat, k, err, errlen)))
+      return -1;
+    status = meta->dtype == GZ_FLOAT32 ? nc_put_vara_float(ncid, varid, start, count, p)
+                                       : nc_put_vara_double(ncid, varid, start, count, p);
+  }
+  return status;
+}
+
 int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
-                       const void *data, char *err, size_t errlen) {
+                       const gz_io_source_t *src, char *err, size_t errlen) {
   int ncid, varid, status, old_fill, dimids[GZ_IO_MAXDIMS], cvids[GZ_IO_MAXDIMS];
   nc_type vtype = meta->dtype == GZ_FLOAT32 ? NC_FLOAT : NC_DOUBLE;
   const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
@@ -830,8 +846,10 @@ int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
         (status = nc_put_var_double(ncid, cvids[i], meta->coords[i].values)) != NC_NOERR)
       goto nc_fail;
   what = "cannot write the data";
-  status = vtype == NC_FLOAT ? nc_put_var_float(ncid, varid, data)
-                             : nc_put_var_double(ncid, varid, data);
+  if ((status = gz_io_nc_put_boxes(ncid, varid, meta, src, err, errlen)) == -1) {
+    nc_close(ncid);
+    return -1;
+  }
   if (status != NC_NOERR)
     goto nc_fail;
   if ((status = nc_close(ncid)) != NC_NOERR) {

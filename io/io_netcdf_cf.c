@@ -256,8 +256,13 @@ static int write_all(const char *tmp, const char *path, const gz_meta_t *const *
         goto fail;
   what = "cannot write the data";
   for (int k = 0; k < nvars; k++) {
-    status = metas[k]->dtype == GZ_FLOAT32 ? nc_put_var_float(ncid, varids[k], datas[k])
-                                           : nc_put_var_double(ncid, varids[k], datas[k]);
+    gz_io_source_t in = {datas[k], NULL, NULL};
+    if (x->deflate || x->nchunks) /* chunked: whole, each chunk filtered once */
+      status = metas[k]->dtype == GZ_FLOAT32
+                   ? nc_put_var_float(ncid, varids[k], datas[k])
+                   : nc_put_var_double(ncid, varids[k], datas[k]);
+    else /* contiguous: in pieces (a signal's handler waits for one only) */
+      status = gz_io_nc_put_boxes(ncid, varids[k], metas[k], &in, NULL, 0);
     if (status != NC_NOERR)
       goto fail;
   }
@@ -297,12 +302,12 @@ int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
   if (gz_io_check_target(path, force, err, errlen) != 0 ||
       gz_io_check_space(path, need + need / 100, err, errlen) != 0)
     return -1;
-  if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
+  if (gz_io_temp_path_named(path, tmp, sizeof tmp) != 0) { /* libhdf5 opens it */
     gz_io_errorf(err, errlen, "%s: file name too long", path);
     return -1;
   }
   if (write_all(tmp, path, metas, datas, nvars, x, err, errlen) != 0) {
-    unlink(tmp);
+    gz_io_discard(tmp);
     return -1;
   }
   return gz_io_commit(tmp, path, force, err, errlen);

@@ -52,17 +52,14 @@ int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *d
   int ncid = -1, varid, status = NC_NOERR, dimids[GZ_IO_MAXDIMS];
   unsigned cd[6 + GZ_IO_MAXDIMS];
   size_t chunk[GZ_IO_MAXDIMS], ncd;
-  char tmp[4200];
   const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
   const char *note = GZ_H5Z_NOTE;
   vname = vname ? vname + 1 : meta->var;
   if (!vname[0])
     vname = "data";
-  if (snprintf(tmp, sizeof tmp, "%s.part", path) >= (int)sizeof tmp)
-    return gz_io_errorf(err, errlen, "%s: path too long", path), -1;
   ncd = gz_h5z_setup((unsigned)meta->dtype, b->abs_bound, meta->ndims, meta->dims, chunk,
                      cd);
-  if ((status = nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
+  if ((status = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
     goto fail;
   what = "cannot define the dimensions";
   for (int i = 0; i < meta->ndims; i++) {
@@ -117,15 +114,10 @@ int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *d
   ncid = -1;
   if (status != NC_NOERR)
     goto fail;
-  if (rename(tmp, path) != 0) {
-    unlink(tmp);
-    return gz_io_errorf(err, errlen, "%s: cannot rename the finished file", path), -1;
-  }
   return 0;
 fail:
   if (ncid >= 0)
     nc_close(ncid);
-  unlink(tmp);
   gz_io_errorf(err, errlen, "%s: %s: %s", path, what, nc_strerror(status));
   return -1;
 }

@@ -151,26 +151,29 @@ static void raw_close(void *state) {
 const gz_io_backend_t gz_io_backend_raw = {GZ_FMT_RAW, raw_open, raw_read, raw_close};
 
 int gz_io_write_raw(const char *tmp, const char *path, const gz_meta_t *meta,
-                    const void *data, char *err, size_t errlen) {
+                    const gz_io_source_t *src, char *err, size_t errlen) {
   size_t esize = gz_io_dtype_size(meta->dtype), n = gz_meta_count(meta);
-  const unsigned char *p = data;
   unsigned char *buf = NULL;
-  const size_t piece = 1 << 16;
+  int little = gz_io_host_is_little();
   FILE *f = fopen(tmp, "wb");
   int state = 0, rc;
   if (!f) {
     gz_io_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     return -1;
   }
-  if (gz_io_host_is_little()) {
-    state = fwrite(p, esize, n, f) != n;
-  } else if (!(buf = malloc(piece * esize))) {
+  if (!little && !(buf = malloc(GZ_IO_PIECE * esize))) {
     gz_io_errorf(err, errlen, "%s: out of memory", path);
     state = -1;
-  } else {
-    for (size_t i = 0; i < n && state == 0; i += piece) {
-      size_t m = n - i < piece ? n - i : piece;
-      memcpy(buf, p + i * esize, m * esize);
+  }
+  for (size_t i = 0; i < n && state == 0; i += GZ_IO_PIECE) {
+    size_t m = n - i < GZ_IO_PIECE ? n - i : GZ_IO_PIECE;
+    const void *p = gz_io_source_get(src, meta, i, m, err, errlen);
+    if (!p) {
+      state = -1;
+    } else if (little) {
+      state = fwrite(p, esize, m, f) != m;
+    } else {
+      memcpy(buf, p, m * esize);
       gz_io_swap_bytes(buf, m, esize);
       state = fwrite(buf, esize, m, f) != m;
     }

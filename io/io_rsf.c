@@ -404,11 +404,12 @@ static void clean_value(const char *in, char *out, size_t len) {
 }
 
 int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
-                    const void *data, char *err, size_t errlen) {
+                    const gz_io_source_t *src, char *err, size_t errlen) {
   size_t es = gz_io_dtype_size(meta->dtype), n = gz_meta_count(meta);
   const char *ver = NULL;
   const gz_attr_t *a = gz_meta_find_global(meta, "gzstack_version");
   FILE *f;
+  int state;
   if (meta->ndims > RSF_AXES) {
     gz_io_errorf(err, errlen, "%s: RSF holds at most %d axes, not %d", path, RSF_AXES,
                  meta->ndims);
@@ -459,6 +460,11 @@ int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
               ? (gz_io_host_is_little() ? "native_double" : "xdr_double")
               : (gz_io_host_is_little() ? "native_float" : "xdr_float"),
           es);
-  return gz_io_close_written(
-      f, fwrite(rsf_sep, 1, 3, f) != 3 || fwrite(data, es, n, f) != n, path, err, errlen);
+  state = fwrite(rsf_sep, 1, 3, f) != 3;
+  for (size_t i = 0; i < n && state == 0; i += GZ_IO_PIECE) {
+    size_t m = n - i < GZ_IO_PIECE ? n - i : GZ_IO_PIECE;
+    const void *p = gz_io_source_get(src, meta, i, m, err, errlen);
+    state = !p ? -1 : fwrite(p, es, m, f) != m;
+  }
+  return gz_io_close_written(f, state, path, err, errlen);
 }

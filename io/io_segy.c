@@ -810,7 +810,7 @@ static void make_trace_header(unsigned char *h, const gz_meta_t *m, size_t t, si
 }
 
 int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
-                     const void *data, char *err, size_t errlen) {
+                     const gz_io_source_t *src, char *err, size_t errlen) {
   size_t ns = meta->dims[meta->ndims - 1], ntr = gz_meta_count(meta) / ns;
   size_t es = gz_io_dtype_size(meta->dtype), hoff = HEAD_SIZE;
   const char *want = global_text(meta, "segy_output_format");
@@ -823,7 +823,6 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
   int lsb = 0;
   int file_little;
   unsigned char head[HEAD_SIZE], *tbuf = NULL;
-  const unsigned char *src = data;
   FILE *f = NULL;
   int rc, state = -1;
 
@@ -860,19 +859,22 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
        fwrite(meta->native + HEAD_SIZE, 1, hoff - HEAD_SIZE, f) != hoff - HEAD_SIZE))
     goto write_fail;
   for (size_t t = 0; t < ntr; t++) {
+    const void *trace = gz_io_source_get(src, meta, t * ns, ns, err, errlen);
+    if (!trace)
+      goto done;
     if (keep)
       memcpy(tbuf, meta->native + hoff + t * TRH_SIZE, TRH_SIZE);
     else
       make_trace_header(tbuf, meta, t, ns, head + TEXT_SIZE);
     if (ibm) { /* float32 (rounded from double), then IBM, big-endian */
       for (size_t i = 0; i < ns; i++) {
-        float v = meta->dtype == GZ_FLOAT64 ? (float)((const double *)data)[t * ns + i]
-                                            : ((const float *)data)[t * ns + i];
+        float v = meta->dtype == GZ_FLOAT64 ? (float)((const double *)trace)[i]
+                                            : ((const float *)trace)[i];
         memcpy(tbuf + TRH_SIZE + 4 * i, &v, 4);
       }
       segy_from_native(1, (long long)ns, tbuf + TRH_SIZE);
     } else {
-      memcpy(tbuf + TRH_SIZE, src + t * ns * es, ns * es);
+      memcpy(tbuf + TRH_SIZE, trace, ns * es);
     }
     if (ibm ? file_little : file_little != gz_io_host_is_little())
       gz_io_swap_bytes(tbuf + TRH_SIZE, ns, oes);

@@ -108,6 +108,6 @@ int gz_png_write_rgb(const char *path, const unsigned char *rgb, int width, int 
 fail:
   if (fp)
     fclose(fp);
-  unlink(tmp);
+  gz_io_discard(tmp);
   return -1;
 }

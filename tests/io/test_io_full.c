@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
       const float *x = f < 2 ? data : noise;
       gz_meta_t m;
       char path[512], err[1024] = "";
+      gz_io_source_t src = {x, NULL, NULL};
       int rc;
       memset(&m, 0, sizeof m);
       m.dtype = GZ_FLOAT32;
@@ -81,8 +82,8 @@ int main(int argc, char **argv) {
       snprintf(path, sizeof path, "%s/out_%zu.%s", dir, bytes, ext[f]);
       rc = f == 2 ? gz_io_write_hdf5_gz(path, &m, x, &lossless, err, sizeof err)
            : formats[f] == GZ_FMT_HDF5
-               ? gz_io_write_hdf5(path, path, &m, x, err, sizeof err)
-               : gz_io_write_netcdf(path, path, &m, x, err, sizeof err);
+               ? gz_io_write_hdf5(path, path, &m, &src, err, sizeof err)
+               : gz_io_write_netcdf(path, path, &m, &src, err, sizeof err);
       if (rc == 0) {
         written[f]++;
         GZ_CHECK(reads_back(path, x, m.dims[0]), "%s: written but does not read back",
