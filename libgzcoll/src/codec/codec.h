@@ -34,8 +34,9 @@ size_t gz_encode_values_isa(int isa, gz_dtype_t dtype, const void *in, size_t n,
                             const gz_quant_t *qp, uint8_t *out);
 gz_result_t gz_decode_values_isa(int isa, gz_dtype_t dtype, const uint8_t *in,
                                  size_t size, size_t n, const gz_quant_t *qp, void *out);
-/* gz_crc32 with a chosen set (crc32.c): AVX2 or AUTO fold with PCLMULQDQ
- * when the CPU has it; every set gives zlib's value. */
+/* gz_crc32 with a chosen set (crc32.c): AUTO folds 256 bits a step with
+ * VPCLMULQDQ when the CPU has it, else as AVX2: 128 bits with PCLMULQDQ when
+ * the CPU has it; every set gives zlib's value. */
 uint32_t gz_crc32_isa(int isa, const void *data, size_t size);
 
 /* The casting codec (cast.c): data movement under a pointwise relative
