@@ -313,6 +313,29 @@ static void test_escapes(void) {
   free(x);
 }
 
+/* MIXED blocks of every run of escapes (a fill value or NaN at lanes
+ * [start, start + len), ordinary values elsewhere), so that the codes the
+ * escaped values repeat come from every lane of a block, from the eight
+ * lanes before, or are 0 (a run from lane 0). */
+static void test_escape_runs(void) {
+  size_t n = 0, cap = 33 * 32 / 2 * GZ_BLOCK;
+  float *x = malloc(cap * sizeof *x);
+  for (int start = 0; start < GZ_BLOCK; start++)
+    for (int len = 1; start + len <= GZ_BLOCK; len++) {
+      for (int i = 0; i < GZ_BLOCK; i++)
+        x[n + (size_t)i] =
+            i >= start && i < start + len
+                ? (len & 1 ? -9.96921e36f : NAN)
+                : (float)(20.0 * sin(0.37 * (double)(n + (size_t)i)) + 3.0 * (double)len);
+      n += GZ_BLOCK;
+    }
+  GZ_CHECK(check_all("escape runs, e=1e-4", x, n, 1e-4) == 0,
+           "every run of escapes at e = 1e-4");
+  GZ_CHECK(check_all("escape runs, e=0.5", x, n, 0.5) == 0,
+           "every run of escapes at e = 0.5");
+  free(x);
+}
+
 /* The 32-bit quantizer's range checks under a code limit of its own: values
  * a few float ulps either side of code_max steps (the last code accepted),
  * of 2^30 steps (the 32-bit range) and of the "surely refused" threshold
@@ -418,6 +441,7 @@ int main(void) {
   test_fields();
   test_edges();
   test_escapes();
+  test_escape_runs();
   test_code_limits();
   test_wide_deltas();
   test_stream();

@@ -19,7 +19,9 @@
  *    deltas of up to 30 bits read by byte shuffles and summed in int32, eight
  *    at a time; up to 32 bits four at a time in int64; codes converted
  *    exactly for |code| < 2^51, else scalar);
- *  - MIXED and CONST blocks on the same paths.
+ *  - MIXED and CONST blocks on the same paths (AVX2: the codes that escaped
+ *    values repeat filled in by a scan over the lanes, in the 32-bit
+ *    quantizer; CONST tried only for blocks escaped throughout).
  * RAW blocks, widths over 32, lossless, float64 and a partial last block go
  * through gz_block.h.
  * tests/codec/test_codec_values.c checks that both instruction sets give the
@@ -64,11 +66,12 @@ typedef struct values_kernels {
                     uint64_t *all);
   /* The same in 32 bits for a block where each value is either surely
    * quantizable with a code in (-2^30, 2^30) or surely refused: returns 1,
-   * *ok (bit i: x[i] quantizable, as quant says), the codes q (any value
-   * where refused) and, when all 32 are quantizable, u and *all as quant
-   * gives them; else 0 (then nothing is known; NULL: no such kernel). */
-  int (*quant32)(const float *x, const quant32_consts_t *c, int32_t *q, uint32_t *u,
-                 uint32_t *all, uint32_t *ok);
+   * *ok (bit i: x[i] quantizable, as quant says), and u and *all as quant
+   * gives them for the codes where each refused value takes the code of the
+   * last quantizable one before it, or 0 (a MIXED block's codes); else 0
+   * (then nothing is known; NULL: no such kernel). */
+  int (*quant32)(const float *x, const quant32_consts_t *c, uint32_t *u, uint32_t *all,
+                 uint32_t *ok);
   /* y[i] = (float)(step * q[i]) for 32 codes */
   void (*dequant)(const int64_t *q, const gz_quant_t *qp, float *y);
   /* y from a PACKED payload pay (8 (PAY_WORDS + 1) bytes readable) of delta
@@ -284,6 +287,41 @@ quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64
   return ok & ~refused;
 }
 
+/* The zigzag deltas u of the eight-lane codes where each refused value (a
+ * lane of good not set) takes the code of the last quantizable value before
+ * it, or 0; returns the OR of u[1..32) in eight lanes. Within each eight, a
+ * scan in steps of 1, 2 and 4 lanes carries a code to the refused lanes after
+ * it; the last code of the eight before fills those still without one. */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+fill_refused(const __m256i *codes, const __m256 *good, uint32_t *u) {
+  const __m256i zero = _mm256_setzero_si256(), last = _mm256_set1_epi32(7),
+                from[3] = {_mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6),
+                           _mm256_setr_epi32(0, 0, 0, 1, 2, 3, 4, 5),
+                           _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 3)},
+                past[3] = {_mm256_setr_epi32(0, -1, -1, -1, -1, -1, -1, -1),
+                           _mm256_setr_epi32(0, 0, -1, -1, -1, -1, -1, -1),
+                           _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1)};
+  __m256i prev = zero, ors = zero;
+  for (int i = 0; i < 4; i++) {
+    __m256i v = codes[i], has = _mm256_castps_si256(good[i]), d, z;
+    for (int k = 0; k < 3; k++) {
+      __m256i moved = _mm256_permutevar8x32_epi32(v, from[k]),
+              moved_has =
+                  _mm256_and_si256(_mm256_permutevar8x32_epi32(has, from[k]), past[k]);
+      v = _mm256_blendv_epi8(moved, v, has);
+      has = _mm256_or_si256(has, moved_has);
+    }
+    v = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(prev, last), v, has);
+    d = _mm256_sub_epi32(
+        v, _mm256_alignr_epi8(v, _mm256_permute2x128_si256(prev, v, 0x21), 12));
+    z = _mm256_xor_si256(_mm256_add_epi32(d, d), _mm256_srai_epi32(d, 31));
+    _mm256_storeu_si256((__m256i *)(void *)(u + 8 * i), z);
+    ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero, 0x01));
+    prev = v;
+  }
+  return ors;
+}
+
 /* quant_avx2 in 32 bits: eight values a step, their codes as int32 (so a
  * delta fits int32), deltas and zigzag in eight lanes. The two checks run
  * on the eight floats at once and are stricter than gz_quantize_one's by a
@@ -301,15 +339,15 @@ quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64
  * quant_avx2. */
 __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
                                                         const quant32_consts_t *c,
-                                                        int32_t *q, uint32_t *u,
-                                                        uint32_t *all, uint32_t *ok) {
+                                                        uint32_t *u, uint32_t *all,
+                                                        uint32_t *ok) {
   const __m256d inv = _mm256_set1_pd(c->inv), step = _mm256_set1_pd(c->step),
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT);
   const __m256 xmax = _mm256_set1_ps(c->xmax), eb = _mm256_set1_ps(c->eb),
                absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256i zero = _mm256_setzero_si256(),
                 below_normal = _mm256_set1_epi32(0x007fffff);
-  __m256i prev = zero, ors = zero;
+  __m256i prev = zero, ors = zero, codes[4];
   __m256 good[4], dist[4], every = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
   for (int i = 0; i < 32; i += 8) {
     __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back;
@@ -338,7 +376,7 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
                       _mm256_and_ps(_mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
                                     _mm256_cmp_ps(dist[i / 8], eb, _CMP_LE_OQ)));
     every = _mm256_and_ps(every, good[i / 8]);
-    _mm256_storeu_si256((__m256i *)(void *)(q + i), qv);
+    codes[i / 8] = qv;
     /* deltas against [last code of the previous eight, q0, ..., q6] */
     d = _mm256_sub_epi32(
         qv, _mm256_alignr_epi8(qv, _mm256_permute2x128_si256(prev, qv, 0x21), 12));
@@ -376,7 +414,9 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
     if (decided != 0xffffffffu)
       return 0;
     *ok = good_bits;
-    return 1; /* (u and *all are not used) */
+    ors = fill_refused(codes, good, u);
+  } else {
+    *ok = 0xffffffffu;
   }
   {
     __m128i o =
@@ -385,7 +425,6 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
     o = _mm_or_si128(o, _mm_shuffle_epi32(o, 0xb1));
     *all = (uint32_t)_mm_cvtsi128_si32(o);
   }
-  *ok = 0xffffffffu;
   return 1;
 }
 
@@ -663,9 +702,11 @@ static size_t put_const(const float *x, uint8_t *out) {
 /* The MIXED block (gz_block_impl.h) of x escaped at the set bits of
  * escaped (nesc of them), whose codes, an escaped value repeating the
  * previous one, have the zigzag first code u0 and deltas u[1..32) of widths
- * w <= 32 and w0 <= 56; RAW when that is not shorter. */
-static size_t put_mixed(const float *x, uint32_t escaped, int nesc, uint64_t u0,
-                        const uint32_t *u, int w, int w0, uint8_t *out) {
+ * w <= 32 and w0 <= 56 (short: w0 <= 31, the payload may then be written by
+ * put31 when its whole words fit FAST_ROOM); RAW when that is not shorter. */
+static inline __attribute__((always_inline)) size_t
+put_mixed(const float *x, uint32_t escaped, int nesc, uint64_t u0, const uint32_t *u,
+          int w, int w0, uint8_t *out, const int short_first) {
   size_t size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
   uint8_t *p = out + 7;
   if (size >= 1 + 32 * sizeof(float))
@@ -679,7 +720,10 @@ static size_t put_mixed(const float *x, uint32_t escaped, int nesc, uint64_t u0,
     memcpy(p, x + __builtin_ctz(e), 4);
     p += 4;
   }
-  put_payload(u0, u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
+  if (short_first && w > 0 && 7 + 4 * nesc + 8 * ((31 * (w + 1) + 63) / 64) <= FAST_ROOM)
+    put31_at[w]((uint32_t)u0, u, w0, p);
+  else
+    put_payload(u0, u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
   return size;
 }
 
@@ -711,33 +755,29 @@ static size_t encode_mixed_f32(const float *x, const gz_quant_t *qp, int64_t *q,
     return gz_block_encode_f32(x, 32, qp, out); /* widths past the fast path */
   for (int i = 1; i < 32; i++)
     u32[i] = (uint32_t)u[i];
-  return put_mixed(x, escaped, nesc, u[0], u32, w, w0, out);
+  return put_mixed(x, escaped, nesc, u[0], u32, w, w0, out, 0);
 }
 
-/* The same from the 32-bit quantizer's codes q, all in (-2^30, 2^30), so
- * every delta fits int32 and every zigzag value uint32. */
-static size_t encode_mixed32_f32(const float *x, int32_t *q, uint32_t escaped,
-                                 uint8_t *out) {
-  uint32_t u[32], all = 0;
-  int nesc = 0;
-  size_t size = put_const(x, out);
-  if (size)
+/* The count of set bits without a library call (baseline x86-64 has no
+ * popcnt). */
+static inline uint32_t count_bits(uint32_t e) {
+  uint32_t bits = e - (e >> 1 & 0x55555555u);
+  bits = (bits & 0x33333333u) + (bits >> 2 & 0x33333333u);
+  return ((bits + (bits >> 4)) & 0x0f0f0f0fu) * 0x01010101u >> 24;
+}
+
+/* The same from the 32-bit quantizer's zigzag deltas u (their codes, an
+ * escaped value repeating the last one before it, in (-2^30, 2^30): w0 <=
+ * 31) and their OR all. */
+static size_t encode_mixed32_f32(const float *x, const uint32_t *u, uint32_t all,
+                                 uint32_t escaped, uint8_t *out) {
+  size_t size;
+  /* values of equal bits are escaped alike: only a block escaped throughout
+   * can be CONST */
+  if (escaped == 0xffffffffu && (size = put_const(x, out)) != 0)
     return size;
-  /* each escaped value takes the code of the last value before it that is
-   * not escaped (or 0): no chain from one escaped value to the next */
-  for (uint32_t e = escaped; e; e &= e - 1) {
-    int i = __builtin_ctz(e);
-    uint32_t before = ~escaped & ((2u << i) - 1); /* (i = 31: all bits) */
-    q[i] = before ? q[31 - __builtin_clz(before)] : 0;
-    nesc++;
-  }
-  u[0] = (uint32_t)q[0] << 1 ^ (uint32_t)(q[0] >> 31);
-  for (int i = 1; i < 32; i++) {
-    uint32_t d = (uint32_t)q[i] - (uint32_t)q[i - 1];
-    u[i] = d << 1 ^ (uint32_t)((int32_t)d >> 31);
-    all |= u[i];
-  }
-  return put_mixed(x, escaped, nesc, u[0], u, gz_bit_width(all), gz_bit_width(u[0]), out);
+  return put_mixed(x, escaped, (int)count_bits(escaped), u[0], u, gz_bit_width(all),
+                   gz_bit_width(u[0]), out, 1);
 }
 
 /* Blocks to go straight to the full quantizer after one that the 32-bit one
@@ -758,10 +798,9 @@ encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
   if (*skip32 > 0) {
     --*skip32;
   } else if (k->quant32 && c32->usable) {
-    int32_t q32[32];
-    if (k->quant32(x, c32, q32, u32, &all32, &ok)) {
+    if (k->quant32(x, c32, u32, &all32, &ok)) {
       if (ok != 0xffffffffu)
-        return encode_mixed32_f32(x, q32, ~ok, out);
+        return encode_mixed32_f32(x, u32, all32, ~ok, out);
       w = gz_bit_width(all32); /* the common case */
       w0 = gz_bit_width(u32[0]);
       size = 2 + gz_packed_bytes(32, w, w0);
@@ -845,18 +884,14 @@ decode_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
 static inline __attribute__((always_inline)) size_t
 decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
                  const gz_quant_t *qp, float *y) {
-  uint32_t escaped, bits;
+  uint32_t escaped;
   size_t need, nesc;
   const uint8_t *vals = in + 7;
   if (avail < 7 || in[1] > 32 || in[2] > 56)
     return gz_block_decode_f32(in, avail, 32, qp, y);
   escaped = (uint32_t)in[3] | (uint32_t)in[4] << 8 | (uint32_t)in[5] << 16 |
             (uint32_t)in[6] << 24;
-  /* (the count of set bits without a library call: baseline x86-64 has no
-   * popcnt) */
-  bits = escaped - (escaped >> 1 & 0x55555555u);
-  bits = (bits & 0x33333333u) + (bits >> 2 & 0x33333333u);
-  nesc = (uint32_t)(((bits + (bits >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+  nesc = count_bits(escaped);
   need = 7 + 4 * nesc + gz_packed_bytes(32, in[1], in[2]);
   if (need > avail)
     return 0;
