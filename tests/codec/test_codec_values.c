@@ -316,9 +316,10 @@ static void test_escapes(void) {
 /* MIXED blocks of every run of escapes (a fill value or NaN at lanes
  * [start, start + len), ordinary values elsewhere), so that the codes the
  * escaped values repeat come from every lane of a block, from the eight
- * lanes before, or are 0 (a run from lane 0). */
+ * lanes before, or are 0 (a run from lane 0); then blocks of equal values
+ * after CONST blocks (refused: CONST again; quantizable: not). */
 static void test_escape_runs(void) {
-  size_t n = 0, cap = 33 * 32 / 2 * GZ_BLOCK;
+  size_t n = 0, cap = (33 * 32 / 2 + 11) * GZ_BLOCK;
   float *x = malloc(cap * sizeof *x);
   for (int start = 0; start < GZ_BLOCK; start++)
     for (int len = 1; start + len <= GZ_BLOCK; len++) {
@@ -329,6 +330,18 @@ static void test_escape_runs(void) {
                 : (float)(20.0 * sin(0.37 * (double)(n + (size_t)i)) + 3.0 * (double)len);
       n += GZ_BLOCK;
     }
+  { /* blocks of 32 equal values after CONST blocks: refused ones are CONST
+     * again, quantizable ones (1.5, 0) are not, a last odd value makes MIXED */
+    const float same[] = {-9.96921e36f, -9.96921e36f, NAN, 1.5f, -9.96921e36f, -0.0f,
+                          1e-40f,       0.0f,         NAN, NAN,  -9.96921e36f};
+    for (size_t b = 0; b < sizeof same / sizeof *same; b++) {
+      for (int i = 0; i < GZ_BLOCK; i++)
+        x[n + (size_t)i] = same[b];
+      if (b == 9)
+        x[n + GZ_BLOCK - 1] = INFINITY;
+      n += GZ_BLOCK;
+    }
+  }
   GZ_CHECK(check_all("escape runs, e=1e-4", x, n, 1e-4) == 0,
            "every run of escapes at e = 1e-4");
   GZ_CHECK(check_all("escape runs, e=0.5", x, n, 0.5) == 0,

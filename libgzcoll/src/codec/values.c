@@ -21,7 +21,9 @@
  *    exactly for |code| < 2^51, else scalar);
  *  - MIXED and CONST blocks on the same paths (AVX2: the codes that escaped
  *    values repeat filled in by a scan over the lanes, in the 32-bit
- *    quantizer; CONST tried only for blocks escaped throughout).
+ *    quantizer; CONST tried only for blocks escaped throughout; after a
+ *    CONST block, a block of 32 equal refused values is written CONST
+ *    without quantizing it: fill values come in runs).
  * RAW blocks, widths over 32, lossless, float64 and a partial last block go
  * through gz_block.h.
  * tests/codec/test_codec_values.c checks that both instruction sets give the
@@ -699,6 +701,14 @@ static size_t put_const(const float *x, uint8_t *out) {
   return 5;
 }
 
+/* put_const when x[0] is refused (then so is every value of the same
+ * bits: the block the reference writes); else 0. */
+static size_t put_const_refused(const float *x, const gz_quant_t *qp, uint8_t *out) {
+  int64_t q;
+  size_t size = put_const(x, out);
+  return size && !gz_quantize_one_f32(x[0], qp, 1, &q) ? size : 0;
+}
+
 /* The MIXED block (gz_block_impl.h) of x escaped at the set bits of
  * escaped (nesc of them), whose codes, an escaped value repeating the
  * previous one, have the zigzag first code u0 and deltas u[1..32) of widths
@@ -912,13 +922,25 @@ static inline __attribute__((always_inline)) uint8_t *
 encode_blocks(const values_kernels_t *k, const float *x, size_t nblocks,
               const gz_quant_t *qp, uint8_t *p, const uint8_t *end) {
   const quant32_consts_t c32 = quant32_prepare(qp);
-  int skip32 = 0;
+  int skip32 = 0, after_const = 0;
   for (size_t b = 0; b < nblocks; b++) {
+    const float *xb = x + GZ_BLOCK * b;
+    size_t size;
+    /* fill values come in runs: after a CONST block, a block of 32 equal
+     * refused values is written as CONST without quantizing it */
+    if (after_const && (size_t)(end - p) >= 5 &&
+        (size = put_const_refused(xb, qp, p)) != 0) {
+      p += size;
+      continue;
+    }
     if ((size_t)(end - p) >= FAST_ROOM) {
-      p += encode_f32(k, x + GZ_BLOCK * b, qp, &c32, &skip32, p);
+      size = encode_f32(k, xb, qp, &c32, &skip32, p);
+      after_const = p[0] == GZ_KIND_CONST;
+      p += size;
     } else { /* near the end: through a scratch block */
       uint8_t tmp[FAST_ROOM];
-      size_t size = encode_f32(k, x + GZ_BLOCK * b, qp, &c32, &skip32, tmp);
+      size = encode_f32(k, xb, qp, &c32, &skip32, tmp);
+      after_const = tmp[0] == GZ_KIND_CONST;
       memcpy(p, tmp, size);
       p += size;
     }
