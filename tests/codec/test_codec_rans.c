@@ -42,9 +42,11 @@ static void fill(uint64_t *u, size_t n, int m, gz_rng_t *rng) {
 static void roundtrip(size_t n, int m, int states, gz_rng_t *rng) {
   uint64_t *u = malloc(n * sizeof *u), *v = malloc((n + 1) * sizeof *v);
   uint8_t *syms = malloc(n), *out = malloc(gz_res_rans_max(n));
-  size_t len;
+  size_t len, psize = 0;
   fill(u, n, m, rng);
-  len = gz_res_rans(u, n, states, syms, out);
+  len = gz_res_rans(u, n, states, syms, out, &psize);
+  GZ_CHECK(psize == gz_res_packed_size(u, n), "n %zu mix %d: packed size %zu, not %zu", n,
+           m, psize, gz_res_packed_size(u, n));
   GZ_CHECK(len > 0 && len <= gz_res_rans_max(n), "n %zu mix %d states %d: %zu bytes", n,
            m, states, len);
   GZ_CHECK(gz_res_unrans(out, len, n, states, v) == 0 && memcmp(u, v, n * sizeof *u) == 0,
@@ -70,7 +72,7 @@ static void hostile(int states, gz_rng_t *rng) {
   uint64_t *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
   uint8_t *syms = malloc(n), *out = malloc(gz_res_rans_max(n)), *bad;
   fill(u, n, 2, rng);
-  len = gz_res_rans(u, n, states, syms, out);
+  len = gz_res_rans(u, n, states, syms, out, NULL);
   bad = malloc(len);
   for (size_t cut = 0; cut < len; cut++) {
     memcpy(bad, out, cut);
@@ -107,10 +109,10 @@ int main(void) {
     uint64_t *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
     uint8_t *syms = malloc(n), *out = malloc(gz_res_rans_max(n));
     fill(u, n, 2, &rng);
-    len = gz_res_rans(u, n, 4, syms, out);
+    len = gz_res_rans(u, n, 4, syms, out, NULL);
     GZ_CHECK(gz_res_unrans(out, len, n, 2, v) != 0 || memcmp(u, v, n * sizeof *u) != 0,
              "four states read as two do not give the residuals back");
-    len = gz_res_rans(u, n, 2, syms, out);
+    len = gz_res_rans(u, n, 2, syms, out, NULL);
     GZ_CHECK(gz_res_unrans(out, len, n, 4, v) != 0, "two states read as four refused");
     free(u);
     free(v);

@@ -37,9 +37,12 @@ int gz_res_unplanes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 /* RANS, RANS4 (rans.c): order-0 rANS of per-residual symbols (small values,
  * or bit length and two top bits) and raw low bits, on states = 2 (RANS) or
  * 4 (RANS4) interleaved states. gz_res_rans writes at most
- * gz_res_rans_max(n) bytes, using n bytes of syms as scratch. */
+ * gz_res_rans_max(n) bytes, using n bytes of syms as scratch, and stores
+ * gz_res_packed_size(u, n) in *packed (when not NULL), found in the same
+ * pass over u. */
 size_t gz_res_rans_max(size_t n);
-size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out);
+size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out,
+                   size_t *packed);
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u);
 
 /* Write raw (len bytes) as a section at out, compressed with zstd when that

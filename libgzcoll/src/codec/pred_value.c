@@ -51,7 +51,7 @@ void gz_vq_grid(double eb, double *unit, double *inv_unit) {
  * these flags are constants inside them. */
 #define GZ_VINLINE static inline __attribute__((always_inline))
 
-GZ_VINLINE void vvisit(vctx_t *c, size_t idx, uint64_t p, const int decode,
+GZ_VINLINE void vvisit(vctx_t *restrict c, size_t idx, uint64_t p, const int decode,
                        const int f64) {
   if (decode) {
     uint64_t r = p + (gz_pred_unzigzag(c->u[c->pos++]) << 5);
@@ -94,7 +94,8 @@ GZ_VINLINE void vvisit(vctx_t *c, size_t idx, uint64_t p, const int decode,
   }
 }
 
-GZ_VINLINE void vlorenzo(vctx_t *c, const size_t d[3], const int decode, const int f64) {
+GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode,
+                         const int f64) {
   size_t plane = d[1] * d[2];
   for (size_t i = 0; i < d[0]; i++) {
     for (size_t j = 0; j < d[1]; j++) {
@@ -118,7 +119,8 @@ GZ_VINLINE void vlorenzo(vctx_t *c, const size_t d[3], const int decode, const i
   }
 }
 
-GZ_VINLINE void vinterp(vctx_t *c, const size_t d[3], const int decode, const int f64) {
+GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
+                        const int f64) {
   size_t stride[3] = {d[1] * d[2], d[2], 1}, longest = d[0], top = 1;
   if (d[1] > longest)
     longest = d[1];
@@ -175,7 +177,7 @@ GZ_VINLINE void vinterp(vctx_t *c, const size_t d[3], const int decode, const in
 }
 
 #define GZ_VINSTANCE(name, decode, f64)                                                  \
-  static void name(vctx_t *c, int kind, const size_t d[3]) {                             \
+  static void name(vctx_t *restrict c, int kind, const size_t d[3]) {                    \
     if (kind == GZ_VPRED_INTERP)                                                         \
       vinterp(c, d, decode, f64);                                                        \
     else                                                                                 \

@@ -69,8 +69,10 @@ static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
  * symbol: a state below 2^31 keeps at least 17 bits) and states */
 size_t gz_res_rans_max(size_t n) { return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 16; }
 
+/* 16 bytes, so that an entry is one aligned load and its index a shift */
 typedef struct enc_sym {
-  uint32_t start, xmax, rcp, cmpl;
+  uint32_t xmax, rcp;
+  uint16_t start, cmpl; /* below 2^14, at most 2^14 - 1 */
   uint32_t shift;
 } enc_sym_t;
 
@@ -101,14 +103,23 @@ static inline void store64le(uint8_t *p, uint64_t v) {
 #endif
 }
 
-size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out) {
+/* The bit-packed size of a block whose residuals OR to all (entropy.c's
+ * gz_res_packed_size, block by block). */
+static size_t packed_block(uint64_t all, size_t m) {
+  size_t w = all ? 64u - (unsigned)__builtin_clzll(all) : 0;
+  return 1 + (m * w + 7) / 8;
+}
+
+size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out,
+                   size_t *packed) {
   uint32_t count[4][256]; /* chunks hold at most 2^24 values */
   size_t cnt[256];
   uint32_t f[256];
   enc_sym_t tab[256];
   uint8_t *p = out, *raw, *rp, *end;
-  uint64_t acc = 0;
+  uint64_t acc = 0, blk = 0; /* blk: OR of the current block of 32 */
   unsigned nbits = 0;
+  size_t psize = 0;
   uint32_t x[4] = {RANS_L, RANS_L, RANS_L, RANS_L}, cum = 0;
   size_t rlen;
   unsigned m = states == 4 ? 3 : 1; /* S - 1 */
@@ -130,13 +141,23 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
       for (size_t j = i; j < i + 8; j++) {
         syms[j] = (uint8_t)u[j];
         count[j & 3][u[j]]++;
+        blk |= u[j];
       }
       i += 7;
+      if ((i & 31) == 31) {
+        psize += packed_block(blk, 32);
+        blk = 0;
+      }
       continue;
     }
     /* branch-free: residuals below and above 16 mix on real fields, and
      * the branches on them were mispredicted (half of this pass on TREFHT) */
     uint64_t v = u[i];
+    blk |= v;
+    if ((i & 31) == 31) {
+      psize += packed_block(blk, 32);
+      blk = 0;
+    }
     unsigned nb = 64u - (unsigned)__builtin_clzll(v | 16);
     unsigned big = 0u - (unsigned)(v >= 16); /* all ones when v >= 16 */
     unsigned s = ((16 + 4 * (nb - 5) + (unsigned)((v >> (nb - 3)) & 3)) & big) |
@@ -165,6 +186,10 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
     acc >>= nbits & ~7u;
     nbits &= 7;
   }
+  if (n & 31)
+    psize += packed_block(blk, n & 31);
+  if (packed)
+    *packed = psize;
   if (nbits > 0)
     *rp++ = (uint8_t)acc;
   rlen = (size_t)(rp - raw);
@@ -185,10 +210,10 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
       p += gz_varint_put(f[s], p);
       while ((1u << sh) < f[s])
         sh++;
-      tab[s].start = cum;
+      tab[s].start = (uint16_t)cum;
       tab[s].xmax = ((RANS_L >> PROB_BITS) << 8) * f[s];
       tab[s].rcp = (uint32_t)(((1ull << (31 + sh)) + f[s] - 1) / f[s]);
-      tab[s].cmpl = PROB_SCALE - f[s];
+      tab[s].cmpl = (uint16_t)(PROB_SCALE - f[s]);
       tab[s].shift = 31 + sh;
       cum += f[s];
     }
