@@ -263,6 +263,33 @@ static void test_quant32_range(const float *xf, const double *xd, double eb,
   gz_codes_simd(1);
 }
 
+#define NE (32 * 40 + 13) /* values of the edge cases */
+
+/* decode+dequantize of a message at both levels: the same rc and, when
+ * accepted, values and largest |code| (float32 and float64). */
+static void values_alike(const char *what, const uint8_t *msg, size_t size, size_t n) {
+  static float f[2][NE];
+  static double d[2][NE];
+  int64_t af[2], ad[2];
+  gz_result_t rf[2], rd[2];
+  for (int level = 0; level < 2; level++) {
+    gz_codes_simd(level);
+    memset(f[level], 0, sizeof f[level]);
+    memset(d[level], 0, sizeof d[level]);
+    af[level] = ad[level] = -1;
+    rf[level] =
+        gz_codes_decode_values(msg, size, GZ_FLOAT32, n, 1e-3, f[level], &af[level]);
+    rd[level] =
+        gz_codes_decode_values(msg, size, GZ_FLOAT64, n, 1e-3, d[level], &ad[level]);
+  }
+  /* (what a refused message leaves in the output is not specified) */
+  GZ_CHECK(rf[0] == rf[1] && rd[0] == rd[1] &&
+               (rf[0] != GZ_OK || (af[0] == af[1] && !memcmp(f[0], f[1], sizeof f[0]))) &&
+               (rd[0] != GZ_OK || (ad[0] == ad[1] && !memcmp(d[0], d[1], sizeof d[0]))),
+           "%s: decode+dequantize alike at both levels (rc %d %d, amax %lld %lld)", what,
+           (int)rf[0], (int)rf[1], (long long)af[0], (long long)af[1]);
+}
+
 /* int32 codes at the edges of the collectives' fast block paths (codes.c:
  * gz_put_payload32 for encode, unpack_avx2.h for decode and decode+reduce):
  * deltas of every width 0..33 bits (33: wrapped differences), first codes
@@ -270,7 +297,6 @@ static void test_quant32_range(const float *xf, const double *xd, double eb,
  * overflow int32, a partial last block and a truncated message. Both
  * levels give the bytes of the same codes as int64 and the results of a
  * plain loop, rc included. */
-#define NE (32 * 40 + 13)
 static void test_narrow_edges(gz_rng_t *rng) {
   static int32_t q[NE], acc0[NE], got[2][NE];
   static int64_t wide[NE];
@@ -301,6 +327,17 @@ static void test_narrow_edges(gz_rng_t *rng) {
              "edges, level %d: int32 codes encode to the bytes of the same int64 codes",
              level);
   }
+  values_alike("edges", enc64, size64, NE);
+  { /* small codes, the largest |code| a negative one */
+    static int64_t small[NE];
+    size_t ssize = 0;
+    for (size_t i = 0; i < NE; i++)
+      small[i] = (int64_t)(i % 97) - 500 + (i / 32 % 2 ? 0 : 300);
+    gz_codes_encode(small, NE, enc[0], sizeof enc[0], &ssize);
+    values_alike("small negative codes", enc[0], ssize, NE);
+  }
+  values_alike("edges, truncated", enc64, size64 - 1, NE);
+  values_alike("edges, partial", enc64, size64, NE - 1);
   for (int mode = 0; mode < 4; mode++) { /* replace, SUM, MAX, MIN */
     gz_result_t rc[2], want = GZ_OK;
     size_t diff = 0;
@@ -343,6 +380,7 @@ static void test_narrow_edges(gz_rng_t *rng) {
       big[i] = b % 3 == 1 ? base - (int64_t)k : base + (int64_t)k;
     }
     gz_codes_encode(big, NE, enc64, sizeof enc64, &size64);
+    values_alike("codes beyond int32", enc64, size64, NE);
     for (int mode = 0; mode < 4; mode++) {
       gz_result_t rc[2];
       for (int level = 0; level < 2; level++) {

@@ -150,21 +150,17 @@ GZ_INLINE uint64_t narrow_block(int reduce, gz_op_t op, int32_t *acc, const int6
 }
 
 #ifdef GZ_HAVE_AVX2
-/* A full PACKED block (GZ_BLOCK == 32 codes) from avail bytes into int32
- * codes acc, or combined into them with op (reduce), by the AVX2 reader of
- * unpack_avx2.h: only when its deltas take w <= 30 bits, its first code fits
- * in 2^31 and every code stays where the reader is exact; the combination
- * then gives what narrow_block gives (a code of such a block fits int32, a
- * SUM is the int32 wrap of the exact one and sets *bad when it leaves
+/* A full PACKED block (GZ_BLOCK == 32 codes) from avail bytes into d, eight
+ * int32 codes a vector, by the AVX2 reader of unpack_avx2.h: only when its
+ * deltas take w <= 30 bits, its first code fits in 2^31 and every code stays
+ * where the reader is exact (then every code is the int64 decoder's and fits
  * int32). Returns the bytes used, or 0 when the block is not of that kind
  * (malformed included: the portable reader then decides). */
-GZ_TARGET_AVX2 static inline size_t block32_avx2(const uint8_t *in, size_t avail,
-                                                 int reduce, gz_op_t op, int32_t *acc,
-                                                 uint64_t *bad) {
+GZ_TARGET_AVX2 static inline size_t read32_avx2(const uint8_t *in, size_t avail,
+                                                __m256i d[4]) {
   uint64_t pad[18], u0;
   const uint8_t *pay = in + 2;
   size_t need;
-  __m256i d[4], ovf = _mm256_setzero_si256();
   int w, w0, ok;
   if (avail < 2 || in[0] > 30 || in[1] > 32)
     return 0;
@@ -182,9 +178,24 @@ GZ_TARGET_AVX2 static inline size_t block32_avx2(const uint8_t *in, size_t avail
   u0 = w0 ? u0 & ((UINT64_C(1) << w0) - 1) : 0;
   if (u0 > (UINT64_C(1) << 31))
     return 0;
+  if (!w) { /* a constant block */
+    d[0] = d[1] = d[2] = d[3] = _mm256_set1_epi32((int32_t)gz_unzigzag(u0));
+    return need;
+  }
   ok = w <= 24 ? gz_unpack_int32_avx2(pay, w, w0, (uint32_t)u0, d, 0)
                : gz_unpack_int32_avx2(pay, w, w0, (uint32_t)u0, d, 1);
-  if (!ok)
+  return ok ? need : 0;
+}
+
+/* read32_avx2's block stored into int32 codes acc, or combined into them
+ * with op (reduce) as narrow_block does: a SUM is the int32 wrap of the
+ * exact one and sets *bad when it leaves int32. */
+GZ_TARGET_AVX2 static inline size_t block32_avx2(const uint8_t *in, size_t avail,
+                                                 int reduce, gz_op_t op, int32_t *acc,
+                                                 uint64_t *bad) {
+  __m256i d[4], ovf = _mm256_setzero_si256();
+  size_t need = read32_avx2(in, avail, d);
+  if (!need)
     return 0;
   for (int g = 0; g < 4; g++) {
     __m256i *at = (__m256i *)(void *)(acc + 8 * g), a, s;
@@ -204,6 +215,47 @@ GZ_TARGET_AVX2 static inline size_t block32_avx2(const uint8_t *in, size_t avail
   }
   *bad |= (uint64_t)_mm256_movemask_ps(_mm256_castsi256_ps(ovf));
   return need;
+}
+
+/* read32_avx2's block as values (T)(step * (double)q) at out (float32 with
+ * f32, else float64), its codes' maximum and minimum folded into *hi and
+ * *lo (lanes). */
+GZ_TARGET_AVX2 static inline size_t values32_avx2(const uint8_t *in, size_t avail,
+                                                  double step, void *out, int f32,
+                                                  __m256i *hi, __m256i *lo) {
+  const __m256d st = _mm256_set1_pd(step);
+  __m256i d[4];
+  size_t need = read32_avx2(in, avail, d);
+  if (!need)
+    return 0;
+  for (int g = 0; g < 4; g++) {
+    __m256d a = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(d[g])), st),
+            b = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(d[g], 1)), st);
+    *hi = _mm256_max_epi32(*hi, d[g]);
+    *lo = _mm256_min_epi32(*lo, d[g]);
+    if (f32) {
+      _mm_storeu_ps((float *)out + 8 * g, _mm256_cvtpd_ps(a));
+      _mm_storeu_ps((float *)out + 8 * g + 4, _mm256_cvtpd_ps(b));
+    } else {
+      _mm256_storeu_pd((double *)out + 8 * g, a);
+      _mm256_storeu_pd((double *)out + 8 * g + 4, b);
+    }
+  }
+  return need;
+}
+
+/* The largest |code| of values32_avx2's lanes. */
+GZ_TARGET_AVX2 static inline uint64_t lanes_amax(__m256i hi, __m256i lo) {
+  int32_t h[8], l[8];
+  uint64_t m = 0;
+  _mm256_storeu_si256((__m256i *)(void *)h, hi);
+  _mm256_storeu_si256((__m256i *)(void *)l, lo);
+  for (int k = 0; k < 8; k++) {
+    uint64_t a = (uint64_t)h[k], b = (uint64_t)(-(int64_t)l[k]);
+    a = a > b ? a : b;
+    m = a > m ? a : m;
+  }
+  return m;
 }
 #endif
 
@@ -257,11 +309,49 @@ GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, void *out, int 
  * dequantization: no code buffer is written), tiles of GZ_DQ_TILE codes
  * decoded in L1 then converted by dequant_body, so every value is the one
  * decode-then-dequantize gives. *amax: the largest |code|. */
+#ifdef GZ_HAVE_AVX2
+/* decode_values_body's AVX2 loop, block by block: a block read32_avx2 takes
+ * is converted in registers, any other decoded as int64 and converted by
+ * dequant_body; both give (T)(step * (double)q) and the largest |code|, as
+ * the tiles do. */
+GZ_TARGET_AVX2 static gz_result_t values_run_avx2(const uint8_t *p, size_t size, size_t n,
+                                                  double step, void *out, int f32,
+                                                  uint64_t *amax) {
+  __m256i hi = _mm256_setzero_si256(), lo = _mm256_setzero_si256();
+  size_t pos = 0;
+  uint64_t m = 0, lanes;
+  for (size_t t = 0; t < n; t += GZ_BLOCK) {
+    int64_t w[GZ_BLOCK];
+    size_t len = n - t < GZ_BLOCK ? n - t : GZ_BLOCK, used = 0, a;
+    void *o = f32 ? (void *)((float *)out + t) : (void *)((double *)out + t);
+    if (len == GZ_BLOCK &&
+        (used = values32_avx2(p + pos, size - pos, step, o, f32, &hi, &lo))) {
+      pos += used;
+      continue;
+    }
+    if (!(used = gz_block_decode_codes(p + pos, size - pos, (int)len, w)))
+      return GZ_ERR_CORRUPT;
+    pos += used;
+    a = dequant_body(w, len, step, o, f32);
+    m = a > m ? a : m;
+  }
+  lanes = lanes_amax(hi, lo);
+  *amax = m > lanes ? m : lanes;
+  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
+}
+#endif
+
 GZ_INLINE gz_result_t decode_values_body(const uint8_t *p, size_t size, size_t n,
-                                         double step, void *out, int f32,
-                                         uint64_t *amax) {
+                                         double step, void *out, int f32, uint64_t *amax,
+                                         const int avx2) {
   size_t pos = 0;
   uint64_t m = 0;
+#ifdef GZ_HAVE_AVX2
+  if (avx2)
+    return f32 ? values_run_avx2(p, size, n, step, out, 1, amax)
+               : values_run_avx2(p, size, n, step, out, 0, amax);
+#endif
+  (void)avx2;
   for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
     int64_t tile[GZ_DQ_TILE];
     uint64_t none = 0;
@@ -635,8 +725,8 @@ typedef struct kernels {
   ATTR static gz_result_t decode_values_##sfx(const uint8_t *p, size_t size, size_t n,   \
                                               double step, void *out, int f32,           \
                                               uint64_t *amax) {                          \
-    return f32 ? decode_values_body(p, size, n, step, out, 1, amax)                      \
-               : decode_values_body(p, size, n, step, out, 0, amax);                     \
+    return f32 ? decode_values_body(p, size, n, step, out, 1, amax, AVX2)                \
+               : decode_values_body(p, size, n, step, out, 0, amax, AVX2);               \
   }                                                                                      \
   ATTR static gz_result_t decode_reduce_values_##sfx(                                    \
       const uint8_t *p, size_t size, gz_op_t op, const void *acc, int narrow, size_t n,  \
