@@ -173,16 +173,11 @@ gz_result_t gz_run_quantize_range(gz_run_t *run, gz_dtype_t dtype, const void *i
       lo = l < lo ? l : lo;
       hi = h > hi ? h : hi;
     }
-    if (to32) {
-      /* quantized above */
-    } else if (in_first && !first->keep) { /* the same codes, in L1 only */
-      rc = gz_quantize(dtype, x, len, eb, code_limit, tile.w);
+    if (!to32) { /* int64 codes; the first message's only in L1 */
+      int64_t *to = in_first && !first->keep ? tile.w : (int64_t *)codes + off;
+      rc = gz_quantize(dtype, x, len, eb, code_limit, to);
       if (rc == GZ_ERR_RANGE)
-        rc = requantize(dtype, x, len, eb, code_limit, tile.w);
-    } else {
-      rc = gz_quantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
-      if (rc == GZ_ERR_RANGE)
-        rc = requantize(dtype, x, len, eb, code_limit, (int64_t *)codes + off);
+        rc = requantize(dtype, x, len, eb, code_limit, to);
     }
     if (in_first && rc == GZ_OK)
       rc = first->keep ? first_put(first, &w, &k, off, end, piece_end,

@@ -263,6 +263,140 @@ static void test_quant32_range(const float *xf, const double *xd, double eb,
   gz_codes_simd(1);
 }
 
+#define NE (32 * 40 + 13) /* values of the edge cases */
+
+/* decode+dequantize of a message at both levels: the same rc and, when
+ * accepted, values and largest |code| (float32 and float64). */
+static void values_alike(const char *what, const uint8_t *msg, size_t size, size_t n) {
+  static float f[2][NE];
+  static double d[2][NE];
+  int64_t af[2], ad[2];
+  gz_result_t rf[2], rd[2];
+  for (int level = 0; level < 2; level++) {
+    gz_codes_simd(level);
+    memset(f[level], 0, sizeof f[level]);
+    memset(d[level], 0, sizeof d[level]);
+    af[level] = ad[level] = -1;
+    rf[level] =
+        gz_codes_decode_values(msg, size, GZ_FLOAT32, n, 1e-3, f[level], &af[level]);
+    rd[level] =
+        gz_codes_decode_values(msg, size, GZ_FLOAT64, n, 1e-3, d[level], &ad[level]);
+  }
+  /* (what a refused message leaves in the output is not specified) */
+  GZ_CHECK(rf[0] == rf[1] && rd[0] == rd[1] &&
+               (rf[0] != GZ_OK || (af[0] == af[1] && !memcmp(f[0], f[1], sizeof f[0]))) &&
+               (rd[0] != GZ_OK || (ad[0] == ad[1] && !memcmp(d[0], d[1], sizeof d[0]))),
+           "%s: decode+dequantize alike at both levels (rc %d %d, amax %lld %lld)", what,
+           (int)rf[0], (int)rf[1], (long long)af[0], (long long)af[1]);
+}
+
+/* int32 codes at the edges of the collectives' fast block paths (codes.c:
+ * gz_put_payload32 for encode, unpack_avx2.h for decode and decode+reduce):
+ * deltas of every width 0..33 bits (33: wrapped differences), first codes
+ * beyond 2^30, codes leaving [-2^30, 2^30) inside a block, SUMs that
+ * overflow int32, a partial last block and a truncated message. Both
+ * levels give the bytes of the same codes as int64 and the results of a
+ * plain loop, rc included. */
+static void test_narrow_edges(gz_rng_t *rng) {
+  static int32_t q[NE], acc0[NE], got[2][NE];
+  static int64_t wide[NE];
+  static uint8_t enc[2][NE * 9], enc64[NE * 9];
+  size_t size[2] = {0, 0}, size64 = 0;
+  for (size_t i = 0; i < NE; i++) {
+    size_t b = i / 32, k = i % 32;
+    int wbits = (int)(b % 34); /* delta width of block b */
+    uint64_t r = gz_rng_next(rng);
+    int64_t d = wbits ? (int64_t)(r >> (64 - wbits)) - (INT64_C(1) << (wbits - 1)) : 0;
+    int64_t v = k == 0 ? (int64_t)(int32_t)(r >> 32) >> (b % 3) : wide[i - 1] + d;
+    if (v > INT32_MAX || v < INT32_MIN) /* wraps: differences of 32-33 bits */
+      v = (int32_t)(uint32_t)(uint64_t)v;
+    if (b % 7 == 3 && k > 20) /* leaves [-2^30, 2^30) inside the block */
+      v = (INT64_C(1) << 30) + (int64_t)k;
+    wide[i] = v;
+    q[i] = (int32_t)v;
+    if (b == 1) /* positive: only this block (w = 1) overflows a SUM */
+      wide[i] = q[i] = k ? q[i - 1] + (int32_t)(r & 1) : (int32_t)(r >> 34);
+    acc0[i] = b == 1 ? INT32_MAX - (int32_t)k : 0;
+  }
+  gz_codes_encode(wide, NE, enc64, sizeof enc64, &size64);
+  for (int level = 0; level < 2; level++) {
+    gz_codes_simd(level);
+    GZ_CHECK(gz_codes_encode_w(q, 1, NE, enc[level], sizeof enc[level], &size[level]) ==
+                     GZ_OK &&
+                 size[level] == size64 && !memcmp(enc[level], enc64, size64),
+             "edges, level %d: int32 codes encode to the bytes of the same int64 codes",
+             level);
+  }
+  values_alike("edges", enc64, size64, NE);
+  { /* small codes, the largest |code| a negative one */
+    static int64_t small[NE];
+    size_t ssize = 0;
+    for (size_t i = 0; i < NE; i++)
+      small[i] = (int64_t)(i % 97) - 500 + (i / 32 % 2 ? 0 : 300);
+    gz_codes_encode(small, NE, enc[0], sizeof enc[0], &ssize);
+    values_alike("small negative codes", enc[0], ssize, NE);
+  }
+  values_alike("edges, truncated", enc64, size64 - 1, NE);
+  values_alike("edges, partial", enc64, size64, NE - 1);
+  for (int mode = 0; mode < 4; mode++) { /* replace, SUM, MAX, MIN */
+    gz_result_t rc[2], want = GZ_OK;
+    size_t diff = 0;
+    for (int level = 0; level < 2; level++) {
+      gz_codes_simd(level);
+      memcpy(got[level], acc0, sizeof acc0);
+      rc[level] = gz_codes_decode_w(mode > 0, (gz_op_t)(mode ? mode - 1 : 0), enc64,
+                                    size64, got[level], 1, NE);
+    }
+    for (size_t i = 0; i < NE; i++) {
+      int64_t a = acc0[i], c = q[i],
+              r = mode == 0   ? c
+                  : mode == 1 ? a + c
+                  : mode == 2 ? (c > a ? c : a)
+                              : (c < a ? c : a);
+      if (r > INT32_MAX || r < INT32_MIN)
+        want = GZ_ERR_OVERFLOW;
+      diff += got[0][i] != (int32_t)(uint32_t)(uint64_t)r || got[1][i] != got[0][i];
+    }
+    GZ_CHECK(rc[0] == want && rc[1] == want && diff == 0,
+             "edges, mode %d: both levels give a plain loop's codes (%zu differ) and rc "
+             "(%d, %d, want %d)",
+             mode, diff, (int)rc[0], (int)rc[1], (int)want);
+    for (int level = 0; level < 2; level++) {
+      gz_codes_simd(level);
+      memcpy(got[level], acc0, sizeof acc0);
+      rc[level] = gz_codes_decode_w(mode > 0, (gz_op_t)(mode ? mode - 1 : 0), enc64,
+                                    size64 - 1, got[level], 1, NE);
+    }
+    GZ_CHECK(rc[0] == GZ_ERR_CORRUPT && rc[1] == GZ_ERR_CORRUPT,
+             "edges, mode %d: a truncated message is corrupt at both levels", mode);
+  }
+  { /* int64 codes beyond int32 read as int32: both levels refuse alike */
+    static int64_t big[NE];
+    for (size_t i = 0; i < NE; i++) {
+      size_t b = i / 32, k = i % 32;
+      int64_t base = b % 3 == 0   ? INT32_MAX - 20 /* crosses it: u0 < 2^32 */
+                     : b % 3 == 1 ? INT32_MIN + 20
+                                  : (INT64_C(1) << 31) + 7; /* u0 > 2^32 */
+      big[i] = b % 3 == 1 ? base - (int64_t)k : base + (int64_t)k;
+    }
+    gz_codes_encode(big, NE, enc64, sizeof enc64, &size64);
+    values_alike("codes beyond int32", enc64, size64, NE);
+    for (int mode = 0; mode < 4; mode++) {
+      gz_result_t rc[2];
+      for (int level = 0; level < 2; level++) {
+        gz_codes_simd(level);
+        memset(got[level], 0, sizeof got[level]);
+        rc[level] = gz_codes_decode_w(mode > 0, (gz_op_t)(mode ? mode - 1 : 0), enc64,
+                                      size64, got[level], 1, NE);
+      }
+      GZ_CHECK(rc[0] != GZ_OK && rc[0] == rc[1] && !memcmp(got[0], got[1], sizeof got[0]),
+               "edges, mode %d: codes beyond int32 refused alike at both levels (%d, %d)",
+               mode, (int)rc[0], (int)rc[1]);
+    }
+  }
+  gz_codes_simd(1);
+}
+
 int main(void) {
   static out_t a, b;
   static float xf[N];
@@ -358,6 +492,7 @@ int main(void) {
     xd[N - 2] = xf[N - 2] = NAN;
     test_quant32_range(xf, xd, eb, INT64_C(1) << 40, "a NaN in the tail");
   }
+  test_narrow_edges(&rng);
   test_stream2();
   return gz_test_finish();
 }

@@ -63,6 +63,12 @@ gz_result_t gz_cast_encode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast, const 
 gz_result_t gz_cast_decode_isa(int isa, gz_dtype_t dtype, gz_cast_t cast,
                                const uint8_t *in, size_t size, void *out, size_t n);
 
+/* The PACKED payload (kernels/gz_block.h) of a full block: the first zigzag
+ * code u0 in w0 <= 32 bits, then the zigzag deltas u[1..32) in w <= 32 bits
+ * (values.c's per-width packers), at out in whole 64-bit words: up to 7
+ * bytes past the payload are written, 8 * 17 bytes at most. */
+void gz_put_payload32(uint32_t u0, const uint32_t *u, int w, int w0, uint8_t *out);
+
 /* Whether this CPU runs AVX2 (asked once): the one run-time test behind
  * the codec's vector loops. */
 int gz_cpu_avx2(void);

@@ -19,6 +19,8 @@
 #define GZ_HAVE_AVX2 1
 #define GZ_TARGET_AVX2 __attribute__((target("avx2")))
 #include <immintrin.h>
+
+#include "codec/unpack_avx2.h"
 #endif
 #if defined(__GNUC__)
 #define GZ_INLINE static inline __attribute__((always_inline))
@@ -147,18 +149,138 @@ GZ_INLINE uint64_t narrow_block(int reduce, gz_op_t op, int32_t *acc, const int6
   return bad;
 }
 
+#ifdef GZ_HAVE_AVX2
+/* A full PACKED block (GZ_BLOCK == 32 codes) from avail bytes into d, eight
+ * int32 codes a vector, by the AVX2 reader of unpack_avx2.h: only when its
+ * deltas take w <= 30 bits, its first code fits in 2^31 and every code stays
+ * where the reader is exact (then every code is the int64 decoder's and fits
+ * int32). Returns the bytes used, or 0 when the block is not of that kind
+ * (malformed included: the portable reader then decides). */
+GZ_TARGET_AVX2 static inline size_t read32_avx2(const uint8_t *in, size_t avail,
+                                                __m256i d[4]) {
+  uint64_t pad[18], u0;
+  const uint8_t *pay = in + 2;
+  size_t need;
+  int w, w0, ok;
+  if (avail < 2 || in[0] > 30 || in[1] > 32)
+    return 0;
+  w = in[0];
+  w0 = in[1];
+  need = 2 + gz_packed_bytes(GZ_BLOCK, w, w0);
+  if (need > avail)
+    return 0;
+  if (avail - 2 < sizeof pad) { /* near the end: a zero-padded copy */
+    memset(pad, 0, sizeof pad);
+    memcpy(pad, pay, need - 2);
+    pay = (const uint8_t *)pad;
+  }
+  memcpy(&u0, pay, sizeof u0);
+  u0 = w0 ? u0 & ((UINT64_C(1) << w0) - 1) : 0;
+  if (u0 > (UINT64_C(1) << 31))
+    return 0;
+  if (!w) { /* a constant block */
+    d[0] = d[1] = d[2] = d[3] = _mm256_set1_epi32((int32_t)gz_unzigzag(u0));
+    return need;
+  }
+  ok = w <= 24 ? gz_unpack_int32_avx2(pay, w, w0, (uint32_t)u0, d, 0)
+               : gz_unpack_int32_avx2(pay, w, w0, (uint32_t)u0, d, 1);
+  return ok ? need : 0;
+}
+
+/* read32_avx2's block stored into int32 codes acc, or combined into them
+ * with op (reduce) as narrow_block does: a SUM is the int32 wrap of the
+ * exact one and sets *bad when it leaves int32. */
+GZ_TARGET_AVX2 static inline size_t block32_avx2(const uint8_t *in, size_t avail,
+                                                 int reduce, gz_op_t op, int32_t *acc,
+                                                 uint64_t *bad) {
+  __m256i d[4], ovf = _mm256_setzero_si256();
+  size_t need = read32_avx2(in, avail, d);
+  if (!need)
+    return 0;
+  for (int g = 0; g < 4; g++) {
+    __m256i *at = (__m256i *)(void *)(acc + 8 * g), a, s;
+    if (!reduce) {
+      _mm256_storeu_si256(at, d[g]);
+      continue;
+    }
+    a = _mm256_loadu_si256(at);
+    if (op == GZ_OP_SUM) { /* overflow: the sum's sign differs from both terms' */
+      s = _mm256_add_epi32(a, d[g]);
+      ovf = _mm256_or_si256(
+          ovf, _mm256_and_si256(_mm256_xor_si256(a, s), _mm256_xor_si256(d[g], s)));
+    } else {
+      s = op == GZ_OP_MAX ? _mm256_max_epi32(a, d[g]) : _mm256_min_epi32(a, d[g]);
+    }
+    _mm256_storeu_si256(at, s);
+  }
+  *bad |= (uint64_t)_mm256_movemask_ps(_mm256_castsi256_ps(ovf));
+  return need;
+}
+
+/* read32_avx2's block as values (T)(step * (double)q) at out (float32 with
+ * f32, else float64), its codes' maximum and minimum folded into *hi and
+ * *lo (lanes). */
+GZ_TARGET_AVX2 static inline size_t values32_avx2(const uint8_t *in, size_t avail,
+                                                  double step, void *out, int f32,
+                                                  __m256i *hi, __m256i *lo) {
+  const __m256d st = _mm256_set1_pd(step);
+  __m256i d[4];
+  size_t need = read32_avx2(in, avail, d);
+  if (!need)
+    return 0;
+  for (int g = 0; g < 4; g++) {
+    __m256d a = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(d[g])), st),
+            b = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(d[g], 1)), st);
+    *hi = _mm256_max_epi32(*hi, d[g]);
+    *lo = _mm256_min_epi32(*lo, d[g]);
+    if (f32) {
+      _mm_storeu_ps((float *)out + 8 * g, _mm256_cvtpd_ps(a));
+      _mm_storeu_ps((float *)out + 8 * g + 4, _mm256_cvtpd_ps(b));
+    } else {
+      _mm256_storeu_pd((double *)out + 8 * g, a);
+      _mm256_storeu_pd((double *)out + 8 * g + 4, b);
+    }
+  }
+  return need;
+}
+
+/* The largest |code| of values32_avx2's lanes. */
+GZ_TARGET_AVX2 static inline uint64_t lanes_amax(__m256i hi, __m256i lo) {
+  int32_t h[8], l[8];
+  uint64_t m = 0;
+  _mm256_storeu_si256((__m256i *)(void *)h, hi);
+  _mm256_storeu_si256((__m256i *)(void *)l, lo);
+  for (int k = 0; k < 8; k++) {
+    uint64_t a = (uint64_t)h[k], b = (uint64_t)(-(int64_t)l[k]);
+    a = a > b ? a : b;
+    m = a > m ? a : m;
+  }
+  return m;
+}
+#endif
+
 /* Decode n codes (whole blocks) from p[*pos, size) into acc (int64, int32
  * with narrow), or combine them into it with op (reduce), advancing *pos.
  * GZ_ERR_CORRUPT when a block does not decode; *bad nonzero when a SUM
  * overflows or (narrow) a value or a combination does not fit int32. */
 GZ_INLINE gz_result_t decode_run(const uint8_t *p, size_t size, size_t *pos, void *acc,
                                  int narrow, size_t n, int reduce, gz_op_t op,
-                                 uint64_t *bad) {
+                                 uint64_t *bad, const int avx2) {
   for (size_t i = 0; i < n; i += GZ_BLOCK) {
     int64_t block[GZ_BLOCK];
     int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
     int64_t *dst = !narrow && !reduce ? (int64_t *)acc + i : block;
-    size_t used = gz_block_decode_codes(p + *pos, size - *pos, len, dst);
+    size_t used = 0;
+#ifdef GZ_HAVE_AVX2
+    if (avx2 && narrow && len == GZ_BLOCK &&
+        (used =
+             block32_avx2(p + *pos, size - *pos, reduce, op, (int32_t *)acc + i, bad))) {
+      *pos += used;
+      continue;
+    }
+#endif
+    (void)avx2;
+    used = gz_block_decode_codes(p + *pos, size - *pos, len, dst);
     if (!used)
       return GZ_ERR_CORRUPT;
     *pos += used;
@@ -174,10 +296,11 @@ GZ_INLINE gz_result_t decode_run(const uint8_t *p, size_t size, size_t *pos, voi
  * (reduce) combine them into out with op. Returns GZ_OK, GZ_ERR_CORRUPT (a
  * narrow value that does not fit included) or GZ_ERR_OVERFLOW. */
 GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, void *out, int narrow,
-                                  size_t n, int reduce, gz_op_t op) {
+                                  size_t n, int reduce, gz_op_t op, const int avx2) {
   size_t pos = 0;
   uint64_t bad = 0;
-  if (decode_run(p, size, &pos, out, narrow, n, reduce, op, &bad) != GZ_OK || pos != size)
+  if (decode_run(p, size, &pos, out, narrow, n, reduce, op, &bad, avx2) != GZ_OK ||
+      pos != size)
     return GZ_ERR_CORRUPT;
   return bad ? (reduce ? GZ_ERR_OVERFLOW : GZ_ERR_CORRUPT) : GZ_OK;
 }
@@ -186,16 +309,54 @@ GZ_INLINE gz_result_t decode_body(const uint8_t *p, size_t size, void *out, int 
  * dequantization: no code buffer is written), tiles of GZ_DQ_TILE codes
  * decoded in L1 then converted by dequant_body, so every value is the one
  * decode-then-dequantize gives. *amax: the largest |code|. */
+#ifdef GZ_HAVE_AVX2
+/* decode_values_body's AVX2 loop, block by block: a block read32_avx2 takes
+ * is converted in registers, any other decoded as int64 and converted by
+ * dequant_body; both give (T)(step * (double)q) and the largest |code|, as
+ * the tiles do. */
+GZ_TARGET_AVX2 static gz_result_t values_run_avx2(const uint8_t *p, size_t size, size_t n,
+                                                  double step, void *out, int f32,
+                                                  uint64_t *amax) {
+  __m256i hi = _mm256_setzero_si256(), lo = _mm256_setzero_si256();
+  size_t pos = 0;
+  uint64_t m = 0, lanes;
+  for (size_t t = 0; t < n; t += GZ_BLOCK) {
+    int64_t w[GZ_BLOCK];
+    size_t len = n - t < GZ_BLOCK ? n - t : GZ_BLOCK, used = 0, a;
+    void *o = f32 ? (void *)((float *)out + t) : (void *)((double *)out + t);
+    if (len == GZ_BLOCK &&
+        (used = values32_avx2(p + pos, size - pos, step, o, f32, &hi, &lo))) {
+      pos += used;
+      continue;
+    }
+    if (!(used = gz_block_decode_codes(p + pos, size - pos, (int)len, w)))
+      return GZ_ERR_CORRUPT;
+    pos += used;
+    a = dequant_body(w, len, step, o, f32);
+    m = a > m ? a : m;
+  }
+  lanes = lanes_amax(hi, lo);
+  *amax = m > lanes ? m : lanes;
+  return pos == size ? GZ_OK : GZ_ERR_CORRUPT;
+}
+#endif
+
 GZ_INLINE gz_result_t decode_values_body(const uint8_t *p, size_t size, size_t n,
-                                         double step, void *out, int f32,
-                                         uint64_t *amax) {
+                                         double step, void *out, int f32, uint64_t *amax,
+                                         const int avx2) {
   size_t pos = 0;
   uint64_t m = 0;
+#ifdef GZ_HAVE_AVX2
+  if (avx2)
+    return f32 ? values_run_avx2(p, size, n, step, out, 1, amax)
+               : values_run_avx2(p, size, n, step, out, 0, amax);
+#endif
+  (void)avx2;
   for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
     int64_t tile[GZ_DQ_TILE];
     uint64_t none = 0;
     size_t len = n - t < GZ_DQ_TILE ? n - t : GZ_DQ_TILE, a;
-    if (decode_run(p, size, &pos, tile, 0, len, 0, GZ_OP_SUM, &none) != GZ_OK)
+    if (decode_run(p, size, &pos, tile, 0, len, 0, GZ_OP_SUM, &none, 0) != GZ_OK)
       return GZ_ERR_CORRUPT;
     a = dequant_body(tile, len, step,
                      f32 ? (void *)((float *)out + t) : ((double *)out + t), f32);
@@ -248,10 +409,34 @@ GZ_INLINE uint64_t dequant32_body(const int32_t *restrict q, size_t n, double st
                                                  : (uint64_t)(-(int64_t)mn);
 }
 
+/* A full block whose deltas fit int32 goes through values.c's per-width
+ * packers (gz_put_payload32): zigzag deltas in uint32, the same bytes as
+ * gz_block_encode_codes. A difference that wraps (the operands' signs differ
+ * and the result's differs from the minuend's) does not fit: that block
+ * takes gz_block_encode_codes. */
 GZ_INLINE uint8_t *encode32_body(const int32_t *codes, size_t n, uint8_t *p) {
   for (size_t i = 0; i < n; i += GZ_BLOCK) {
     int64_t block[GZ_BLOCK];
     int len = (int)(n - i < GZ_BLOCK ? n - i : GZ_BLOCK);
+    if (len == GZ_BLOCK) {
+      const int32_t *q = codes + i;
+      uint32_t u[GZ_BLOCK], all = 0, wrap = 0;
+      u[0] = ((uint32_t)q[0] << 1) ^ (uint32_t)(q[0] >> 31);
+      for (int k = 1; k < GZ_BLOCK; k++) {
+        uint32_t d = (uint32_t)q[k] - (uint32_t)q[k - 1];
+        wrap |= ((uint32_t)q[k] ^ (uint32_t)q[k - 1]) & ((uint32_t)q[k] ^ d);
+        u[k] = (d << 1) ^ (uint32_t)((int32_t)d >> 31);
+        all |= u[k];
+      }
+      if (!(wrap >> 31)) {
+        int w = gz_bit_width(all), w0 = gz_bit_width(u[0]);
+        p[0] = (uint8_t)w;
+        p[1] = (uint8_t)w0;
+        gz_put_payload32(u[0], u, w, w0, p + 2);
+        p += 2 + gz_packed_bytes(GZ_BLOCK, w, w0);
+        continue;
+      }
+    }
     for (int k = 0; k < len; k++)
       block[k] = codes[i + k];
     p += gz_block_encode_codes(block, len, p);
@@ -266,7 +451,7 @@ GZ_INLINE uint8_t *encode32_body(const int32_t *codes, size_t n, uint8_t *p) {
 GZ_INLINE gz_result_t decode_reduce_values_body(const uint8_t *p, size_t size, gz_op_t op,
                                                 const void *acc, int narrow, size_t n,
                                                 double step, void *out, int f32,
-                                                uint64_t *amax) {
+                                                uint64_t *amax, const int avx2) {
   size_t pos = 0;
   uint64_t m = 0, bad = 0;
   for (size_t t = 0; t < n; t += GZ_DQ_TILE) {
@@ -281,7 +466,7 @@ GZ_INLINE gz_result_t decode_reduce_values_body(const uint8_t *p, size_t size, g
     else
       memcpy(tile.w, (const int64_t *)acc + t, len * sizeof(int64_t));
     if (decode_run(p, size, &pos, narrow ? (void *)tile.n : (void *)tile.w, narrow, len,
-                   1, op, &bad) != GZ_OK)
+                   1, op, &bad, avx2) != GZ_OK)
       return GZ_ERR_CORRUPT;
     a = narrow ? dequant32_body(tile.n, len, step, o, f32)
                : dequant_body(tile.w, len, step, o, f32);
@@ -497,7 +682,7 @@ typedef struct kernels {
                                       size_t, double, void *, int, uint64_t *);
 } kernels_t;
 
-#define GZ_KERNELS(sfx, ATTR)                                                            \
+#define GZ_KERNELS(sfx, ATTR, AVX2)                                                      \
   ATTR static int quant_f32_##sfx(const float *x, size_t n, const gz_quant_t *qp,        \
                                   int64_t *q) {                                          \
     return quant_f32_body(x, n, qp, q);                                                  \
@@ -519,7 +704,7 @@ typedef struct kernels {
   }                                                                                      \
   ATTR static gz_result_t decode_##sfx(const uint8_t *p, size_t size, int64_t *out,      \
                                        size_t n, int reduce, gz_op_t op) {               \
-    return decode_body(p, size, out, 0, n, reduce, op);                                  \
+    return decode_body(p, size, out, 0, n, reduce, op, AVX2);                            \
   }                                                                                      \
   ATTR static int quant32_##sfx(const void *x, int f32, size_t n, const gz_quant_t *qp,  \
                                 int32_t *q) {                                            \
@@ -535,21 +720,21 @@ typedef struct kernels {
   }                                                                                      \
   ATTR static gz_result_t decode32_##sfx(const uint8_t *p, size_t size, int32_t *out,    \
                                          size_t n, int reduce, gz_op_t op) {             \
-    return decode_body(p, size, out, 1, n, reduce, op);                                  \
+    return decode_body(p, size, out, 1, n, reduce, op, AVX2);                            \
   }                                                                                      \
   ATTR static gz_result_t decode_values_##sfx(const uint8_t *p, size_t size, size_t n,   \
                                               double step, void *out, int f32,           \
                                               uint64_t *amax) {                          \
-    return f32 ? decode_values_body(p, size, n, step, out, 1, amax)                      \
-               : decode_values_body(p, size, n, step, out, 0, amax);                     \
+    return f32 ? decode_values_body(p, size, n, step, out, 1, amax, AVX2)                \
+               : decode_values_body(p, size, n, step, out, 0, amax, AVX2);               \
   }                                                                                      \
   ATTR static gz_result_t decode_reduce_values_##sfx(                                    \
       const uint8_t *p, size_t size, gz_op_t op, const void *acc, int narrow, size_t n,  \
       double step, void *out, int f32, uint64_t *amax) {                                 \
     return f32 ? decode_reduce_values_body(p, size, op, acc, narrow, n, step, out, 1,    \
-                                           amax)                                         \
+                                           amax, AVX2)                                   \
                : decode_reduce_values_body(p, size, op, acc, narrow, n, step, out, 0,    \
-                                           amax);                                        \
+                                           amax, AVX2);                                  \
   }                                                                                      \
   static const kernels_t kernels_##sfx =                                                 \
       {                                                                                  \
@@ -558,9 +743,9 @@ typedef struct kernels {
           quant32_##sfx,     dequant32_##sfx,     encode32_##sfx,                        \
           decode32_##sfx,    decode_values_##sfx, decode_reduce_values_##sfx};
 
-GZ_KERNELS(portable, )
+GZ_KERNELS(portable, , 0)
 #ifdef GZ_HAVE_AVX2
-GZ_KERNELS(avx2, GZ_TARGET_AVX2)
+GZ_KERNELS(avx2, GZ_TARGET_AVX2, 1)
 #endif
 
 static int simd_level = -1; /* -1: not chosen yet */

@@ -37,6 +37,7 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
 #include <immintrin.h>
 #define HAVE_AVX2_PATH 1
+#include "codec/unpack_avx2.h"
 #endif
 
 #if GZ_BLOCK != 32
@@ -453,85 +454,23 @@ __attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
   }
 }
 
-/* The 16 payload bytes from the one holding bit lo, and those from the one
- * holding bit hi, as the two halves of a vector. */
-static inline __attribute__((always_inline, target("avx2"))) __m256i
-load_bytes_of(const uint8_t *pay, int lo, int hi) {
-  return _mm256_setr_m128i(
-      _mm_loadu_si128((const __m128i *)(const void *)(pay + (lo >> 3))),
-      _mm_loadu_si128((const __m128i *)(const void *)(pay + (hi >> 3))));
-}
-
-/* Each delta is read as 32 bits from the byte holding its first bit
- * (w + 7 <= 31), shifted down and masked; then unzigzag, prefix sums in eight
- * int32 lanes, conversion as gz_dequant_f32. The 32-bit reads are byte
- * shuffles of two 16-byte loads, one per group of four deltas (they span at
- * most 7 + 4 w <= 127 bits, 16 bytes, from the first one's byte): a gather of
- * eight lanes costs several times more on the CPUs at hand.
- * wide = 0: w <= 24 and u0 <= 2^31 (every code then fits int32); returns 1.
- * wide = 1: w <= 30 and u0 <= 2^31; a delta may then take 5 bytes, read as
- * a second 32-bit word 4 bytes on (its bytes past the 16 loaded are never
- * among the delta's); the int32 sums are the codes while each stays in
- * [-2^30, 2^30) (then the next one, a delta of at most 2^29 on, cannot
- * wrap): returns 0 when one does not (y is then written but wrong). */
+/* Codes of a PACKED payload into int32 lanes (unpack_avx2.h), converted as
+ * gz_dequant_f32. */
 static inline __attribute__((always_inline, target("avx2"))) int
 decode_int32_avx2(const uint8_t *pay, int w, int w0, uint32_t u0, const gz_quant_t *qp,
                   float *y, const int wide) {
   const __m256d step = _mm256_set1_pd(qp->step);
-  const __m256i one = _mm256_set1_epi32(1), seven = _mm256_set1_epi32(7),
-                four = _mm256_set1_epi32(4), thirty_two = _mm256_set1_epi32(32),
-                limit = _mm256_set1_epi32(1 << 30),
-                sign = _mm256_set1_epi32((int)0x80000000u),
-                mask = _mm256_set1_epi32((int)((1u << w) - 1)),
-                byte_of_lane = _mm256_set1_epi32(0x03020100),
-                spread =
-                    _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,
-                                     0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12),
-                /* bit offset of delta k of a group of four from the group's
-                 * first one */
-      in_group = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3),
-                                    _mm256_set1_epi32(w));
-  __m256i carry = _mm256_setzero_si256(), outside = _mm256_setzero_si256();
-  for (int i = 0; i < 32; i += 8) {
-    /* first bit of value v >= 1 is w0 + (v - 1) w; value 0 (the first
-     * code, u0) is read apart, so group 0 starts as if at value 1 */
-    int lo = i ? w0 + (i - 1) * w : w0, hi = w0 + (i + 3) * w;
-    __m256i src = load_bytes_of(pay, lo, hi);
-    __m256i at = _mm256_add_epi32(
-        _mm256_setr_m128i(_mm_set1_epi32(lo & 7), _mm_set1_epi32(hi & 7)), in_group);
-    __m256i ctrl = _mm256_add_epi32(_mm256_shuffle_epi8(_mm256_srli_epi32(at, 3), spread),
-                                    byte_of_lane);
-    __m256i shift = _mm256_and_si256(at, seven);
-    __m256i z = _mm256_srlv_epi32(_mm256_shuffle_epi8(src, ctrl), shift);
-    __m256i d;
-    if (wide) /* the bits past the first word: sllv by 32 gives 0 */
-      z = _mm256_or_si256(
-          z, _mm256_sllv_epi32(_mm256_shuffle_epi8(src, _mm256_add_epi32(ctrl, four)),
-                               _mm256_sub_epi32(thirty_two, shift)));
-    z = _mm256_and_si256(z, mask);
-    if (i == 0) /* lanes 1..3 were read from value 1 on: move them up */
-      z = _mm256_blend_epi32(_mm256_set1_epi32((int)u0),
-                             _mm256_blend_epi32(_mm256_slli_si256(z, 4), z, 0xf0), 0xfe);
-    d = _mm256_xor_si256(
-        _mm256_srli_epi32(z, 1),
-        _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_and_si256(z, one)));
-    /* prefix sum of the eight lanes: within each half, then across */
-    d = _mm256_add_epi32(d, _mm256_slli_si256(d, 4));
-    d = _mm256_add_epi32(d, _mm256_slli_si256(d, 8));
-    d = _mm256_add_epi32(d,
-                         _mm256_permute2x128_si256(_mm256_shuffle_epi32(d, 0xff),
-                                                   _mm256_shuffle_epi32(d, 0xff), 0x08));
-    d = _mm256_add_epi32(d, carry);
-    carry = _mm256_permutevar8x32_epi32(d, seven);
-    if (wide) /* sign bit of d + 2^30: d outside [-2^30, 2^30) */
-      outside = _mm256_or_si256(outside, _mm256_add_epi32(d, limit));
-    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_mul_pd(
-                             _mm256_cvtepi32_pd(_mm256_castsi256_si128(d)), step)));
-    _mm_storeu_ps(y + i + 4,
+  __m256i d[4];
+  int ok = gz_unpack_int32_avx2(pay, w, w0, u0, d, wide);
+  for (int g = 0; g < 4; g++) {
+    _mm_storeu_ps(y + 8 * g,
                   _mm256_cvtpd_ps(_mm256_mul_pd(
-                      _mm256_cvtepi32_pd(_mm256_extracti128_si256(d, 1)), step)));
+                      _mm256_cvtepi32_pd(_mm256_castsi256_si128(d[g])), step)));
+    _mm_storeu_ps(y + 8 * g + 4,
+                  _mm256_cvtpd_ps(_mm256_mul_pd(
+                      _mm256_cvtepi32_pd(_mm256_extracti128_si256(d[g], 1)), step)));
   }
-  return !wide || _mm256_testz_si256(outside, sign);
+  return ok;
 }
 
 __attribute__((target("avx2"))) static void decode24_avx2(const uint8_t *pay, int w,
@@ -574,7 +513,7 @@ __attribute__((target("avx2"))) static int decode32_avx2(const uint8_t *pay, int
     /* value v >= 1 starts at bit w0 + (v - 1) w; the first four are read
      * from value 1 on, then moved up a lane under the first code, u0 */
     int lo = w0 + (i ? i - 1 : 0) * w, hi = lo + 2 * w;
-    __m256i src = load_bytes_of(pay, lo, hi);
+    __m256i src = gz_load_bytes_of(pay, lo, hi);
     __m256i at = _mm256_add_epi64(
         _mm256_setr_m128i(_mm_set1_epi64x(lo & 7), _mm_set1_epi64x(hi & 7)), in_pair);
     __m256i ctrl = _mm256_add_epi8(_mm256_shuffle_epi8(_mm256_srli_epi64(at, 3), spread),
@@ -668,6 +607,10 @@ static void put_payload(uint64_t u0, const uint32_t *u, int w, int w0, uint8_t *
       word |= u0;
     memcpy(out + 8 * j, &word, 8);
   }
+}
+
+void gz_put_payload32(uint32_t u0, const uint32_t *u, int w, int w0, uint8_t *out) {
+  put_payload(u0, u, w, w0, out);
 }
 
 /* put_payload from 64-bit zigzag values whose deltas have w <= 32 bits. */
