@@ -586,9 +586,11 @@ typedef struct gz_job {
 /* The cost model's inputs for one call (select.c, docs/performance-model.md):
  * P ranks, n elements of D bytes in all, alpha per message, beta seconds per
  * byte, C compressed bytes, t seconds per codec pass of one element,
- * L = ceil(log2 P), g = L alpha (one small status allreduce). */
+ * L = ceil(log2 P), g = L alpha (one small status allreduce), beta_x seconds
+ * per byte of one whole-buffer exchange (both directions at once, nothing
+ * overlapped: the MPI path's rate, as MPI's own allreduce moves its data). */
 typedef struct gz_cost {
-  double P, n, D, alpha, beta, C, t, L, g;
+  double P, n, D, alpha, beta, C, t, L, g, beta_x;
 } gz_cost_t;
 
 /* One row of the registry (registry.def): an algorithm of one collective.

@@ -363,6 +363,7 @@ void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *ran, int compressed,
                        gz_report_t *report) {
   gz_call_t *cur = &ctx->cur;
   double predicted = 0, measured = 0, now = MPI_Wtime();
+  int explored = cur->timed && cur->explore;
   if (cur->timed) {
     /* the host row of what ran (a device row stands for its host twin) */
     const gz_algorithm_t *algo = gz_algorithm(cur->coll, ran->name);
@@ -388,6 +389,7 @@ void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *ran, int compressed,
   if (report) {
     report->predicted_seconds = predicted > 0 ? predicted : 0;
     report->measured_seconds = measured;
+    report->explored = explored;
   }
 }
 

@@ -138,6 +138,9 @@ static void test_probe(void) {
   unsetenv("GZCOLL_RATIO");
 }
 
+/* Calls one_call saw reported as exploration trials (gz_report_t.explored). */
+static uint64_t reported_trials;
+
 /* One auto allreduce; returns the algorithm that ran (same on all ranks is
  * checked), checks the result against the bound. */
 static const char *one_call(gz_ctx_t ctx, const float *x, float *y, const double *ref,
@@ -150,6 +153,9 @@ static const char *one_call(gz_ctx_t ctx, const float *x, float *y, const double
     return "auto";
   GZ_CHECK(cu_count_wrong(GZ_FLOAT32, y, ref, slop, n, rep.result_bound, what) == 0,
            "%s call %d values", what, i);
+  reported_trials += rep.explored != 0;
+  GZ_CHECK(rep.explored == 0 || rep.explored == 1, "%s call %d: explored %d", what, i,
+           rep.explored);
   snprintf(a, sizeof a, "%s", rep.algo);
   GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, a, sizeof a), "%s call %d: algorithms differ",
            what, i);
@@ -172,6 +178,7 @@ static void test_learning(void) {
   if (size == 1)
     goto done; /* one rank: a local copy, nothing to learn */
   GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "learning context");
+  reported_trials = 0;
   if (!ctx)
     goto done;
   cu_fill(GZ_FLOAT32, x, n, 5 + (uint64_t)rank, 1.0);
@@ -215,6 +222,10 @@ static void test_learning(void) {
   GZ_CHECK(!strcmp(a, "mpi"), "steady: left mpi");
   GZ_CHECK(ctx->explored - explored0 <= 3, "steady: %llu explorations in 48 calls",
            (unsigned long long)(ctx->explored - explored0));
+  /* every trial decided was reported as one, no other call (what the
+   * interposer's "explored" counter sums) */
+  GZ_CHECK(reported_trials == ctx->explored, "%llu calls reported explored, %llu trials",
+           (unsigned long long)reported_trials, (unsigned long long)ctx->explored);
   gz_ctx_destroy(ctx);
 done:
   free(x);
@@ -474,10 +485,54 @@ static void test_predict(void) {
            "name");
 }
 
+/* A real call that explores reports it (gz_report_t.explored, what the
+ * interposer's "explored" counter sums), and the calls around it do not.
+ * The model is set by hand to choose mpi, and from call 2 the class looks
+ * long-run (its measured time set large, the same on every rank), so that
+ * the budget admits a trial at once: the compressed paths were never
+ * measured, so one is tried whatever its prediction, then not again before
+ * GZ_EXPLORE_FIRST calls. Nothing is timed. */
+static void test_explored_report(void) {
+  const size_t n = (size_t)1 << 18;
+  float *x = cu_alloc(GZ_FLOAT32, n), *y = cu_alloc(GZ_FLOAT32, n);
+  double *ref = cu_alloc(GZ_FLOAT64, n), *slop = cu_alloc(GZ_FLOAT64, n);
+  gz_ctx_t ctx = NULL;
+  const char *a[4];
+  int c = gz_size_class((double)n * 4);
+  if (size == 1 || gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) != GZ_OK || !ctx)
+    goto done;
+  cu_fill(GZ_FLOAT32, x, n, 11 + (uint64_t)rank, 1.0);
+  cu_reference(MPI_COMM_WORLD, GZ_FLOAT32, GZ_OP_SUM, x, n, ref, slop);
+  reported_trials = 0;
+  for (int i = 0; i < 4; i++) {
+    uint64_t before = reported_trials;
+    /* MPI's path far faster than any compressed one, whatever was learnt:
+     * the model chooses mpi on every call */
+    ctx->bw[GZ_COLL_ALLREDUCE][0] = 1e13;
+    if (i == 2)
+      ctx->class_time[GZ_COLL_ALLREDUCE][c] = 1e6; /* seconds: a long-run class */
+    a[i] = one_call(ctx, x, y, ref, slop, n, "report", i);
+    GZ_CHECK((reported_trials - before == 1) == (i == 2),
+             "call %d: reported explored %d, trial expected on call 2 only", i,
+             (int)(reported_trials - before));
+  }
+  GZ_CHECK(ctx->explored == 1, "%llu trials in 4 calls",
+           (unsigned long long)ctx->explored);
+  GZ_CHECK(!strcmp(a[1], "mpi") && !strcmp(a[3], "mpi") && strcmp(a[2], "mpi"),
+           "the trial ran %s, the choice %s / %s", a[2], a[1], a[3]);
+  gz_ctx_destroy(ctx);
+done:
+  free(x);
+  free(y);
+  free(ref);
+  free(slop);
+}
+
 int main(int argc, char **argv) {
   gz_test_init_mpi(&argc, &argv, &rank, &size);
   test_probe();
   test_learning();
+  test_explored_report();
   test_explore_budget();
   test_explore_corrects();
   test_probe_stop();
