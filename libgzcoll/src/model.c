@@ -335,6 +335,12 @@ void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size
   gz_model_of_ctx(ctx, &m);
   sample = invert_bw(&m, algo, count, esz, seconds);
   cur = gz_path_bw(ctx, algo);
+  /* faster than any bandwidth of this path explains, and the path's
+   * bandwidth does not change the row's time here (redoub's exchange at the
+   * MPI path's slower rate, a codec-bound ring): no news about this path */
+  if (sample >= GZ_BW_MAX && gz_model_time(&m, algo, count, esz, cur) ==
+                                 gz_model_time(&m, algo, count, esz, GZ_BW_MAX))
+    return;
   /* one sample moves the path by at most 100^w (16x): a time that the codec
    * terms alone exceed (codec speed underestimated) sends the inversion to
    * its upper end, which is no news about the wire */
