@@ -446,14 +446,17 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go);
 int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps);
 /* The probe's agreed vector (MPI_MAX over ranks, model.c): the slowest and
  * (negated) fastest rank's 8-byte step, the slowest rank's fastest step of
- * each size, the codec (negated), then each repeat of MPI's allreduce,
- * negated: per repeat the fastest rank's time, the collective's own. */
+ * each size, then (negated) the fastest rank's, the codec (negated), then
+ * each repeat of MPI's allreduce, negated: per repeat the fastest rank's
+ * time, the collective's own. */
 #define GZ_PROBE_AR_REPS 3
 enum {
   GZ_PV_T8,
   GZ_PV_NT8,
   GZ_PV_LARGE,
   GZ_PV_MAX,
+  GZ_PV_NLARGE,
+  GZ_PV_NMAX,
   GZ_PV_EPS,
   GZ_PV_NAR,
   GZ_PV_N = GZ_PV_NAR + GZ_PROBE_AR_REPS

@@ -427,6 +427,8 @@ static void apply_sim(gz_ctx_t ctx, const double ar[GZ_PROBE_AR_REPS], double t_
   v[GZ_PV_NT8] = -1e-5;
   v[GZ_PV_LARGE] = 2e-4; /* 512 KiB */
   v[GZ_PV_MAX] = t_max;  /* 2 MiB */
+  v[GZ_PV_NLARGE] = -v[GZ_PV_LARGE];
+  v[GZ_PV_NMAX] = -t_max;
   for (int k = 0; k < GZ_PROBE_AR_REPS; k++)
     v[GZ_PV_NAR + k] = -ar[k];
   ctx->pinned = 0;
