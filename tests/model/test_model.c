@@ -138,6 +138,13 @@ static void test_probe(void) {
   unsetenv("GZCOLL_RATIO");
 }
 
+static void free_all(void *x, void *y, void *ref, void *slop) {
+  free(x);
+  free(y);
+  free(ref);
+  free(slop);
+}
+
 /* Calls one_call saw reported as exploration trials (gz_report_t.explored). */
 static uint64_t reported_trials;
 
@@ -228,10 +235,7 @@ static void test_learning(void) {
            (unsigned long long)reported_trials, (unsigned long long)ctx->explored);
   gz_ctx_destroy(ctx);
 done:
-  free(x);
-  free(y);
-  free(ref);
-  free(slop);
+  free_all(x, y, ref, slop);
 }
 
 /* The cheapest compressed algorithm's predicted time over MPI's for an
@@ -620,10 +624,7 @@ static void test_explored_report(void) {
            "the trial ran %s, the choice %s / %s", a[2], a[1], a[3]);
   gz_ctx_destroy(ctx);
 done:
-  free(x);
-  free(y);
-  free(ref);
-  free(slop);
+  free_all(x, y, ref, slop);
 }
 
 int main(int argc, char **argv) {
