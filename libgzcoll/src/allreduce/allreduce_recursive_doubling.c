@@ -28,7 +28,8 @@
  *
  * Cost (n codes, D raw bytes, CR compression ratio of the codes)
  *   S = log2 P' steps (+ 2 when P is not a power of two), each moving the
- *   whole buffer:  S alpha + S D / CR beta
+ *   whole buffer:  S alpha + S D / CR beta, beta the slower of the
+ *                  compressed path and the MPI path (cost, below)
  *   compression:   S encode(n) + S decode-reduce(n) on the critical path
  *                  (plus the quantize and dequantize of the caller; the
  *                  first encode runs inside the quantization, from L1:
