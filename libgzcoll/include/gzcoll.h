@@ -349,6 +349,10 @@ typedef struct gz_report {
                                it (compressed paths: agreed, the same on
                                every rank; the MPI path: this rank's, agreed
                                at the next call; 0 when not timed) */
+  /* since 0.3 */
+  int explored; /* 1: `auto` ran this call on the path its model did not
+                   choose, to measure it (an exploration trial, budgeted in
+                   docs/performance-model.md; the same on every rank) */
 } gz_report_t;
 
 typedef struct gz_ctx *gz_ctx_t;

@@ -444,6 +444,28 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go);
  * codec at eps values/s per pass, MPI wins every choice and the compressed
  * paths no longer depend on the link (1), or a larger step could matter (0). */
 int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps);
+/* The probe's agreed vector (MPI_MAX over ranks, model.c): the slowest and
+ * (negated) fastest rank's 8-byte step, the slowest rank's fastest step of
+ * each size, then (negated) the fastest rank's, the codec (negated), then
+ * each repeat of MPI's allreduce, negated: per repeat the fastest rank's
+ * time, the collective's own. */
+#define GZ_PROBE_AR_REPS 3
+enum {
+  GZ_PV_T8,
+  GZ_PV_NT8,
+  GZ_PV_LARGE,
+  GZ_PV_MAX,
+  GZ_PV_NLARGE,
+  GZ_PV_NMAX,
+  GZ_PV_EPS,
+  GZ_PV_NAR,
+  GZ_PV_N = GZ_PV_NAR + GZ_PROBE_AR_REPS
+};
+/* The model's inputs from an agreed probe vector v whose ring steps were of
+ * s1 and s2 bytes (s1 = 8: only one size of large steps) and whose
+ * allreduces were of ar_n doubles: alpha, link_bps, the MPI path (each
+ * only where not pinned). Every rank computes the same from the same v. */
+void gz_model_probe_apply(gz_ctx_t ctx, const double *v, size_t s1, size_t s2, int ar_n);
 /* An explored call of coll was measured (agreed) at seconds: its charge to
  * the class's budget becomes its measured extra over the choice (select.c). */
 void gz_explore_measured(gz_ctx_t ctx, gz_coll_t coll, double bytes, double seconds);
@@ -586,9 +608,11 @@ typedef struct gz_job {
 /* The cost model's inputs for one call (select.c, docs/performance-model.md):
  * P ranks, n elements of D bytes in all, alpha per message, beta seconds per
  * byte, C compressed bytes, t seconds per codec pass of one element,
- * L = ceil(log2 P), g = L alpha (one small status allreduce). */
+ * L = ceil(log2 P), g = L alpha (one small status allreduce), beta_x seconds
+ * per byte of one whole-buffer exchange (both directions at once, nothing
+ * overlapped: the MPI path's rate, as MPI's own allreduce moves its data). */
 typedef struct gz_cost {
-  double P, n, D, alpha, beta, C, t, L, g;
+  double P, n, D, alpha, beta, C, t, L, g, beta_x;
 } gz_cost_t;
 
 /* One row of the registry (registry.def): an algorithm of one collective.

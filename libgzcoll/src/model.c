@@ -23,10 +23,17 @@
  *     fastest, the fixed cost of one step;
  *   - 2 ring steps of GZ_PROBE_LARGE (the ring algorithms' pattern, every
  *     link busy in both directions), the fastest;
- *   - one MPI_Allreduce of GZ_PROBE_AR (MPI's own path); its payload is the
+ *   - GZ_PROBE_AR_REPS MPI_Allreduces of GZ_PROBE_AR (MPI's own path),
+ *     each timed: the collective's time of a repeat is its fastest rank's
+ *     (the one that entered last waited for nobody), and the model takes
+ *     the fastest repeat, so that a rank descheduled during one repeat
+ *     (shared memory under load: all ranks wait for it, and the MPI path
+ *     came out low enough for auto to compress where MPI was faster) does
+ *     not count; the first one's payload is the
  *     fastest rank's GZ_PROBE_LARGE step, so every rank knows whether that
  *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
- *     times 2 more ring steps of GZ_PROBE_MAX - unless the link is already
+ *     times 3 more ring steps of GZ_PROBE_MAX (the fastest of 3: one
+ *     descheduled step is not the link) - unless the link is already
  *     known fast enough for MPI to win every choice (gz_model_mpi_wins_anyway: its
  *     payload also agrees on the codec), where the probe stops;
  *   - one MPI_MAX of all the times: every rank holds the slowest rank's
@@ -173,13 +180,64 @@ int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
   return 1;
 }
 
-/* The agreed vector of the probe (slowest rank: MPI_MAX). */
-enum { PV_T8, PV_NT8, PV_LARGE, PV_MAX, PV_AR, PV_EPS, PV_NAR, PV_N };
+#define GZ_PROBE_MAX_REPS 3
+
+void gz_model_probe_apply(gz_ctx_t ctx, const double *v, size_t s1, size_t s2, int ar_n) {
+  /* one step's fixed cost: the fastest rank's 8-byte step (the slowest
+   * rank's adds its wait for neighbours that entered late: 24 ms against
+   * the fastest's 10 us at 8 ranks on 2 cores, which put the ring's
+   * predicted time 60 % high), and no step took less (on a busy host an 8-byte step
+   * can be descheduled longer than a larger one takes) */
+  if (!(ctx->pinned & GZ_PIN_ALPHA) && -v[GZ_PV_NT8] > 0)
+    ctx->alpha = fmin(-v[GZ_PV_NT8], v[GZ_PV_LARGE]);
+  if (s2 > 0) {
+    /* the fastest rank's steps, as for alpha and MPI's allreduce: the
+     * slowest rank's add its wait for a neighbour descheduled on a busy
+     * host (4 ranks on 2 shared cores at load 18: the link came out at
+     * 1.3-7.9e8 B/s, the MPI path capped there, and auto compressed where
+     * MPI was 2x faster) */
+    double t1 = s1 > 8 ? -v[GZ_PV_NLARGE] : -v[GZ_PV_NT8];
+    double t2 = s1 > 8 ? -v[GZ_PV_NMAX] : -v[GZ_PV_NLARGE], t_ar = HUGE_VAL;
+    gz_model_t m;
+    /* MPI's allreduce: the fastest repeat (per repeat, the fastest rank's) */
+    for (int k = 0; k < GZ_PROBE_AR_REPS; k++)
+      if (-v[GZ_PV_NAR + k] > 0)
+        t_ar = fmin(t_ar, -v[GZ_PV_NAR + k]);
+    /* the slope between the two sizes: the fixed costs of a step
+     * (scheduling on a busy host, a handshake) cancel. A slope is the
+     * difference of two noisy times: one descheduled rank on a busy host
+     * made it 30x too small, after which auto kept mpi. The link carried
+     * the larger step's bytes in that step's whole time: at least that
+     * (alone when t2 is not clearly above t1; never the default 10 Gbit
+     * of an unmeasured link). */
+    ctx->link_bps = (double)s2 / t2;
+    if (t2 > 1.2 * t1)
+      ctx->link_bps = fmax(ctx->link_bps, (double)(s2 - s1) / (t2 - t1));
+    gz_model_of_ctx(ctx, &m);
+    /* the MPI path: its formula inverted at the allreduce's size (alpha,
+     * measured, carries the fixed costs) for the fastest repeat of the
+     * fastest rank's time: no rank leaves an allreduce before the last one
+     * entered, so that rank's time is the collective's own, the others' add
+     * their wait for it (on shared memory at load 15, one descheduled rank
+     * put the slowest time 25x above the link's and auto compressed); a
+     * rank descheduled inside the collective delays all ranks of that
+     * repeat, not the others; then bounded: its 2 (P-1)/P D
+     * bytes crossed the same links, so at least that over the call's whole
+     * time, at most the link (a slope over sizes this small once came out
+     * 40x above the link at 8 oversubscribed hosts, and auto then sent
+     * 64 MiB through MPI) */
+    if (t_ar < HUGE_VAL)
+      ctx->bw[GZ_COLL_ALLREDUCE][0] = fmin(
+          fmax(invert_bw(&m, gz_algorithm(GZ_COLL_ALLREDUCE, GZ_ALGO_MPI_NAME),
+                         (double)ar_n, sizeof(double), t_ar),
+               2.0 * (ctx->size - 1) / ctx->size * (double)ar_n * sizeof(double) / t_ar),
+          ctx->link_bps);
+  }
+}
 
 gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   unsigned char *buf = ctx->probe_buf;
-  double t_start = MPI_Wtime(), t, v[PV_N] = {0, 0, 0, 0, 0, 0, 0},
-         *ar = (double *)(void *)buf;
+  double t_start = MPI_Wtime(), t, v[GZ_PV_N] = {0}, *ar = (double *)(void *)buf;
   int want_bw = !(ctx->pinned & GZ_PIN_LINK), ar_n = (int)(GZ_PROBE_AR / sizeof(double));
   size_t s1 = 8, s2 = GZ_PROBE_LARGE;
   gz_result_t rc = GZ_OK;
@@ -194,15 +252,15 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
       eps = gz_calibrate(GZ_PROBE_CODEC_N, 1);
       atomic_store(&process_codec_eps, eps);
     }
-    v[PV_EPS] = -eps;
+    v[GZ_PV_EPS] = -eps;
   }
   t = MPI_Wtime();
   ctx->probe_stage[0] = t - t_start;
   /* latency: two 8-byte steps, the fastest (the first one also connects:
    * some transports connect lazily) */
-  v[PV_T8] = v[PV_LARGE] = v[PV_MAX] = HUGE_VAL;
-  rc = ring_time(ctx, buf, 8, 2, &v[PV_T8]);
-  v[PV_NT8] = -v[PV_T8]; /* MAX of the negative: the fastest rank's */
+  v[GZ_PV_T8] = v[GZ_PV_LARGE] = v[GZ_PV_MAX] = HUGE_VAL;
+  rc = ring_time(ctx, buf, 8, 2, &v[GZ_PV_T8]);
+  v[GZ_PV_NT8] = -v[GZ_PV_T8]; /* MAX of the negative: the fastest rank's */
   ctx->probe_stage[1] = MPI_Wtime() - t;
   /* bandwidth: ring steps (the ring algorithms' pattern, every link busy in
    * both directions) of a fixed plan, so that no agreement is needed between
@@ -214,79 +272,49 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
    * link then came out from 512 KiB steps alone, far low) */
   if (want_bw && rc == GZ_OK) {
     t = MPI_Wtime();
-    rc = ring_time(ctx, buf, s2, 2, &v[PV_LARGE]);
+    rc = ring_time(ctx, buf, s2, 2, &v[GZ_PV_LARGE]);
     ctx->probe_stage[2] = MPI_Wtime() - t;
   }
   if (want_bw && rc == GZ_OK) {
-    t = MPI_Wtime();
     memset(buf, 0, GZ_PROBE_AR);
-    ar[0] = -v[PV_LARGE]; /* MAX of the negative: the fastest rank's */
-    ar[1] = v[PV_EPS];    /* the slowest rank's codec (0: pinned, agreed) */
-    if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
-        MPI_SUCCESS)
-      rc = GZ_ERR_MPI;
-    ctx->probe_stage[3] = v[PV_AR] = MPI_Wtime() - t;
-    v[PV_NAR] = -v[PV_AR];
+    ar[0] = -v[GZ_PV_LARGE]; /* MAX of the negative: the fastest rank's */
+    ar[1] = v[GZ_PV_EPS];    /* the slowest rank's codec (0: pinned, agreed) */
+    ctx->probe_stage[3] = 0;
+    /* the repeats reduce the same values again: the payload stays */
+    for (int k = 0; k < GZ_PROBE_AR_REPS && rc == GZ_OK; k++) {
+      t = MPI_Wtime();
+      if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+          MPI_SUCCESS)
+        rc = GZ_ERR_MPI;
+      t = MPI_Wtime() - t;
+      ctx->probe_stage[3] += t;
+      v[GZ_PV_NAR + k] = -t; /* MAX of the negative: the fastest rank's */
+    }
   }
   if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH &&
       !gz_model_mpi_wins_anyway(ctx, (double)s2 / -ar[0],
                                 ar[1] < 0 ? -ar[1] : ctx->codec_eps)) {
     t = MPI_Wtime();
-    rc = ring_time(ctx, buf, GZ_PROBE_MAX, 2, &v[PV_MAX]);
+    rc = ring_time(ctx, buf, GZ_PROBE_MAX, GZ_PROBE_MAX_REPS, &v[GZ_PV_MAX]);
     s1 = s2;
     s2 = GZ_PROBE_MAX;
     ctx->probe_stage[2] += MPI_Wtime() - t;
   }
+  v[GZ_PV_NLARGE] = -v[GZ_PV_LARGE]; /* MAX of the negative: the fastest rank's */
+  v[GZ_PV_NMAX] = -v[GZ_PV_MAX];
   ctx->probe_bytes = want_bw ? (double)s2 : 0;
   if (rc != GZ_OK)
     goto done; /* an MPI failure: the caller's agreement fails on it */
   t = MPI_Wtime();
-  if (MPI_Allreduce(MPI_IN_PLACE, v, PV_N, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+  if (MPI_Allreduce(MPI_IN_PLACE, v, GZ_PV_N, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
       MPI_SUCCESS) {
     rc = GZ_ERR_MPI;
     goto done;
   }
   ctx->probe_stage[4] = MPI_Wtime() - t;
-  if (!(ctx->pinned & GZ_PIN_CODEC) && v[PV_EPS] < 0)
-    ctx->codec_eps = -v[PV_EPS];
-  /* one step's fixed cost: the fastest rank's 8-byte step (the slowest
-   * rank's adds its wait for neighbours that entered late: 24 ms against
-   * the fastest's 10 us at 8 ranks on 2 cores, which put the ring's
-   * predicted time 60 % high), and no step took less (on a busy host an 8-byte step
-   * can be descheduled longer than a larger one takes) */
-  if (!(ctx->pinned & GZ_PIN_ALPHA) && -v[PV_NT8] > 0)
-    ctx->alpha = fmin(-v[PV_NT8], v[PV_LARGE]);
-  if (want_bw) {
-    double t1 = s2 == GZ_PROBE_MAX ? v[PV_LARGE] : v[PV_T8];
-    double t2 = s2 == GZ_PROBE_MAX ? v[PV_MAX] : v[PV_LARGE];
-    gz_model_t m;
-    /* the slope between the two sizes: the fixed costs of a step
-     * (scheduling on a busy host, a handshake) cancel. A slope is the
-     * difference of two noisy times: one descheduled rank on a busy host
-     * made it 30x too small, after which auto kept mpi. The link carried
-     * the larger step's bytes in that step's whole time: at least that
-     * (alone when t2 is not clearly above t1; never the default 10 Gbit
-     * of an unmeasured link). */
-    ctx->link_bps = (double)s2 / t2;
-    if (t2 > 1.2 * t1)
-      ctx->link_bps = fmax(ctx->link_bps, (double)(s2 - s1) / (t2 - t1));
-    gz_model_of_ctx(ctx, &m);
-    /* the MPI path: its formula inverted at the allreduce's size (alpha,
-     * measured, carries the fixed costs) for the fastest rank's time: no
-     * rank leaves an allreduce before the last one entered, so that rank's
-     * time is the collective's own, the others' add their wait for it (on
-     * shared memory at load 15, one descheduled rank put the slowest time
-     * 25x above the link's and auto compressed); then bounded: its 2 (P-1)/P D
-     * bytes crossed the same links, so at least that over the call's whole
-     * time, at most the link (a slope over sizes this small once came out
-     * 40x above the link at 8 oversubscribed hosts, and auto then sent
-     * 64 MiB through MPI) */
-    ctx->bw[GZ_COLL_ALLREDUCE][0] =
-        fmin(fmax(invert_bw(&m, gz_algorithm(GZ_COLL_ALLREDUCE, GZ_ALGO_MPI_NAME),
-                            (double)ar_n, sizeof(double), -v[PV_NAR]),
-                  2.0 * (ctx->size - 1) / ctx->size * (double)GZ_PROBE_AR / -v[PV_NAR]),
-             ctx->link_bps);
-  }
+  if (!(ctx->pinned & GZ_PIN_CODEC) && v[GZ_PV_EPS] < 0)
+    ctx->codec_eps = -v[GZ_PV_EPS];
+  gz_model_probe_apply(ctx, v, want_bw ? s1 : 0, want_bw ? s2 : 0, ar_n);
   ctx->probe_seconds = MPI_Wtime() - t_start;
   if (!(ctx->probe_seconds > 0))
     ctx->probe_seconds = 1e-9;
@@ -314,6 +342,12 @@ void gz_model_learn(gz_ctx_t ctx, const gz_algorithm_t *algo, double count, size
   gz_model_of_ctx(ctx, &m);
   sample = invert_bw(&m, algo, count, esz, seconds);
   cur = gz_path_bw(ctx, algo);
+  /* faster than any bandwidth of this path explains, and the path's
+   * bandwidth does not change the row's time here (redoub's exchange at the
+   * MPI path's slower rate, a codec-bound ring): no news about this path */
+  if (sample >= GZ_BW_MAX && gz_model_time(&m, algo, count, esz, cur) ==
+                                 gz_model_time(&m, algo, count, esz, GZ_BW_MAX))
+    return;
   /* one sample moves the path by at most 100^w (16x): a time that the codec
    * terms alone exceed (codec speed underestimated) sends the inversion to
    * its upper end, which is no news about the wire */
@@ -363,6 +397,7 @@ void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *ran, int compressed,
                        gz_report_t *report) {
   gz_call_t *cur = &ctx->cur;
   double predicted = 0, measured = 0, now = MPI_Wtime();
+  int explored = cur->timed && cur->explore;
   if (cur->timed) {
     /* the host row of what ran (a device row stands for its host twin) */
     const gz_algorithm_t *algo = gz_algorithm(cur->coll, ran->name);
@@ -388,6 +423,7 @@ void gz_model_end_call(gz_ctx_t ctx, const gz_algorithm_t *ran, int compressed,
   if (report) {
     report->predicted_seconds = predicted > 0 ? predicted : 0;
     report->measured_seconds = measured;
+    report->explored = explored;
   }
 }
 

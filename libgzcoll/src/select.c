@@ -13,8 +13,14 @@
  * g = L alpha for one small status allreduce (every path has one; compressed
  * paths three with the final outcome and, for REL, the range).
  *   allreduce  mpi     g + min(L (alpha + D beta), 2(P-1) alpha + 2(P-1)/P D beta)
- *              redoub  3g + S (alpha + D beta / CR) + (2 + 2S) n t,
- *                      S = floor(log2 P) + 2 if P is not a power of two
+ *              redoub  3g + S (alpha + D max(beta, beta_x) / CR) + (2 + 2S) n t,
+ *                      S = floor(log2 P) + 2 if P is not a power of two;
+ *                      beta_x = 1 / the MPI path's rate: each step is one
+ *                      whole-buffer exchange, nothing overlapped, as MPI's
+ *                      own allreduce moves its data (the ring's pipelined
+ *                      blocks reach the link; on the emulated 1 Gbit hosts
+ *                      at P = 2 redoub's exchange ran at 5.8e7 B/s, MPI's
+ *                      at 7.8e7, the ring's at 1.36e8)
  *              ring    3g + 2 n t + (P-1) [alpha + max(D beta / (P CR), 2 n t / P)]
  *                         + n t / P + (P-1) [alpha + max(D beta / (P CR), n t / P)]
  *   reduce_scatter (n per block)
@@ -111,6 +117,7 @@ double gz_model_time(const gz_model_t *m, const gz_algorithm_t *row, double coun
   c.t = 1.0 / m->codec_eps;
   c.L = m->ranks > 1 ? ceil(log2(c.P)) : 0;
   c.g = c.L * c.alpha;
+  c.beta_x = 1.0 / (m->mpi_bps > 0 ? m->mpi_bps : m->link_bps);
   return row->cost(&c);
 }
 

@@ -138,6 +138,16 @@ static void test_probe(void) {
   unsetenv("GZCOLL_RATIO");
 }
 
+static void free_all(void *x, void *y, void *ref, void *slop) {
+  free(x);
+  free(y);
+  free(ref);
+  free(slop);
+}
+
+/* Calls one_call saw reported as exploration trials (gz_report_t.explored). */
+static uint64_t reported_trials;
+
 /* One auto allreduce; returns the algorithm that ran (same on all ranks is
  * checked), checks the result against the bound. */
 static const char *one_call(gz_ctx_t ctx, const float *x, float *y, const double *ref,
@@ -150,6 +160,9 @@ static const char *one_call(gz_ctx_t ctx, const float *x, float *y, const double
     return "auto";
   GZ_CHECK(cu_count_wrong(GZ_FLOAT32, y, ref, slop, n, rep.result_bound, what) == 0,
            "%s call %d values", what, i);
+  reported_trials += rep.explored != 0;
+  GZ_CHECK(rep.explored == 0 || rep.explored == 1, "%s call %d: explored %d", what, i,
+           rep.explored);
   snprintf(a, sizeof a, "%s", rep.algo);
   GZ_CHECK(cu_same_on_all(MPI_COMM_WORLD, a, sizeof a), "%s call %d: algorithms differ",
            what, i);
@@ -172,6 +185,7 @@ static void test_learning(void) {
   if (size == 1)
     goto done; /* one rank: a local copy, nothing to learn */
   GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "learning context");
+  reported_trials = 0;
   if (!ctx)
     goto done;
   cu_fill(GZ_FLOAT32, x, n, 5 + (uint64_t)rank, 1.0);
@@ -215,12 +229,13 @@ static void test_learning(void) {
   GZ_CHECK(!strcmp(a, "mpi"), "steady: left mpi");
   GZ_CHECK(ctx->explored - explored0 <= 3, "steady: %llu explorations in 48 calls",
            (unsigned long long)(ctx->explored - explored0));
+  /* every trial decided was reported as one, no other call (what the
+   * interposer's "explored" counter sums) */
+  GZ_CHECK(reported_trials == ctx->explored, "%llu calls reported explored, %llu trials",
+           (unsigned long long)reported_trials, (unsigned long long)ctx->explored);
   gz_ctx_destroy(ctx);
 done:
-  free(x);
-  free(y);
-  free(ref);
-  free(slop);
+  free_all(x, y, ref, slop);
 }
 
 /* The cheapest compressed algorithm's predicted time over MPI's for an
@@ -402,6 +417,104 @@ static void test_probe_stop(void) {
   gz_ctx_destroy(ctx);
 }
 
+/* The probe's inputs from its agreed vector (gz_model_probe_apply), on
+ * simulated times the same on every rank (no timing): shared-memory-like
+ * figures (a 2 MiB ring step in 0.6 ms, a 64 KiB allreduce in 0.1 ms). A
+ * rank descheduled during one repeat of MPI's allreduce (all ranks wait
+ * for it: that repeat's fastest rank 25x slower) or during two of three
+ * leaves every input as undisturbed, and auto's choice with it; the
+ * estimate does follow the collective when every repeat is slower. */
+static void apply_sim(gz_ctx_t ctx, const double ar[GZ_PROBE_AR_REPS], double t_max,
+                      double out[3]) {
+  double v[GZ_PV_N] = {0};
+  v[GZ_PV_T8] = 4e-5;
+  v[GZ_PV_NT8] = -1e-5;
+  v[GZ_PV_LARGE] = 2e-4; /* 512 KiB */
+  v[GZ_PV_MAX] = t_max;  /* 2 MiB */
+  v[GZ_PV_NLARGE] = -v[GZ_PV_LARGE];
+  v[GZ_PV_NMAX] = -t_max;
+  for (int k = 0; k < GZ_PROBE_AR_REPS; k++)
+    v[GZ_PV_NAR + k] = -ar[k];
+  ctx->pinned = 0;
+  gz_model_probe_apply(ctx, v, (size_t)512 << 10, (size_t)2 << 20, 8192);
+  out[0] = ctx->alpha;
+  out[1] = ctx->link_bps;
+  out[2] = ctx->bw[GZ_COLL_ALLREDUCE][0];
+}
+
+/* A redoub call faster than its model, where its exchange is priced at the
+ * MPI path's rate (slower than the compressed path): no bandwidth of the
+ * compressed path explains it, so that path is left alone (it used to be
+ * raised 16x a call, and the ring's prediction with it). Inputs by hand. */
+static void test_learn_no_news(void) {
+  const gz_algorithm_t *rd = gz_algorithm(GZ_COLL_ALLREDUCE, "redoub");
+  const size_t n = (size_t)1 << 20;
+  gz_ctx_t ctx = NULL;
+  double t, before;
+  if (size == 1 || !rd)
+    return;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "no-news context");
+  if (!ctx)
+    return;
+  ctx->alpha = 1e-5;
+  ctx->link_bps = 1e9;
+  ctx->ratio = 4;
+  ctx->codec_eps = 1e9;
+  ctx->bw[GZ_COLL_ALLREDUCE][0] = 1e8; /* MPI's whole-buffer exchange */
+  ctx->bw[GZ_COLL_ALLREDUCE][1] = 1e9; /* the ring's pipelined blocks */
+  before = ctx->bw[GZ_COLL_ALLREDUCE][1];
+  t = gz_ctx_model_time(ctx, rd, n, 4);
+  gz_model_measured(ctx, rd, (double)n, 4, 0.5 * t, t, 0);
+  GZ_CHECK(ctx->bw[GZ_COLL_ALLREDUCE][1] == before,
+           "redoub at half its model moved the compressed path %.3g -> %.3g", before,
+           ctx->bw[GZ_COLL_ALLREDUCE][1]);
+  /* slower than its model: the compressed path does explain that */
+  gz_model_measured(ctx, rd, (double)n, 4, 3 * t, t, 0);
+  GZ_CHECK(ctx->bw[GZ_COLL_ALLREDUCE][1] < before, "redoub at 3x its model: path %.3g",
+           ctx->bw[GZ_COLL_ALLREDUCE][1]);
+  gz_ctx_destroy(ctx);
+}
+
+static void test_probe_descheduled(void) {
+  const double quiet[3] = {1e-4, 1.1e-4, 1e-4}, one[3] = {1e-4, 2.5e-3, 1.2e-4},
+               two[3] = {3e-3, 1e-4, 2.5e-3}, slow[3] = {3e-4, 3.3e-4, 3e-4};
+  double a[3], b[3], c[3], d[3];
+  gz_choice_t cha, chb;
+  gz_ctx_t ctx = NULL;
+  if (size == 1)
+    return;
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "descheduled context");
+  if (!ctx)
+    return;
+  memset(ctx->bw, 0, sizeof ctx->bw);
+  ctx->codec_eps = 1e9;
+  ctx->ratio = 4;
+  apply_sim(ctx, quiet, 6e-4, a);
+  GZ_CHECK(gz_select(ctx, GZ_COLL_ALLREDUCE, (size_t)1 << 22, GZ_FLOAT32, &cha) == GZ_OK,
+           "select, quiet");
+  ctx->cur.timed = 0;
+  apply_sim(ctx, one, 6e-4, b);
+  GZ_CHECK(gz_select(ctx, GZ_COLL_ALLREDUCE, (size_t)1 << 22, GZ_FLOAT32, &chb) == GZ_OK,
+           "select, one repeat descheduled");
+  ctx->cur.timed = 0;
+  apply_sim(ctx, two, 6e-4, c);
+  apply_sim(ctx, slow, 6e-4, d);
+  for (int i = 0; i < 3; i++) {
+    GZ_CHECK(a[i] > 0 && a[i] == b[i] && a[i] == c[i],
+             "input %d: quiet %.4g, one repeat descheduled %.4g, two %.4g", i, a[i], b[i],
+             c[i]);
+  }
+  GZ_CHECK(cha.algo && chb.algo && cha.algo == chb.algo, "auto's choice moved: %s / %s",
+           cha.algo ? cha.algo->name : "-", chb.algo ? chb.algo->name : "-");
+  GZ_CHECK(d[2] < a[2], "every repeat 3x slower: MPI path %.4g, not below %.4g", d[2],
+           a[2]);
+  if (rank == 0)
+    printf("  descheduled: link %.3g B/s, mpi path %.3g B/s (all repeats 3x slower: "
+           "%.3g), auto %s\n",
+           a[1], a[2], d[2], cha.algo ? cha.algo->name : "-");
+  gz_ctx_destroy(ctx);
+}
+
 /* A learnt MPI path raises a link the probe put far too low (its bytes
  * crossed the links at that rate), so the compressed paths' samples are no
  * longer capped at 10 x a wrong link. Inputs set by hand, the same on every
@@ -474,13 +587,56 @@ static void test_predict(void) {
            "name");
 }
 
+/* A real call that explores reports it (gz_report_t.explored, what the
+ * interposer's "explored" counter sums), and the calls around it do not.
+ * The model is set by hand to choose mpi, and from call 2 the class looks
+ * long-run (its measured time set large, the same on every rank), so that
+ * the budget admits a trial at once: the compressed paths were never
+ * measured, so one is tried whatever its prediction, then not again before
+ * GZ_EXPLORE_FIRST calls. Nothing is timed. */
+static void test_explored_report(void) {
+  const size_t n = (size_t)1 << 18;
+  float *x = cu_alloc(GZ_FLOAT32, n), *y = cu_alloc(GZ_FLOAT32, n);
+  double *ref = cu_alloc(GZ_FLOAT64, n), *slop = cu_alloc(GZ_FLOAT64, n);
+  gz_ctx_t ctx = NULL;
+  const char *a[4];
+  int c = gz_size_class((double)n * 4);
+  if (size == 1 || gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) != GZ_OK || !ctx)
+    goto done;
+  cu_fill(GZ_FLOAT32, x, n, 11 + (uint64_t)rank, 1.0);
+  cu_reference(MPI_COMM_WORLD, GZ_FLOAT32, GZ_OP_SUM, x, n, ref, slop);
+  reported_trials = 0;
+  for (int i = 0; i < 4; i++) {
+    uint64_t before = reported_trials;
+    /* MPI's path far faster than any compressed one, whatever was learnt:
+     * the model chooses mpi on every call */
+    ctx->bw[GZ_COLL_ALLREDUCE][0] = 1e13;
+    if (i == 2)
+      ctx->class_time[GZ_COLL_ALLREDUCE][c] = 1e6; /* seconds: a long-run class */
+    a[i] = one_call(ctx, x, y, ref, slop, n, "report", i);
+    GZ_CHECK((reported_trials - before == 1) == (i == 2),
+             "call %d: reported explored %d, trial expected on call 2 only", i,
+             (int)(reported_trials - before));
+  }
+  GZ_CHECK(ctx->explored == 1, "%llu trials in 4 calls",
+           (unsigned long long)ctx->explored);
+  GZ_CHECK(!strcmp(a[1], "mpi") && !strcmp(a[3], "mpi") && strcmp(a[2], "mpi"),
+           "the trial ran %s, the choice %s / %s", a[2], a[1], a[3]);
+  gz_ctx_destroy(ctx);
+done:
+  free_all(x, y, ref, slop);
+}
+
 int main(int argc, char **argv) {
   gz_test_init_mpi(&argc, &argv, &rank, &size);
   test_probe();
   test_learning();
+  test_explored_report();
   test_explore_budget();
   test_explore_corrects();
   test_probe_stop();
+  test_probe_descheduled();
+  test_learn_no_news();
   test_link_from_mpi();
   test_predict();
   return gz_test_end_mpi();

@@ -25,6 +25,18 @@ int pmpi_counters(const char *kind, unsigned long long out[7]) {
   return fn(kind, out);
 }
 
+typedef int (*counters_n_fn)(const char *, unsigned long long *, int);
+
+int pmpi_counters_n(const char *kind, unsigned long long *out, int n) {
+  counters_n_fn fn;
+  void *sym = dlsym(RTLD_DEFAULT, "gzcoll_pmpi_counters_n");
+  memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof out[0]);
+  if (!sym)
+    return -1;
+  memcpy(&fn, &sym, sizeof fn);
+  return fn(kind, out, n);
+}
+
 unsigned long long pmpi_counter(const char *kind, int which) {
   unsigned long long out[7];
   pmpi_counters(kind, out);

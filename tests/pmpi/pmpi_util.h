@@ -13,6 +13,10 @@
  * library is not loaded (a test then fails: it must run preloaded). */
 enum { PC_ROUTED, PC_COMPRESSED, PC_PASSED, PC_FALLBACK, PC_RAW, PC_SENT, PC_NS };
 int pmpi_counters(const char *kind, unsigned long long out[7]);
+/* The same through gzcoll_pmpi_counters_n: up to n counters, the 7 above
+ * then PC_EXPLORED; returns the number written, -1 as above. */
+enum { PC_EXPLORED = 7, PC_COUNT_N = 8 };
+int pmpi_counters_n(const char *kind, unsigned long long *out, int n);
 /* Counter `which` of kind (0 when the library is absent). */
 unsigned long long pmpi_counter(const char *kind, int which);
 

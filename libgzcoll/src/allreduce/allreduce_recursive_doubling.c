@@ -28,7 +28,8 @@
  *
  * Cost (n codes, D raw bytes, CR compression ratio of the codes)
  *   S = log2 P' steps (+ 2 when P is not a power of two), each moving the
- *   whole buffer:  S alpha + S D / CR beta
+ *   whole buffer:  S alpha + S D / CR beta, beta the slower of the
+ *                  compressed path and the MPI path (cost, below)
  *   compression:   S encode(n) + S decode-reduce(n) on the critical path
  *                  (plus the quantize and dequantize of the caller; the
  *                  first encode runs inside the quantization, from L1:
@@ -225,9 +226,13 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   return rc;
 }
 
+/* Each step is one whole-buffer exchange (both directions at once, its codec
+ * passes before and after it): at the slower of the compressed path and the
+ * MPI path, whose allreduce moves its data the same way (select.c). */
 static double cost(const gz_cost_t *c) {
   double k = floor(log2(c->P)), S = k + (ldexp(1.0, (int)k) != c->P ? 2 : 0);
-  return 3 * c->g + S * (c->alpha + c->C * c->beta) + (2 + 2 * S) * c->n * c->t;
+  return 3 * c->g + S * (c->alpha + c->C * fmax(c->beta, c->beta_x)) +
+         (2 + 2 * S) * c->n * c->t;
 }
 
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {.name = "redoub",
