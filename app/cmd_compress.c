@@ -510,25 +510,75 @@ static void print_verify(const compress_opts_t *o, const char *in, const char *o
   }
 }
 
+/* The input's values for a writer (gz_io_source_t), read as it asks. */
+typedef struct read_source {
+  gz_reader_t *r;
+  void *buf;
+  size_t cap;
+} read_source_t;
+
+static const void *read_get(void *ctx, size_t first, size_t n, char *err, size_t errlen) {
+  read_source_t *s = ctx;
+  gz_dtype_t dtype = gz_reader_meta(s->r)->dtype;
+  size_t bytes = n * gz_dtype_size(dtype);
+  if (bytes > s->cap) {
+    free(s->buf);
+    s->cap = 0;
+    if (!(s->buf = malloc(bytes))) {
+      snprintf(err, errlen, "%s: out of memory for %zu values", gz_reader_path(s->r), n);
+      return NULL;
+    }
+    s->cap = bytes;
+  }
+  return gz_reader_read_values(s->r, first, n, dtype, s->buf, err, errlen) == 0 ? s->buf
+                                                                                : NULL;
+}
+
 /* The variable of the netCDF-4 or HDF5 file path just written (in-process
- * filter; named out in messages), read back into check (n values of dtype),
- * with its recorded bound checked against b. */
-static int read_back(const char *path, const char *out, int h5, const gz_meta_t *meta,
-                     gz_dtype_t dtype, void *check, size_t n, const gz_io_bound_t *b,
-                     char *err, size_t errlen) {
+ * filter; named out in messages) compared with the input r in batches
+ * (figures into sums), its recorded bound checked against b. *t_dec: the
+ * time spent reading the file back. */
+static int read_back(const char *path, const char *out, int h5, gz_reader_t *r,
+                     const gz_io_bound_t *b, gzc_sums_t *sums, double *t_dec, char *err,
+                     size_t errlen) {
+  const gz_meta_t *meta = gz_reader_meta(r);
   const char *vname = strrchr(meta->var, '/');
-  gz_reader_t *r = NULL;
+  gz_reader_t *w = NULL;
+  size_t n = meta_count(meta), elem = gz_dtype_size(meta->dtype);
+  size_t batch = gz_io_gz_chunk_values(meta); /* each chunk decoded once */
+  void *x, *y;
   int rc = -1;
+  x = malloc(batch * elem);
+  y = malloc(batch * elem);
   vname = h5 || !vname ? meta->var : vname + 1; /* HDF5 keeps the group path */
-  if (gz_reader_open(path, vname[0] ? vname : "data", NULL, MPI_COMM_SELF, &r, err,
+  if (!x || !y) {
+    snprintf(err, errlen, "%s: verification: out of memory for a batch of values", out);
+    goto done;
+  }
+  if (gz_reader_open(path, vname[0] ? vname : "data", NULL, MPI_COMM_SELF, &w, err,
                      errlen) != 0)
-    return -1;
-  if (meta_count(gz_reader_meta(r)) != n)
+    goto done;
+  if (meta_count(gz_reader_meta(w)) != n) {
     snprintf(err, errlen, "%s: read back %zu values, wrote %zu", out,
-             meta_count(gz_reader_meta(r)), n);
-  else if (gz_reader_read(r, 0, gz_reader_records(r), dtype, check, err, errlen) == 0)
-    rc = check_recorded(gz_reader_meta(r), b, out, err, errlen);
-  gz_reader_close(r);
+             meta_count(gz_reader_meta(w)), n);
+    goto done;
+  }
+  for (size_t first = 0; first < n; first += batch) {
+    size_t k = n - first < batch ? n - first : batch;
+    double t0;
+    if (gz_reader_read_values(r, first, k, meta->dtype, x, err, errlen) != 0)
+      goto done;
+    t0 = now();
+    if (gz_reader_read_values(w, first, k, meta->dtype, y, err, errlen) != 0)
+      goto done;
+    *t_dec += now() - t0;
+    gzc_figures_add(sums, meta->dtype, x, y, k, meta->has_fill, meta->fill_value);
+  }
+  rc = check_recorded(gz_reader_meta(w), b, out, err, errlen);
+done:
+  gz_reader_close(w);
+  free(x);
+  free(y);
   return rc;
 }
 
@@ -571,7 +621,6 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
   const gz_meta_t *meta;
   gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
   gzc_range_t range;
-  void *data = NULL, *check = NULL;
   double t0, t_comp, t_dec = 0, eb;
   size_t n, file_size = 0;
   gz_io_bound_t bound;
@@ -619,41 +668,44 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
              (double)(n * gz_dtype_size(p.dtype)) / (double)(file_size ? file_size : 1));
     goto fail;
   }
-  data = malloc(n * gz_dtype_size(p.dtype) + 1);
-  check = o->verify ? malloc(n * gz_dtype_size(p.dtype) + 1) : NULL;
-  if (!data || (o->verify && !check)) {
-    snprintf(err, errlen, "%s: out of memory for %zu values", in, n);
-    goto fail;
+  /* every mode becomes a strict absolute bound over the valid values (a
+   * pass over the input in batches) */
+  range = (gzc_range_t){n, 0, 0, 0};
+  if (o->eb_mode != GZC_EB_ABS) {
+    void *buf = malloc(GZ_STREAM_BATCH * gz_dtype_size(p.dtype));
+    int rrc =
+        buf ? range_streamed(r, meta, n, buf, GZ_STREAM_BATCH, &range, err, errlen)
+            : (snprintf(err, errlen, "%s: out of memory for a batch of values", in), -1);
+    free(buf);
+    if (rrc != 0)
+      goto fail;
   }
-  if (gz_reader_read(r, 0, gz_reader_records(r), p.dtype, data, err, errlen) != 0)
-    goto fail;
-  /* every mode becomes a strict absolute bound over the valid values */
-  gzc_range_compute(p.dtype, data, n, meta->has_fill, meta->fill_value, &range);
   eb = gzc_abs_bound(o->eb_mode, o->eb, &range);
   bound = bound_of(o, eb);
   {
     struct stat st;
-    /* netCDF: a named temporary (libhdf5 opens it by a name it resolves) */
-    if ((to_nc ? gz_io_temp_path_named(out, tmp, sizeof tmp)
-               : gz_io_temp_path(out, tmp, sizeof tmp)) != 0) {
+    read_source_t rs = {r, NULL, 0};
+    gz_io_source_t src = {NULL, read_get, &rs};
+    int wrc;
+    if (gz_io_temp_path(out, tmp, sizeof tmp) != 0) {
       snprintf(err, errlen, "%s: path too long", out);
       goto fail;
     }
     t0 = now();
-    if ((to_nc ? gz_io_write_netcdf_gz(tmp, meta, data, &bound, err, errlen)
-               : gz_io_write_hdf5_gz(tmp, meta, data, &bound, err, errlen)) != 0)
+    wrc = to_nc ? gz_io_write_netcdf_gz(tmp, out, meta, &src, &bound, err, errlen)
+                : gz_io_write_hdf5_gz(tmp, out, meta, &src, &bound, err, errlen);
+    free(rs.buf);
+    if (wrc != 0)
       goto fail;
     t_comp = now() - t0;
     file_size = stat(tmp, &st) == 0 ? (size_t)st.st_size : 0;
-    t0 = now();
-    if (o->verify &&
-        read_back(tmp, out, to_h5, meta, p.dtype, check, n, &bound, err, errlen) != 0)
-      goto fail;
-    t_dec = now() - t0;
   }
   if (o->verify) {
+    gzc_sums_t sums = GZC_SUMS_INIT;
     gzc_figures_t f;
-    gzc_figures_compute(p.dtype, data, check, n, meta->has_fill, meta->fill_value, &f);
+    if (read_back(tmp, out, to_h5, r, &bound, &sums, &t_dec, err, errlen) != 0)
+      goto fail;
+    gzc_figures_finish(&sums, &f);
     if (verify_report(o, in, out, n, p.dtype, file_size, t_comp, t_dec, eb, &f, err,
                       errlen) != 0)
       goto fail;
@@ -666,8 +718,6 @@ static int compress_one(const compress_opts_t *o, int i, char *err, size_t errle
 fail:
   if (tmp[0])
     gz_io_discard(tmp);
-  free(check);
-  free(data);
   gz_reader_close(r);
   return ret;
 }

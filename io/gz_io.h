@@ -243,8 +243,7 @@ typedef struct gz_io_source {
 #define GZ_IO_PIECE ((size_t)1 << 18)
 
 /* gz_io_write() with the values from src: every format is written as the
- * values arrive (memory: a piece) except HDF5, which builds its file in
- * memory (see gz_io_write_bytes in gz_io_commit.h). */
+ * values arrive (memory: a piece). */
 int gz_io_write_from(const char *path, gz_format_t fmt, const gz_meta_t *meta,
                      const gz_io_source_t *src, int force, char *err, size_t errlen);
 
@@ -264,15 +263,24 @@ int gz_io_bound_attrs(gz_meta_t *m, const gz_io_bound_t *b);
  * the bound's attributes (gz_io_bound_attrs) and a gzstack_compression note
  * (io_netcdf_gz.c). The filter is registered in-process (no
  * HDF5_PLUGIN_PATH needed here, nor for gz_reader_open of the file
- * afterwards); other readers need the plugin. Writes path itself (the caller
- * gives a temporary and names it when complete). */
-int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
-                          const gz_io_bound_t *b, char *err, size_t errlen);
+ * afterwards); other readers need the plugin. The values come from src one
+ * HDF5 chunk at a time (memory: a chunk and what the filter makes of it).
+ * Writes tmp (a temporary from gz_io_temp_path, dropped by the caller on
+ * failure, named by gz_io_commit when complete); path names the file in
+ * messages. */
+int gz_io_write_netcdf_gz(const char *tmp, const char *path, const gz_meta_t *meta,
+                          const gz_io_source_t *src, const gz_io_bound_t *b, char *err,
+                          size_t errlen);
+/* Values per HDF5 chunk of those two files' variable (meta's shape): its
+ * chunks are runs of that many consecutive values (fewer at the end of a
+ * dimension), whole inner dimensions and part of one more. */
+size_t gz_io_gz_chunk_values(const gz_meta_t *meta);
 /* The same as a plain HDF5 file: gz_io_write()'s HDF5 layout (attributes,
  * dimension scales), the dataset chunked and compressed with the filter
- * (io_hdf5.c). Writes path itself (the caller renames it into place). */
-int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *data,
-                        const gz_io_bound_t *b, char *err, size_t errlen);
+ * (io_hdf5.c). */
+int gz_io_write_hdf5_gz(const char *tmp, const char *path, const gz_meta_t *meta,
+                        const gz_io_source_t *src, const gz_io_bound_t *b, char *err,
+                        size_t errlen);
 
 /* Whether some variable of the open netCDF group ncid names variable `name`
  * in its CF `bounds` or `climatology` attribute: cell bounds (time_bnds,

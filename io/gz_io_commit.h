@@ -45,6 +45,22 @@ int gz_io_temp_path(const char *path, char *tmp, size_t tmplen);
  * opens the file by a name it resolves (libhdf5 on disk, under netCDF). */
 int gz_io_temp_path_named(const char *path, char *tmp, size_t tmplen);
 
+/* For a library that must create its file by a name (libhdf5, netCDF-4):
+ * the name to create in named, tmp itself when tmp is named, else a
+ * "<path>.tmp-<pid>" temporary. Once the library has created it,
+ * gz_io_temp_adopt() moves it into the unnamed tmp; until then a failed
+ * writer drops both (gz_io_discard). 0, or -1 (name too long). */
+int gz_io_temp_for_library(const char *tmp, const char *path, char *named,
+                           size_t namedlen);
+
+/* The file named (open in this process by exactly one descriptor, the
+ * library's) moved into the unnamed temporary tmp: its bytes so far copied
+ * there, that descriptor pointed at tmp's file (dup2), named removed. From
+ * then on the library writes the unnamed file and nothing is left behind
+ * however the process ends. Nothing to do when named is tmp. 0, or -1 with
+ * err (named is then left as it was). */
+int gz_io_temp_adopt(const char *named, const char *tmp, char *err, size_t errlen);
+
 /* 1 when tmp is an unnamed temporary ("/proc/self/fd/N" from
  * gz_io_temp_path), not yet committed or dropped. */
 int gz_io_temp_unnamed(const char *tmp);

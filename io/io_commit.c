@@ -12,13 +12,16 @@
 #define _GNU_SOURCE /* O_TMPFILE, linkat's AT_SYMLINK_FOLLOW */
 #include "gz_io_commit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -143,6 +146,72 @@ int gz_io_temp_path_named(const char *path, char *tmp, size_t tmplen) {
     return -1;
   remember_temp(tmp);
   return 0;
+}
+
+int gz_io_temp_for_library(const char *tmp, const char *path, char *named,
+                           size_t namedlen) {
+  if (!gz_io_temp_unnamed(tmp)) {
+    int n = snprintf(named, namedlen, "%s", tmp);
+    return n < 0 || (size_t)n >= namedlen ? -1 : 0;
+  }
+  return gz_io_temp_path_named(path, named, namedlen);
+}
+
+/* The one descriptor of this process open on the file at the absolute path
+ * real, or -1 (none, or several). */
+static int descriptor_of(const char *real) {
+  char link[PATH_MAX + 1], entry[300];
+  DIR *d = opendir("/proc/self/fd");
+  struct dirent *e;
+  int found = -1, count = 0;
+  if (!d)
+    return -1;
+  while ((e = readdir(d)) != NULL) {
+    ssize_t k;
+    if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == dirfd(d))
+      continue;
+    snprintf(entry, sizeof entry, ANON_PREFIX "%s", e->d_name);
+    k = readlink(entry, link, sizeof link - 1);
+    if (k <= 0)
+      continue;
+    link[k] = '\0';
+    if (strcmp(link, real) == 0) {
+      found = atoi(e->d_name);
+      count++;
+    }
+  }
+  closedir(d);
+  return count == 1 ? found : -1;
+}
+
+int gz_io_temp_adopt(const char *named, const char *tmp, char *err, size_t errlen) {
+  char real[PATH_MAX], buf[65536];
+  int k = anon_slot(tmp), fd;
+  struct stat a, b;
+  off_t off = 0;
+  if (strcmp(named, tmp) == 0)
+    return 0; /* a named temporary all along */
+  if (k < 0 || !realpath(named, real) || (fd = descriptor_of(real)) < 0 ||
+      fstat(fd, &a) != 0 || stat(named, &b) != 0 || a.st_ino != b.st_ino ||
+      a.st_dev != b.st_dev)
+    goto fail;
+  /* what the library wrote so far (its superblock), then its descriptor
+   * pointed at the unnamed file */
+  while (off < a.st_size) {
+    ssize_t got = pread(fd, buf, sizeof buf, off);
+    if (got <= 0 || pwrite(anon_fd[k], buf, (size_t)got, off) != got)
+      goto fail;
+    off += got;
+  }
+  if (dup2(anon_fd[k], fd) < 0)
+    goto fail;
+  forget_temp(named);
+  unlink(named);
+  return 0;
+fail:
+  snprintf(err, errlen, "%s: cannot move the file being written to an unnamed temporary",
+           named);
+  return -1;
 }
 
 void gz_io_discard(const char *tmp) {

@@ -686,10 +686,8 @@ int gz_io_write_from(const char *path, gz_format_t fmt, const gz_meta_t *meta,
     if (gz_io_check_space(path, need, err, errlen) != 0)
       return -1;
   }
-  /* netCDF: a named temporary (libhdf5 resolves a /proc/self/fd name and
-   * cannot open it) */
-  if ((fmt == GZ_FMT_NETCDF ? gz_io_temp_path_named(path, tmp, sizeof tmp)
-                            : gz_io_temp_path(path, tmp, sizeof tmp)) != 0) {
+  /* (netCDF creates a named file and moves it into tmp: io_netcdf.c) */
+  if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
     gz_io_errorf(err, errlen, "%s: file name too long", path);
     return -1;
   }

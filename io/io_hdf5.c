@@ -610,7 +610,7 @@ static int h5r_read(void *state, const gz_meta_t *meta, const size_t *start,
                     const size_t *count, size_t flat, size_t n, void *dst, char *err,
                     size_t errlen) {
   h5_state_t *s = state;
-  hsize_t hs[GZ_IO_MAXDIMS], hc[GZ_IO_MAXDIMS], hn = n;
+  hsize_t hs[GZ_IO_MAXDIMS], hc[GZ_IO_MAXDIMS];
   hid_t mspace, mtype = meta->dtype == GZ_FLOAT32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   herr_t rc;
   for (int i = 0; i < meta->ndims; i++) {
@@ -619,7 +619,8 @@ static int h5r_read(void *state, const gz_meta_t *meta, const size_t *start,
   }
   if (H5Sselect_hyperslab(s->fspace, H5S_SELECT_SET, hs, NULL, hc, NULL) < 0)
     return h5_error(err, errlen, s->path, "cannot select the values to read");
-  mspace = H5Screate_simple(1, &hn, NULL);
+  /* the memory in the box's shape (n values): rows copied, not values */
+  mspace = H5Screate_simple(meta->ndims, hc, NULL);
   rc = mspace < 0 ? -1 : H5Dread(s->dset, mtype, mspace, s->fspace, H5P_DEFAULT, dst);
   if (rc < 0) {
     char what[320];
@@ -867,36 +868,47 @@ static int set_layout(hid_t dcpl, const gz_meta_t *meta, const h5_filter_t *f) {
 }
 
 /* The dataset's values from src, a box (gz_io_next_box) at a time. A
- * chunked, filtered dataset takes them whole (writing a chunk twice would
- * filter it twice). 0, -1 (HDF5 failed), or -2 (the source did: err). */
+ * chunked, filtered dataset takes one chunk per box, each written once and
+ * whole (a chunk written in parts would be filtered, read back and filtered
+ * again): its chunks (whole inner dimensions, one partial dimension, ones
+ * before it: gz_h5z_setup) are runs of consecutive values. 0, -1 (HDF5
+ * failed), or -2 (the source did: err). */
 static int put_values(hid_t dset, hid_t mtype, const gz_meta_t *meta,
-                      const gz_io_source_t *src, int whole, char *err, size_t errlen) {
-  size_t n = gz_meta_count(meta);
+                      const gz_io_source_t *src, const h5_filter_t *f, char *err,
+                      size_t errlen) {
+  size_t n = gz_meta_count(meta), most = GZ_IO_PIECE;
   hid_t fspace = -1, mspace = -1;
   int rc = 0;
-  if (whole) {
-    const void *p = gz_io_source_get(src, meta, 0, n, err, errlen);
-    if (!p)
-      return -2;
-    return H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, p) >= 0 ? 0 : -1;
+  if (f->ncd) {
+    most = 1;
+    for (int d = 0; d < meta->ndims; d++)
+      most *= f->chunk[d];
   }
   if ((fspace = H5Dget_space(dset)) < 0)
     return -1;
   for (size_t flat = 0, k; flat < n && rc == 0; flat += k) {
     size_t start[GZ_IO_MAXDIMS], count[GZ_IO_MAXDIMS];
-    hsize_t hs[GZ_IO_MAXDIMS], hc[GZ_IO_MAXDIMS], hk;
+    hsize_t hs[GZ_IO_MAXDIMS], hc[GZ_IO_MAXDIMS];
     const void *p;
-    k = gz_io_next_box(meta, flat, GZ_IO_PIECE, start, count);
-    hk = k;
+    k = gz_io_next_box(meta, flat, most, start, count);
     for (int d = 0; d < meta->ndims; d++) {
       hs[d] = start[d];
       hc[d] = count[d];
+      if (f->ncd && (start[d] % f->chunk[d] != 0 ||
+                     count[d] != (f->chunk[d] < meta->dims[d] - start[d]
+                                      ? f->chunk[d]
+                                      : meta->dims[d] - start[d]))) {
+        gz_io_errorf(err, errlen, "internal: box %zu is not a chunk", flat);
+        rc = -2; /* cannot happen with gz_h5z_setup's chunks */
+      }
     }
-    if (!(p = gz_io_source_get(src, meta, flat, k, err, errlen))) {
+    if (rc != 0 || !(p = gz_io_source_get(src, meta, flat, k, err, errlen))) {
       rc = -2;
       break;
     }
-    mspace = H5Screate_simple(1, &hk, NULL);
+    /* the memory in the box's own shape: libhdf5 then copies rows, not
+     * single values (a 1-D memory space costs it an iteration per value) */
+    mspace = H5Screate_simple(meta->ndims, hc, NULL);
     rc = mspace >= 0 &&
                  H5Sselect_hyperslab(fspace, H5S_SELECT_SET, hs, NULL, hc, NULL) >= 0 &&
                  H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, p) >= 0
@@ -935,9 +947,13 @@ static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   for (int i = 0; i < meta->ndims; i++)
     hd[i] = meta->dims[i];
   /* The file is built in memory (the core driver, no backing store) and
-   * written by gz_io_write_bytes(): libhdf5 never sees a failing write. */
+   * written by gz_io_write_bytes(): libhdf5 never sees a failing write
+   * (1.10.8 crashes at exit once one has failed; a file on disk with its
+   * space reserved ahead was tried: a write refused at the reservation still
+   * leaves libhdf5 a file it cannot close). Filtered: the memory grows with
+   * the compressed chunks, 4 MiB at a time. */
   if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-      H5Pset_fapl_core(fapl, bytes + (1 << 20), 0) < 0 ||
+      H5Pset_fapl_core(fapl, filter->ncd ? (size_t)1 << 22 : bytes + (1 << 20), 0) < 0 ||
       (file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
     goto fail;
   what = "cannot create the dataset";
@@ -960,7 +976,7 @@ static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   if ((dset = H5Dcreate2(file, dpath, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)
     goto fail;
   what = "cannot write the data";
-  if ((rc = put_values(dset, mtype, meta, src, filter->ncd > 0, err, errlen)) == -2) {
+  if ((rc = put_values(dset, mtype, meta, src, filter, err, errlen)) == -2) {
     rc = -1; /* the source's message */
     goto done;
   }
@@ -1034,8 +1050,9 @@ int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   return write_hdf5(tmp, path, meta, src, &contiguous, err, errlen);
 }
 
-int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *data,
-                        const gz_io_bound_t *b, char *err, size_t errlen) {
+int gz_io_write_hdf5_gz(const char *tmp, const char *path, const gz_meta_t *meta,
+                        const gz_io_source_t *src, const gz_io_bound_t *b, char *err,
+                        size_t errlen) {
   h5_filter_t f;
   gz_meta_t m;
   int rc;
@@ -1048,8 +1065,7 @@ int gz_io_write_hdf5_gz(const char *path, const gz_meta_t *meta, const void *dat
     gz_io_errorf(err, errlen, "%s: out of memory for the metadata", path);
     rc = -1;
   } else {
-    gz_io_source_t src = {data, NULL, NULL};
-    rc = write_hdf5(path, path, &m, &src, &f, err, errlen);
+    rc = write_hdf5(tmp, path, &m, src, &f, err, errlen);
   }
   gz_meta_free(&m);
   return rc;

@@ -16,6 +16,7 @@
  * Writing: always netCDF-4 (see gz_io_write() in gz_io.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
+#include "gz_io_commit.h"
 
 #include <errno.h>
 #include <netcdf.h>
@@ -762,8 +763,11 @@ int gz_io_nc_put_boxes(int ncid, int varid, const gz_meta_t *meta,
   return status;
 }
 
-int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
-                       const gz_io_source_t *src, char *err, size_t errlen) {
+/* gz_io_write_netcdf() into the file named (created by netCDF, then moved
+ * into the unnamed tmp: gz_io_temp_adopt). */
+static int write_netcdf(const char *named, const char *tmp, const char *path,
+                        const gz_meta_t *meta, const gz_io_source_t *src, char *err,
+                        size_t errlen) {
   int ncid, varid, status, old_fill, dimids[GZ_IO_MAXDIMS], cvids[GZ_IO_MAXDIMS];
   nc_type vtype = meta->dtype == GZ_FLOAT32 ? NC_FLOAT : NC_DOUBLE;
   const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
@@ -773,8 +777,12 @@ int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
   vname = vname ? vname + 1 : meta->var;
   if (!vname[0])
     vname = "data";
-  if ((status = nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
+  if ((status = nc_create(named, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
     return nc_error(err, errlen, path, what, status);
+  if (gz_io_temp_adopt(named, tmp, err, errlen) != 0) {
+    nc_close(ncid);
+    return -1;
+  }
   nc_set_fill(ncid, NC_NOFILL, &old_fill);
   for (int i = 0; i < meta->ndims; i++) {
     size_t len = 0;
@@ -871,5 +879,19 @@ nc_fail:
   else
     nc_error(err, errlen, path, what, status);
   nc_close(ncid);
+  return -1;
+}
+
+int gz_io_write_netcdf(const char *tmp, const char *path, const gz_meta_t *meta,
+                       const gz_io_source_t *src, char *err, size_t errlen) {
+  char named[4200];
+  if (gz_io_temp_for_library(tmp, path, named, sizeof named) != 0) {
+    gz_io_errorf(err, errlen, "%s: file name too long", path);
+    return -1;
+  }
+  if (write_netcdf(named, tmp, path, meta, src, err, errlen) == 0)
+    return 0;
+  if (strcmp(named, tmp) != 0)
+    gz_io_discard(named); /* when not yet moved; the caller drops tmp */
   return -1;
 }

@@ -197,9 +197,9 @@ static int def_bounds(int ncid, const gz_meta_t *m, const gz_cf_extra_t *x, int 
 }
 
 /* The whole file at tmp. */
-static int write_all(const char *tmp, const char *path, const gz_meta_t *const *metas,
-                     const void *const *datas, int nvars, const gz_cf_extra_t *x,
-                     char *err, size_t errlen) {
+static int write_all(const char *named, const char *tmp, const char *path,
+                     const gz_meta_t *const *metas, const void *const *datas, int nvars,
+                     const gz_cf_extra_t *x, char *err, size_t errlen) {
   int ncid = -1, src = -1, status, bvid = -1, old, varids[64], cvids[64][GZ_IO_MAXDIMS];
   const char *what = "cannot create the file";
   if (nvars > 64) {
@@ -213,8 +213,12 @@ static int write_all(const char *tmp, const char *path, const gz_meta_t *const *
                    path, metas[0]->ndims, x->nchunks);
       return -1;
     }
-  if ((status = nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
+  if ((status = nc_create(named, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
     goto fail;
+  if (gz_io_temp_adopt(named, tmp, err, errlen) != 0) { /* into the unnamed tmp */
+    nc_close(ncid);
+    return -1;
+  }
   nc_set_fill(ncid, NC_NOFILL, &old);
   if (x->source && nc_open(x->source, NC_NOWRITE, &src) != NC_NOERR)
     src = -1;
@@ -290,7 +294,7 @@ fail:
 int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
                           const void *const *datas, int nvars, const gz_cf_extra_t *x,
                           int force, char *err, size_t errlen) {
-  char tmp[4096];
+  char tmp[4096] = "", named[4200];
   unsigned long long need = 65536;
   if (nvars < 1 || !metas || !datas || !x) {
     gz_io_errorf(err, errlen, "%s: nothing to write", path);
@@ -302,11 +306,19 @@ int gz_io_write_netcdf_cf(const char *path, const gz_meta_t *const *metas,
   if (gz_io_check_target(path, force, err, errlen) != 0 ||
       gz_io_check_space(path, need + need / 100, err, errlen) != 0)
     return -1;
-  if (gz_io_temp_path_named(path, tmp, sizeof tmp) != 0) { /* libhdf5 opens it */
+  /* netCDF creates a named file, moved at once into the unnamed tmp */
+  if (gz_io_temp_path(path, tmp, sizeof tmp) != 0) {
     gz_io_errorf(err, errlen, "%s: file name too long", path);
     return -1;
   }
-  if (write_all(tmp, path, metas, datas, nvars, x, err, errlen) != 0) {
+  if (gz_io_temp_for_library(tmp, path, named, sizeof named) != 0) {
+    gz_io_discard(tmp);
+    gz_io_errorf(err, errlen, "%s: file name too long", path);
+    return -1;
+  }
+  if (write_all(named, tmp, path, metas, datas, nvars, x, err, errlen) != 0) {
+    if (strcmp(named, tmp) != 0)
+      gz_io_discard(named); /* when not yet moved */
     gz_io_discard(tmp);
     return -1;
   }

@@ -8,6 +8,7 @@
  * write or to read its own files. */
 #define _GNU_SOURCE /* dladdr */
 #include "gz_io.h"
+#include "gz_io_commit.h"
 
 #include "h5z_gzstack.h"
 
@@ -47,20 +48,74 @@ int gz_io_nc_register_filter(int ncid) {
   return ok && nc_inq_filter_avail(ncid, GZ_H5Z_FILTER_ID) == NC_NOERR ? 0 : -1;
 }
 
-int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *data,
-                          const gz_io_bound_t *b, char *err, size_t errlen) {
-  int ncid = -1, varid, status = NC_NOERR, dimids[GZ_IO_MAXDIMS];
+size_t gz_io_gz_chunk_values(const gz_meta_t *meta) {
+  size_t chunk[GZ_IO_MAXDIMS], values = 1;
+  unsigned cd[6 + GZ_IO_MAXDIMS];
+  gz_h5z_setup((unsigned)meta->dtype, 0, meta->ndims, meta->dims, chunk, cd);
+  for (int d = 0; d < meta->ndims; d++)
+    values *= chunk[d];
+  return values;
+}
+
+/* The values of src put one HDF5 chunk (chunk[]) at a time, each whole and
+ * once (a chunk written in parts would be filtered, read back and filtered
+ * again). The filter's chunks (whole inner dimensions, one partial
+ * dimension, ones before it: gz_h5z_setup) are runs of consecutive values.
+ * A netCDF status, or -1 when the source failed (err). */
+static int put_chunks(int ncid, int varid, const gz_meta_t *meta, const size_t *chunk,
+                      const gz_io_source_t *src, char *err, size_t errlen) {
+  size_t most = 1;
+  int status = NC_NOERR;
+  for (int d = 0; d < meta->ndims; d++)
+    most *= chunk[d];
+  for (size_t flat = 0, n = gz_meta_count(meta), k; flat < n && status == NC_NOERR;
+       flat += k) {
+    size_t start[GZ_IO_MAXDIMS], count[GZ_IO_MAXDIMS];
+    const void *p;
+    k = gz_io_next_box(meta, flat, most, start, count);
+    for (int d = 0; d < meta->ndims; d++)
+      if (start[d] % chunk[d] != 0 ||
+          count[d] != (chunk[d] < meta->dims[d] - start[d] ? chunk[d]
+                                                           : meta->dims[d] - start[d])) {
+        gz_io_errorf(err, errlen, "internal: box %zu is not a chunk", flat);
+        return -1; /* cannot happen with gz_h5z_setup's chunks */
+      }
+    if (!(p = gz_io_source_get(src, meta, flat, k, err, errlen)))
+      return -1;
+    status = meta->dtype == GZ_FLOAT32 ? nc_put_vara_float(ncid, varid, start, count, p)
+                                       : nc_put_vara_double(ncid, varid, start, count, p);
+  }
+  return status;
+}
+
+int gz_io_write_netcdf_gz(const char *tmp, const char *path, const gz_meta_t *meta,
+                          const gz_io_source_t *src, const gz_io_bound_t *b, char *err,
+                          size_t errlen) {
+  int ncid = -1, varid, status = NC_NOERR, dimids[GZ_IO_MAXDIMS], adopted = 0;
   unsigned cd[6 + GZ_IO_MAXDIMS];
   size_t chunk[GZ_IO_MAXDIMS], ncd;
   const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
   const char *note = GZ_H5Z_NOTE;
+  char named[4200];
   vname = vname ? vname + 1 : meta->var;
   if (!vname[0])
     vname = "data";
   ncd = gz_h5z_setup((unsigned)meta->dtype, b->abs_bound, meta->ndims, meta->dims, chunk,
                      cd);
-  if ((status = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
+  /* netCDF creates its file by name: a named temporary, moved at once into
+   * the unnamed tmp (gz_io_temp_adopt) */
+  if (gz_io_temp_for_library(tmp, path, named, sizeof named) != 0) {
+    gz_io_errorf(err, errlen, "%s: file name too long", path);
+    return -1;
+  }
+  if ((status = nc_create(named, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR)
     goto fail;
+  if (gz_io_temp_adopt(named, tmp, err, errlen) != 0) {
+    nc_close(ncid);
+    gz_io_discard(named);
+    return -1;
+  }
+  adopted = 1;
   what = "cannot define the dimensions";
   for (int i = 0; i < meta->ndims; i++) {
     char name[64];
@@ -105,10 +160,13 @@ int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *d
                                  meta->long_name)) != NC_NOERR))
     goto fail;
   what = "cannot write the data";
-  if ((status = nc_enddef(ncid)) != NC_NOERR ||
-      (status = meta->dtype == GZ_FLOAT32
-                    ? nc_put_var_float(ncid, varid, data)
-                    : nc_put_var_double(ncid, varid, data)) != NC_NOERR)
+  if ((status = nc_enddef(ncid)) != NC_NOERR)
+    goto fail;
+  if ((status = put_chunks(ncid, varid, meta, chunk, src, err, errlen)) == -1) {
+    nc_close(ncid); /* the source's message */
+    return -1;
+  }
+  if (status != NC_NOERR)
     goto fail;
   status = nc_close(ncid);
   ncid = -1;
@@ -118,6 +176,8 @@ int gz_io_write_netcdf_gz(const char *path, const gz_meta_t *meta, const void *d
 fail:
   if (ncid >= 0)
     nc_close(ncid);
+  if (!adopted && strcmp(named, tmp) != 0)
+    gz_io_discard(named); /* the caller drops tmp */
   gz_io_errorf(err, errlen, "%s: %s: %s", path, what, nc_strerror(status));
   return -1;
 }

@@ -130,11 +130,30 @@ for ext in nc h5 sgy rsf; do
   expect "decompress soda to .$ext" "$GZ" decompress -i "$TMP/sf3.gzc" -o "$TMP/sf3.$ext"
   expect "soda .$ext holds the raw output's values" "$CHECK" "$TMP/sf3.raw" - "$TMP/sf3.$ext" - 0 24x96x2048
 done
+# The HDF5 filter path written a chunk at a time: a 3 x 700 x 1500 slice of
+# soda has chunks of 1 x 699 x 1500 (a 1-row chunk after each), soda itself
+# 5 x 96 x 2048 (the last one 4 deep); every value back within the bound,
+# through the file's own reader and through --verify.
+head -c $((3 * 700 * 1500 * 4)) "$SODA" >"$TMP/odd.raw"
+for ext in nc h5; do
+  expect "compress odd chunks to .$ext" "$GZ" compress -i "$TMP/odd.raw" --dims 3x700x1500 \
+    -e 1e-3 --eb-mode rel -o "$TMP/odd.$ext" --verify
+  grep -q "held" "$TMP/out" && ok || ko "odd chunks .$ext: --verify reports the bound held"
+  expect "odd chunks .$ext within 1e-3 x range" "$CHECK" "$TMP/odd.raw" - "$TMP/odd.$ext" - \
+    rel:1e-3 3x700x1500
+  expect "compress soda to .$ext" "$GZ" compress -i "$SODA" --dims 96x2048 -e 1e-4 \
+    -o "$TMP/sodaf.$ext"
+  expect "soda .$ext within 1e-4" "$CHECK" "$SODA" - "$TMP/sodaf.$ext" - 1e-4 24x96x2048
+done
+rm -f "$TMP/odd.raw" "$TMP"/odd.* "$TMP"/sodaf.*
+
 # Memory: a few chunks, not the field. The peak RSS of a singleton gzstack
 # (python3's getrusage of its children) for a 96 MiB field and for a 32 MiB
 # one (past the codec's fixed scratch, which levels off by 16 MiB) differ by
-# much less than the 64 MiB between the fields (limit 32 MiB); not .h5,
-# whose writer builds the file in memory (docs/cli.md, "Memory").
+# much less than the 64 MiB between the fields (limit 32 MiB); compress -o
+# .nc/.h5 too (a filtered .h5 is built in memory, but that is the compressed
+# file); not decompress to .h5, whose writer builds the raw file in memory
+# (docs/cli.md, "Memory").
 peak_kb() {
   python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
@@ -144,13 +163,18 @@ for z in 32 96; do
   head -c $((z << 20)) /dev/zero >"$TMP/z.raw"
   peak[${z}_c]=$(peak_kb "$GZ" compress -i "$TMP/z.raw" --dims 1024 -e 1e-3 -o "$TMP/z.gzc" \
     --verify --force) || ko "compress --verify of $z MiB"
+  for ext in nc h5; do # the HDF5 filter path, read back chunk by chunk
+    peak[${z}_c$ext]=$(peak_kb "$GZ" compress -i "$TMP/z.raw" --dims 1024 -e 1e-3 \
+      -o "$TMP/zc.$ext" --verify --force) || ko "compress -o .$ext --verify of $z MiB"
+    rm -f "$TMP/zc.$ext"
+  done
   for ext in raw nc sgy rsf; do
     peak[${z}_$ext]=$(peak_kb "$GZ" decompress -i "$TMP/z.gzc" -o "$TMP/zo.$ext") ||
       ko "decompress $z MiB to .$ext"
     rm -f "$TMP/zo.$ext"
   done
 done
-for k in c raw nc sgy rsf; do
+for k in c cnc ch5 raw nc sgy rsf; do
   grow=$((${peak[96_$k]:-999999} - ${peak[32_$k]:-0}))
   [ $grow -lt 32768 ] && ok || ko "peak memory $k: +$grow KiB for a field 64 MiB larger"
   echo "peak RSS $k: ${peak[32_$k]:-?} KiB (32 MiB field), ${peak[96_$k]:-?} KiB (96 MiB)"

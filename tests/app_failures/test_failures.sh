@@ -22,10 +22,15 @@ ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
 dd if=/dev/zero of="$TMP/in.raw" bs=1M count=128 status=none || { echo "cannot write input"; exit 1; }
 
 # start_job DIR: gzstack on 2 ranks in the background, writing DIR/out.nc.
+# The signal-handler cases name their temporaries (GZ_NAMED_TEMPS=1: what
+# happens where O_TMPFILE is missing) so that they can see the write begin;
+# NAMED=0 start_job DIR: the default unnamed outputs.
 start_job() {
+  local named=()
   mkdir -p "$1"
-  "$MPIRUN" --oversubscribe -np 2 "$GZ" -i "$TMP/in.raw" --dims 4096x4096 -e 1e-3 \
-    -o "$1/out.nc" --png "$1/out.png" -q >"$1/log" 2>&1 &
+  [ "${NAMED-1}" = 1 ] && named=(GZ_NAMED_TEMPS=1)
+  env "${named[@]}" "$MPIRUN" --oversubscribe -np 2 "$GZ" -i "$TMP/in.raw" \
+    --dims 4096x4096 -e 1e-3 -o "$1/out.nc" --png "$1/out.png" -q >"$1/log" 2>&1 &
   JOB=$!
 }
 
@@ -154,7 +159,9 @@ cp "$TMP/in.raw" "$TMP/in2.raw"
 "$MPIRUN" --oversubscribe -np 2 "$GZ" compress -i "$TMP/in.raw" "$TMP/in2.raw" --dims 4096 \
   -e 1e-3 --verify -o "$d" -q >"$TMP/unnamed.log" 2>&1 &
 JOB=$!
+HAVE_UNNAMED=0
 if wait_for $((60 * SCALE)) unnamed_open "$d"; then
+  HAVE_UNNAMED=1
   kill -KILL $(job_ranks)
   finish_job "SIGKILL of the ranks while writing unnamed outputs" "$d"
   for f in "$d"/*; do
@@ -169,6 +176,26 @@ else
   ko "SIGKILL case: no unnamed output seen while writing"; cat "$TMP/unnamed.log"; wait $JOB
 fi
 rm -f "$TMP/in2.raw"
+
+# 3e. The same for a netCDF output: netCDF creates its file by name, which
+#     gzstack moves at once into an unnamed file (io_commit.c,
+#     gz_io_temp_adopt); a SIGKILL while `decompress` writes it leaves
+#     neither a temporary nor out.nc.
+if [ "$HAVE_UNNAMED" = 1 ]; then
+  d=$TMP/nc_unnamed
+  mkdir -p "$d"
+  "$GZ" compress -i "$TMP/in.raw" --dims 8192x4096 -e 1e-3 -o "$TMP/in.raw.gzc" -q
+  "$GZ" decompress -i "$TMP/in.raw.gzc" -o "$d/out.nc" -q >"$d/log" 2>&1 &
+  JOB=$!
+  if wait_for $((60 * SCALE)) unnamed_open "$d"; then
+    kill -KILL $(job_ranks)
+    finish_job "SIGKILL while decompress writes an unnamed netCDF output" "$d"
+    [ ! -e "$d/out.nc" ] && ok || ko "SIGKILL while writing netCDF: out.nc left"
+  else
+    ko "SIGKILL case: no unnamed netCDF output seen while writing"; cat "$d/log"; wait $JOB
+  fi
+  rm -f "$TMP/in.raw.gzc"
+fi
 
 # 4. A full disk (a 300 KiB tmpfs; needs root and mount): the output that
 #    does not fit is reported with the cause, nothing partial is left. Skipped

@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
       m.dims[0] = bytes / sizeof(float);
       snprintf(m.var, sizeof m.var, "data");
       snprintf(path, sizeof path, "%s/out_%zu.%s", dir, bytes, ext[f]);
-      rc = f == 2 ? gz_io_write_hdf5_gz(path, &m, x, &lossless, err, sizeof err)
+      rc = f == 2 ? gz_io_write_hdf5_gz(path, path, &m, &src, &lossless, err, sizeof err)
            : formats[f] == GZ_FMT_HDF5
                ? gz_io_write_hdf5(path, path, &m, &src, err, sizeof err)
                : gz_io_write_netcdf(path, path, &m, &src, err, sizeof err);
