@@ -36,13 +36,14 @@
  *     (and the fastest rank's allreduce time, the collective's own, and
  *     8-byte step, alpha: the slowest one's adds its wait for late
  *     neighbours);
- *   - only when that allreduce looks disturbed (gz_model_probe_suspect,
- *     from the agreed times: longer than the host's steps explain, a rank
- *     descheduled inside it on shared memory under load, which put the MPI
- *     path 25x low), GZ_PROBE_AR_REPS - 1 more repeats and a small MAX of
- *     their times; the model takes the fastest repeat. Each collective
- *     step costs 20-80 ms where 8 ranks share 2 cores: always timing 3
- *     repeats cost ~0.2 s of an 8-host stack's setup.
+ *   - only when that allreduce was quick (under GZ_PROBE_ENOUGH: repeats
+ *     cost little) or looks disturbed (longer than the host's steps
+ *     explain: a rank descheduled inside it, all ranks wait; on shared
+ *     memory under load that put the MPI path 25x low) -
+ *     gz_model_probe_repeats, from agreed times - GZ_PROBE_AR_REPS - 1
+ *     more repeats and a small MAX of their times; the model takes the
+ *     fastest. Each collective step costs 20-80 ms where 8 ranks share 2
+ *     cores: 3 repeats every time cost ~0.2 s of an 8-host stack's setup.
  * link_bps = the slope between the two sizes timed, (s2 - s1) / (t2 - t1),
  * so that fixed costs of a step (scheduling on a busy host, handshakes)
  * cancel, and at least s2 / t2 (those bytes crossed the link in that time;
@@ -185,22 +186,27 @@ int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
 
 #define GZ_PROBE_MAX_REPS 3
 
-/* Does the first timed allreduce look disturbed? Its fastest rank's time
- * against what this host's steps cost without it: an allreduce of
- * GZ_PROBE_AR is at least 2 ceil(log2 P) steps, each at most the slowest
- * rank's 8-byte step (its wait for late neighbours included: ~24 ms at 8
- * ranks on 2 cores, tens of us on quiet shared memory), and its bytes per
- * link are under a quarter of the 512 KiB step (the slowest rank's). Longer
- * than both together: a rank was descheduled inside it (all ranks wait;
- * on shared memory under load that put the MPI path 25x low), and the
- * other repeats run. Within: one repeat is taken as MPI's own (a path
- * still wrong is corrected by the calls' learning). Agreed inputs only. */
-int gz_model_probe_suspect(const double *v, int size) {
+/* Does the probe time the other repeats of MPI's allreduce? From the
+ * first one's fastest rank's time t1 (agreed inputs only):
+ *   - t1 under GZ_PROBE_ENOUGH: yes, they cost a few ms at most (shared
+ *     memory, fast links), and one repeat alone is not enough there (8
+ *     ranks on shared memory, 2 cores, load 8: one probe in 14 put the MPI
+ *     path at 8e7 B/s against 1.4-5e8 and auto picked the ring at 1 MiB);
+ *   - longer: only when it looks disturbed, longer than this host's steps
+ *     explain: an allreduce of GZ_PROBE_AR is at least 2 ceil(log2 P)
+ *     steps, each at most the slowest rank's 8-byte step (its wait for late
+ *     neighbours included: ~24 ms at 8 ranks on 2 cores), and its bytes per
+ *     link are under a quarter of the 512 KiB step (the slowest rank's).
+ *     Within that, one repeat is taken as MPI's own: each repeat costs
+ *     20-80 ms where 8 ranks share 2 cores (a path still wrong is
+ *     corrected by the calls' learning). */
+int gz_model_probe_repeats(const double *v, int size) {
   double t1 = -v[GZ_PV_NAR];
   int steps = 0;
   while ((1 << steps) < size)
     steps++;
-  return t1 > 0 && t1 > 2.0 * steps * v[GZ_PV_T8] + v[GZ_PV_LARGE];
+  return t1 > 0 &&
+         (t1 < GZ_PROBE_ENOUGH || t1 > 2.0 * steps * v[GZ_PV_T8] + v[GZ_PV_LARGE]);
 }
 
 void gz_model_probe_apply(gz_ctx_t ctx, const double *v, size_t s1, size_t s2, int ar_n) {
@@ -306,6 +312,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
       rc = GZ_ERR_MPI;
     ctx->probe_stage[3] = MPI_Wtime() - t;
     v[GZ_PV_NAR] = -ctx->probe_stage[3]; /* MAX of the negative: the fastest rank's */
+    ctx->probe_ar_reps = 1;
   }
   if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH &&
       !gz_model_mpi_wins_anyway(ctx, (double)s2 / -ar[0],
@@ -328,10 +335,10 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
     goto done;
   }
   ctx->probe_stage[4] = MPI_Wtime() - t;
-  /* the first allreduce looks disturbed (agreed: every rank alike): the
-   * other repeats, timed, then a small agreement of their fastest rank's
+  /* the first allreduce was quick or looks disturbed (agreed: every rank
+   * alike): the other repeats, timed, then a small agreement of their fastest rank's
    * times (the payload of ar stays: they reduce the same values again) */
-  if (want_bw && gz_model_probe_suspect(v, ctx->size)) {
+  if (want_bw && gz_model_probe_repeats(v, ctx->size)) {
     double more[GZ_PROBE_AR_REPS] = {0};
     for (int k = 1; k < GZ_PROBE_AR_REPS && rc == GZ_OK; k++) {
       t = MPI_Wtime();
@@ -351,6 +358,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
     ctx->probe_stage[4] += MPI_Wtime() - t;
     for (int k = 1; k < GZ_PROBE_AR_REPS; k++)
       v[GZ_PV_NAR + k] = more[k];
+    ctx->probe_ar_reps = GZ_PROBE_AR_REPS;
   }
   if (!(ctx->pinned & GZ_PIN_CODEC) && v[GZ_PV_EPS] < 0)
     ctx->codec_eps = -v[GZ_PV_EPS];
