@@ -460,11 +460,13 @@ enum {
   GZ_PV_NLARGE,
   GZ_PV_NMAX,
   GZ_PV_EPS,
+  GZ_PV_ELAPSED, /* the probe's time before its agreement, the slowest rank's */
   GZ_PV_NAR,
   GZ_PV_N = GZ_PV_NAR + GZ_PROBE_AR_REPS
 };
 /* After the probe's agreement of v: does it time the other repeats of MPI's
- * allreduce? When the first was quick (under 3 ms) or looks disturbed
+ * allreduce? When they are cheap (the first under 3 ms, or 2 of it under
+ * an eighth of the probe so far) or the first looks disturbed
  * (longer than 2 ceil(log2 size) of the slowest rank's 8-byte steps plus
  * its 512 KiB step). */
 int gz_model_probe_repeats(const double *v, int size);

@@ -36,14 +36,15 @@
  *     (and the fastest rank's allreduce time, the collective's own, and
  *     8-byte step, alpha: the slowest one's adds its wait for late
  *     neighbours);
- *   - only when that allreduce was quick (under GZ_PROBE_ENOUGH: repeats
- *     cost little) or looks disturbed (longer than the host's steps
- *     explain: a rank descheduled inside it, all ranks wait; on shared
- *     memory under load that put the MPI path 25x low) -
- *     gz_model_probe_repeats, from agreed times - GZ_PROBE_AR_REPS - 1
- *     more repeats and a small MAX of their times; the model takes the
- *     fastest. Each collective step costs 20-80 ms where 8 ranks share 2
- *     cores: 3 repeats every time cost ~0.2 s of an 8-host stack's setup.
+ *   - only when repeats are cheap (that allreduce under GZ_PROBE_ENOUGH,
+ *     or under a sixteenth of the probe so far) or it looks disturbed
+ *     (longer than the host's steps explain: a rank descheduled inside it,
+ *     all ranks wait; on shared memory under load that put the MPI path
+ *     25x low) - gz_model_probe_repeats, from agreed times -
+ *     GZ_PROBE_AR_REPS - 1 more repeats and a small MAX of their times;
+ *     the model takes the fastest. Each collective step costs 20-80 ms
+ *     where 8 ranks share 2 cores: 3 repeats every time cost ~0.2 s of an
+ *     8-host stack's setup.
  * link_bps = the slope between the two sizes timed, (s2 - s1) / (t2 - t1),
  * so that fixed costs of a step (scheduling on a busy host, handshakes)
  * cancel, and at least s2 / t2 (those bytes crossed the link in that time;
@@ -188,10 +189,12 @@ int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
 
 /* Does the probe time the other repeats of MPI's allreduce? From the
  * first one's fastest rank's time t1 (agreed inputs only):
- *   - t1 under GZ_PROBE_ENOUGH: yes, they cost a few ms at most (shared
- *     memory, fast links), and one repeat alone is not enough there (8
- *     ranks on shared memory, 2 cores, load 8: one probe in 14 put the MPI
- *     path at 8e7 B/s against 1.4-5e8 and auto picked the ring at 1 MiB);
+ *   - when they are cheap: t1 under GZ_PROBE_ENOUGH (a few ms at most:
+ *     shared memory, fast links), or two more under an eighth of what the
+ *     probe took so far (a busy host whose steps were slow); one repeat
+ *     alone is not enough there (8 ranks on shared memory, 2 cores, load
+ *     8: one probe in 14 put the MPI path at 8e7 B/s against 1.4-5e8 and
+ *     auto picked the ring at 1 MiB);
  *   - longer: only when it looks disturbed, longer than this host's steps
  *     explain: an allreduce of GZ_PROBE_AR is at least 2 ceil(log2 P)
  *     steps, each at most the slowest rank's 8-byte step (its wait for late
@@ -205,8 +208,8 @@ int gz_model_probe_repeats(const double *v, int size) {
   int steps = 0;
   while ((1 << steps) < size)
     steps++;
-  return t1 > 0 &&
-         (t1 < GZ_PROBE_ENOUGH || t1 > 2.0 * steps * v[GZ_PV_T8] + v[GZ_PV_LARGE]);
+  return t1 > 0 && (t1 < GZ_PROBE_ENOUGH || 2 * t1 < v[GZ_PV_ELAPSED] / 8 ||
+                    t1 > 2.0 * steps * v[GZ_PV_T8] + v[GZ_PV_LARGE]);
 }
 
 void gz_model_probe_apply(gz_ctx_t ctx, const double *v, size_t s1, size_t s2, int ar_n) {
@@ -329,6 +332,7 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   if (rc != GZ_OK)
     goto done; /* an MPI failure: the caller's agreement fails on it */
   t = MPI_Wtime();
+  v[GZ_PV_ELAPSED] = t - t_start;
   if (MPI_Allreduce(MPI_IN_PLACE, v, GZ_PV_N, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
       MPI_SUCCESS) {
     rc = GZ_ERR_MPI;

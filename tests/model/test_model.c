@@ -485,8 +485,9 @@ static void test_learn_no_news(void) {
  * first repeat (0.1 ms, shared memory) always, the others cost little; at
  * 8 ranks on 2 shared cores, where a step costs tens of ms, 60 ms is the
  * host's steps (no repeats), 400 ms is disturbed; on a loaded host with
- * 5 ms steps, 10 ms is within them, 50 ms is not; no allreduce timed (link
- * pinned): none. */
+ * 5 ms steps, 10 ms is within them, 50 ms is not; 6 ms in a probe of 240
+ * ms so far (steps of 50 ms): the repeats are cheap; no allreduce timed
+ * (link pinned): none. */
 static void test_probe_repeats(void) {
   double v[GZ_PV_N] = {0};
   v[GZ_PV_T8] = 4e-5;
@@ -505,6 +506,13 @@ static void test_probe_repeats(void) {
   GZ_CHECK(!gz_model_probe_repeats(v, 8), "5 ms steps, 10 ms: repeated");
   v[GZ_PV_NAR] = -50e-3;
   GZ_CHECK(gz_model_probe_repeats(v, 8), "5 ms steps, 50 ms: not repeated");
+  v[GZ_PV_NAR] = -6e-3; /* steps of 50 ms, a probe of 240 ms so far */
+  v[GZ_PV_T8] = 50e-3;
+  v[GZ_PV_LARGE] = 60e-3;
+  v[GZ_PV_ELAPSED] = 0.24;
+  GZ_CHECK(gz_model_probe_repeats(v, 8), "6 ms in a 240 ms probe: not repeated");
+  v[GZ_PV_NAR] = -60e-3;
+  GZ_CHECK(!gz_model_probe_repeats(v, 8), "60 ms in a 240 ms probe: repeated");
   v[GZ_PV_NAR] = 0;
   GZ_CHECK(!gz_model_probe_repeats(v, 4), "no allreduce timed: repeated");
 }
