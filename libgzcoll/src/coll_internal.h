@@ -200,6 +200,7 @@ struct gz_ctx {
   double probe_stage[5];       /* this rank's seconds of its stages: codec,
                                   latency, ring steps, MPI's allreduce, agreement */
   double probe_bytes;          /* its largest ring step (B) */
+  int probe_ar_reps;           /* MPI allreduces it timed (1, or all repeats) */
   unsigned char *probe_buf;    /* its buffers, from gz_model_probe_prepare */
   char probe_note[160];        /* for gz_explain */
   uint64_t class_calls[GZ_COLL_COUNT][GZ_MODEL_CLASSES];
@@ -448,7 +449,8 @@ int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps);
  * (negated) fastest rank's 8-byte step, the slowest rank's fastest step of
  * each size, then (negated) the fastest rank's, the codec (negated), then
  * each repeat of MPI's allreduce, negated: per repeat the fastest rank's
- * time, the collective's own. */
+ * time, the collective's own (0 for the repeats after the first when they
+ * did not run: gz_model_probe_repeats). */
 #define GZ_PROBE_AR_REPS 3
 enum {
   GZ_PV_T8,
@@ -458,9 +460,16 @@ enum {
   GZ_PV_NLARGE,
   GZ_PV_NMAX,
   GZ_PV_EPS,
+  GZ_PV_ELAPSED, /* the probe's time before its agreement, the slowest rank's */
   GZ_PV_NAR,
   GZ_PV_N = GZ_PV_NAR + GZ_PROBE_AR_REPS
 };
+/* After the probe's agreement of v: does it time the other repeats of MPI's
+ * allreduce? When they are cheap (the first under 3 ms, or 2 of it under
+ * an eighth of the probe so far) or the first looks disturbed
+ * (longer than 2 ceil(log2 size) of the slowest rank's 8-byte steps plus
+ * its 512 KiB step). */
+int gz_model_probe_repeats(const double *v, int size);
 /* The model's inputs from an agreed probe vector v whose ring steps were of
  * s1 and s2 bytes (s1 = 8: only one size of large steps) and whose
  * allreduces were of ar_n doubles: alpha, link_bps, the MPI path (each

@@ -23,23 +23,28 @@
  *     fastest, the fixed cost of one step;
  *   - 2 ring steps of GZ_PROBE_LARGE (the ring algorithms' pattern, every
  *     link busy in both directions), the fastest;
- *   - GZ_PROBE_AR_REPS MPI_Allreduces of GZ_PROBE_AR (MPI's own path),
- *     each timed: the collective's time of a repeat is its fastest rank's
- *     (the one that entered last waited for nobody), and the model takes
- *     the fastest repeat, so that a rank descheduled during one repeat
- *     (shared memory under load: all ranks wait for it, and the MPI path
- *     came out low enough for auto to compress where MPI was faster) does
- *     not count; the first one's payload is the
- *     fastest rank's GZ_PROBE_LARGE step, so every rank knows whether that
- *     was under GZ_PROBE_ENOUGH (a fast link or shared memory) and then
- *     times 3 more ring steps of GZ_PROBE_MAX (the fastest of 3: one
- *     descheduled step is not the link) - unless the link is already
- *     known fast enough for MPI to win every choice (gz_model_mpi_wins_anyway: its
- *     payload also agrees on the codec), where the probe stops;
+ *   - one MPI_Allreduce of GZ_PROBE_AR (MPI's own path), timed: the
+ *     collective's time is its fastest rank's (the one that entered last
+ *     waited for nobody); its payload is the fastest rank's
+ *     GZ_PROBE_LARGE step, so every rank knows whether that was under
+ *     GZ_PROBE_ENOUGH (a fast link or shared memory) and then times 3 more
+ *     ring steps of GZ_PROBE_MAX (the fastest of 3: one descheduled step
+ *     is not the link) - unless the link is already known fast enough for
+ *     MPI to win every choice (gz_model_mpi_wins_anyway: its payload also
+ *     agrees on the codec), where the probe stops;
  *   - one MPI_MAX of all the times: every rank holds the slowest rank's
  *     (and the fastest rank's allreduce time, the collective's own, and
  *     8-byte step, alpha: the slowest one's adds its wait for late
- *     neighbours).
+ *     neighbours);
+ *   - only when repeats are cheap (that allreduce under GZ_PROBE_ENOUGH,
+ *     or under a sixteenth of the probe so far) or it looks disturbed
+ *     (longer than the host's steps explain: a rank descheduled inside it,
+ *     all ranks wait; on shared memory under load that put the MPI path
+ *     25x low) - gz_model_probe_repeats, from agreed times -
+ *     GZ_PROBE_AR_REPS - 1 more repeats and a small MAX of their times;
+ *     the model takes the fastest. Each collective step costs 20-80 ms
+ *     where 8 ranks share 2 cores: 3 repeats every time cost ~0.2 s of an
+ *     8-host stack's setup.
  * link_bps = the slope between the two sizes timed, (s2 - s1) / (t2 - t1),
  * so that fixed costs of a step (scheduling on a busy host, handshakes)
  * cancel, and at least s2 / t2 (those bytes crossed the link in that time;
@@ -182,6 +187,31 @@ int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
 
 #define GZ_PROBE_MAX_REPS 3
 
+/* Does the probe time the other repeats of MPI's allreduce? From the
+ * first one's fastest rank's time t1 (agreed inputs only):
+ *   - when they are cheap: t1 under GZ_PROBE_ENOUGH (a few ms at most:
+ *     shared memory, fast links), or two more under an eighth of what the
+ *     probe took so far (a busy host whose steps were slow); one repeat
+ *     alone is not enough there (8 ranks on shared memory, 2 cores, load
+ *     8: one probe in 14 put the MPI path at 8e7 B/s against 1.4-5e8 and
+ *     auto picked the ring at 1 MiB);
+ *   - longer: only when it looks disturbed, longer than this host's steps
+ *     explain: an allreduce of GZ_PROBE_AR is at least 2 ceil(log2 P)
+ *     steps, each at most the slowest rank's 8-byte step (its wait for late
+ *     neighbours included: ~24 ms at 8 ranks on 2 cores), and its bytes per
+ *     link are under a quarter of the 512 KiB step (the slowest rank's).
+ *     Within that, one repeat is taken as MPI's own: each repeat costs
+ *     20-80 ms where 8 ranks share 2 cores (a path still wrong is
+ *     corrected by the calls' learning). */
+int gz_model_probe_repeats(const double *v, int size) {
+  double t1 = -v[GZ_PV_NAR];
+  int steps = 0;
+  while ((1 << steps) < size)
+    steps++;
+  return t1 > 0 && (t1 < GZ_PROBE_ENOUGH || 2 * t1 < v[GZ_PV_ELAPSED] / 8 ||
+                    t1 > 2.0 * steps * v[GZ_PV_T8] + v[GZ_PV_LARGE]);
+}
+
 void gz_model_probe_apply(gz_ctx_t ctx, const double *v, size_t s1, size_t s2, int ar_n) {
   /* one step's fixed cost: the fastest rank's 8-byte step (the slowest
    * rank's adds its wait for neighbours that entered late: 24 ms against
@@ -279,17 +309,13 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
     memset(buf, 0, GZ_PROBE_AR);
     ar[0] = -v[GZ_PV_LARGE]; /* MAX of the negative: the fastest rank's */
     ar[1] = v[GZ_PV_EPS];    /* the slowest rank's codec (0: pinned, agreed) */
-    ctx->probe_stage[3] = 0;
-    /* the repeats reduce the same values again: the payload stays */
-    for (int k = 0; k < GZ_PROBE_AR_REPS && rc == GZ_OK; k++) {
-      t = MPI_Wtime();
-      if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
-          MPI_SUCCESS)
-        rc = GZ_ERR_MPI;
-      t = MPI_Wtime() - t;
-      ctx->probe_stage[3] += t;
-      v[GZ_PV_NAR + k] = -t; /* MAX of the negative: the fastest rank's */
-    }
+    t = MPI_Wtime();
+    if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+        MPI_SUCCESS)
+      rc = GZ_ERR_MPI;
+    ctx->probe_stage[3] = MPI_Wtime() - t;
+    v[GZ_PV_NAR] = -ctx->probe_stage[3]; /* MAX of the negative: the fastest rank's */
+    ctx->probe_ar_reps = 1;
   }
   if (want_bw && rc == GZ_OK && -ar[0] < GZ_PROBE_ENOUGH &&
       !gz_model_mpi_wins_anyway(ctx, (double)s2 / -ar[0],
@@ -306,12 +332,38 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   if (rc != GZ_OK)
     goto done; /* an MPI failure: the caller's agreement fails on it */
   t = MPI_Wtime();
+  v[GZ_PV_ELAPSED] = t - t_start;
   if (MPI_Allreduce(MPI_IN_PLACE, v, GZ_PV_N, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
       MPI_SUCCESS) {
     rc = GZ_ERR_MPI;
     goto done;
   }
   ctx->probe_stage[4] = MPI_Wtime() - t;
+  /* the first allreduce was quick or looks disturbed (agreed: every rank
+   * alike): the other repeats, timed, then a small agreement of their fastest rank's
+   * times (the payload of ar stays: they reduce the same values again) */
+  if (want_bw && gz_model_probe_repeats(v, ctx->size)) {
+    double more[GZ_PROBE_AR_REPS] = {0};
+    for (int k = 1; k < GZ_PROBE_AR_REPS && rc == GZ_OK; k++) {
+      t = MPI_Wtime();
+      if (MPI_Allreduce(MPI_IN_PLACE, ar, ar_n, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
+          MPI_SUCCESS)
+        rc = GZ_ERR_MPI;
+      t = MPI_Wtime() - t;
+      ctx->probe_stage[3] += t;
+      more[k] = -t; /* MAX of the negative: the fastest rank's */
+    }
+    t = MPI_Wtime();
+    if (rc != GZ_OK || MPI_Allreduce(MPI_IN_PLACE, more + 1, GZ_PROBE_AR_REPS - 1,
+                                     MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) {
+      rc = GZ_ERR_MPI;
+      goto done;
+    }
+    ctx->probe_stage[4] += MPI_Wtime() - t;
+    for (int k = 1; k < GZ_PROBE_AR_REPS; k++)
+      v[GZ_PV_NAR + k] = more[k];
+    ctx->probe_ar_reps = GZ_PROBE_AR_REPS;
+  }
   if (!(ctx->pinned & GZ_PIN_CODEC) && v[GZ_PV_EPS] < 0)
     ctx->codec_eps = -v[GZ_PV_EPS];
   gz_model_probe_apply(ctx, v, want_bw ? s1 : 0, want_bw ? s2 : 0, ar_n);

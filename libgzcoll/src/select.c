@@ -378,9 +378,9 @@ static const char *link_source(gz_ctx_t ctx) {
     snprintf(
         ctx->probe_note, sizeof ctx->probe_note,
         "measured in %.3g ms: codec %.3g, latency %.3g, ring %.3g (to %.0f KiB), mpi "
-        "%.3g, agree %.3g",
+        "%.3g (x%d), agree %.3g",
         ctx->probe_seconds * 1e3, st[0] * 1e3, st[1] * 1e3, st[2] * 1e3,
-        ctx->probe_bytes / 1024, st[3] * 1e3, st[4] * 1e3);
+        ctx->probe_bytes / 1024, st[3] * 1e3, ctx->probe_ar_reps, st[4] * 1e3);
     return ctx->probe_note;
   }
   return "default";
