@@ -326,7 +326,9 @@ typedef struct gz_config {
 #define GZ_CONFIG_INIT                                                                   \
   { GZ_CONFIG_VERSION, 1e-4, GZ_EB_ABS, GZ_BOUND_STRICT, "auto", 0, 0.0, 0, 1 }
 
-/* What one collective call did. */
+/* What one collective call did. It grows at its end between minor versions:
+ * compile against the header of the library you link (docs/library.md,
+ * "Versions and compatibility"). */
 typedef struct gz_report {
   const char *algo;     /* name of the algorithm that ran (static text;
                            "mpi" for the uncompressed path) */
