@@ -367,9 +367,10 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
    * anyway, so that one 8-byte step suffices for the latency (each step
    * costs a scheduling round where ranks share cores) */
   v[GZ_PV_T8] = v[GZ_PV_LARGE] = v[GZ_PV_MAX] = HUGE_VAL;
-  if (want_bw)
+  if (want_bw) {
     rc = ring_time(ctx, buf, s2, 1, &v[GZ_PV_LARGE]);
-  ctx->probe_stage[2] = MPI_Wtime() - t;
+    ctx->probe_stage[2] = MPI_Wtime() - t;
+  }
   /* latency: one 8-byte step on connected links (two with the link pinned:
    * the first one connects) */
   t = MPI_Wtime();

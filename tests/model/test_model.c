@@ -118,6 +118,7 @@ static void test_probe(void) {
       GZ_CHECK(ctx->probe_seconds > 0 && m.alpha != GZ_DEFAULT_ALPHA && m.alpha > 0,
                "pinned link: alpha %g not measured", m.alpha);
       GZ_CHECK(ctx->probe_stage[3] == 0, "pinned link: MPI's allreduce timed");
+      GZ_CHECK(ctx->probe_stage[2] == 0, "pinned link: ring steps timed");
       check_stages(ctx, 0);
     }
     gz_ctx_destroy(ctx);
