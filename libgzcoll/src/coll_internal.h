@@ -470,6 +470,10 @@ enum {
  * (longer than 2 ceil(log2 size) of the slowest rank's 8-byte steps plus
  * its 512 KiB step). */
 int gz_model_probe_repeats(const double *v, int size);
+/* After gz_model_probe_apply: would no rate of MPI's allreduce between the
+ * present one and the link make auto's choice of an allreduce more than 10 %
+ * slower than the cheapest (1)? The probe then skips the repeats (model.c). */
+int gz_model_mpi_rate_moot(gz_ctx_t ctx);
 /* The model's inputs from an agreed probe vector v whose ring steps were of
  * s1 and s2 bytes (s1 = 8: only one size of large steps) and whose
  * allreduces were of ar_n doubles: alpha, link_bps, the MPI path (each

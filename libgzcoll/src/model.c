@@ -18,11 +18,12 @@
  *     measures it at its first probe only and later probes agree on the
  *     value kept (a program or test creating many contexts would otherwise
  *     pay tens of ms each); learning refines it per context;
- *   - 2 ring-neighbour sendrecvs of 8 bytes (send to rank + 1, receive from
- *     rank - 1; the first also connects lazy transports): alpha = the
- *     fastest, the fixed cost of one step;
- *   - 2 ring steps of GZ_PROBE_LARGE (the ring algorithms' pattern, every
- *     link busy in both directions), the fastest;
+ *   - 2 ring steps of GZ_PROBE_LARGE (send to rank + 1, receive from
+ *     rank - 1: the ring algorithms' pattern, every link busy in both
+ *     directions), the fastest; the first also connects lazy transports;
+ *   - between them one ring-neighbour sendrecv of 8 bytes: alpha, the fixed
+ *     cost of one step (two, the first connecting, when the link is pinned
+ *     and no large step runs);
  *   - one MPI_Allreduce of GZ_PROBE_AR (MPI's own path), timed: the
  *     collective's time is its fastest rank's (the one that entered last
  *     waited for nobody); its payload is the fastest rank's
@@ -40,7 +41,10 @@
  *     or under a sixteenth of the probe so far) or it looks disturbed
  *     (longer than the host's steps explain: a rank descheduled inside it,
  *     all ranks wait; on shared memory under load that put the MPI path
- *     25x low) - gz_model_probe_repeats, from agreed times -
+ *     25x low) - gz_model_probe_repeats, from agreed times - and a faster
+ *     MPI path (the most a repeat can make of it: up to the link) could
+ *     still change a choice by more than 10 % (gz_model_mpi_rate_moot: not
+ *     on 1 Gbit links, where the ring wins big sizes anyway),
  *     GZ_PROBE_AR_REPS - 1 more repeats and a small MAX of their times;
  *     the model takes the fastest. Each collective step costs 20-80 ms
  *     where 8 ranks share 2 cores: 3 repeats every time cost ~0.2 s of an
@@ -185,6 +189,70 @@ int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
   return 1;
 }
 
+/* Seconds of row on m (its own path's rate). */
+static double row_time(const gz_model_t *m, const gz_algorithm_t *row, double count,
+                       size_t esz) {
+  return gz_model_time(m, row, count, esz, gz_row_is_mpi(row) ? m->mpi_bps : m->comp_bps);
+}
+
+/* The cheapest allreduce row on m, its time in *best. */
+static const gz_algorithm_t *cheapest(const gz_model_t *m, double count, size_t esz,
+                                      double *best) {
+  const gz_algorithm_t *pick = NULL;
+  *best = HUGE_VAL;
+  for (int i = 0; i < GZ_ROWS; i++) {
+    const gz_algorithm_t *row = gz_row(i);
+    double t;
+    if (row->coll != GZ_COLL_ALLREDUCE || row->device || !row->cost)
+      continue;
+    t = row_time(m, row, count, esz);
+    if (t >= 0 && t < *best) {
+      pick = row;
+      *best = t;
+    }
+  }
+  return pick;
+}
+
+#define GZ_MOOT_RATES 8
+
+/* Can the probe's repeats of MPI's allreduce still matter? They can only
+ * raise the MPI path's rate (their fastest is at most the first), and no
+ * higher than the link (gz_model_probe_apply caps it there). They are moot
+ * when, at every size from the probe's allreduce (GZ_PROBE_AR, the size
+ * whose rate they measure) to 1 GiB per rank, float32 and float64, what
+ * auto picks at the present rate is within 10 % of the cheapest row (the
+ * tolerance of gz_model_mpi_wins_anyway) at every rate up to the link
+ * (GZ_MOOT_RATES rates, geometric). On 1 Gbit links the ring wins there
+ * even against MPI at the link's rate (below 64 KiB, where redoub's
+ * exchange at MPI's rate competes with the ring, a call is tens of us, and
+ * MPI's rate there is the 64 KiB one extrapolated, repeats or not). The
+ * repeats cost 3 of the probe's 8 collective steps there, each a
+ * scheduling round where ranks share cores. Agreed inputs only: every rank
+ * alike. */
+int gz_model_mpi_rate_moot(gz_ctx_t ctx) {
+  gz_model_t m, r;
+  double hi, best, unused;
+  gz_model_of_ctx(ctx, &m);
+  hi = fmax(m.link_bps, m.mpi_bps);
+  r = m;
+  for (size_t esz = 4; esz <= 8; esz += 4) {
+    for (double count = (double)(GZ_PROBE_AR / esz); count * (double)esz <= 0x1p30;
+         count *= 2) {
+      const gz_algorithm_t *now = cheapest(&m, count, esz, &unused);
+      if (!now)
+        return 0;
+      for (int k = 1; k <= GZ_MOOT_RATES; k++) {
+        r.mpi_bps = m.mpi_bps * pow(hi / m.mpi_bps, (double)k / GZ_MOOT_RATES);
+        cheapest(&r, count, esz, &best);
+        if (row_time(&r, now, count, esz) > 1.1 * best)
+          return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 #define GZ_PROBE_MAX_REPS 3
 
 /* Does the probe time the other repeats of MPI's allreduce? From the
@@ -286,24 +354,34 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
   }
   t = MPI_Wtime();
   ctx->probe_stage[0] = t - t_start;
-  /* latency: two 8-byte steps, the fastest (the first one also connects:
-   * some transports connect lazily) */
-  v[GZ_PV_T8] = v[GZ_PV_LARGE] = v[GZ_PV_MAX] = HUGE_VAL;
-  rc = ring_time(ctx, buf, 8, 2, &v[GZ_PV_T8]);
-  v[GZ_PV_NT8] = -v[GZ_PV_T8]; /* MAX of the negative: the fastest rank's */
-  ctx->probe_stage[1] = MPI_Wtime() - t;
   /* bandwidth: ring steps (the ring algorithms' pattern, every link busy in
    * both directions) of a fixed plan, so that no agreement is needed between
-   * them: the fastest of two of GZ_PROBE_LARGE; then MPI's own allreduce,
-   * whose payload agrees on the fastest rank's time of that step (the rank
-   * that entered last waited for nobody): a fast link (under
-   * GZ_PROBE_ENOUGH) gets two steps of GZ_PROBE_MAX, also where a
-   * descheduled rank made the others wait (on shared memory under load the
-   * link then came out from 512 KiB steps alone, far low) */
+   * them: the fastest of two of GZ_PROBE_LARGE, with the latency step
+   * between them; then MPI's own allreduce, whose payload agrees on the
+   * fastest rank's time of that step (the rank that entered last waited for
+   * nobody): a fast link (under GZ_PROBE_ENOUGH) gets steps of
+   * GZ_PROBE_MAX, also where a descheduled rank made the others wait (on
+   * shared memory under load the link then came out from 512 KiB steps
+   * alone, far low). The first step also connects the ring's neighbours
+   * (some transports connect lazily): a large one, which is timed twice
+   * anyway, so that one 8-byte step suffices for the latency (each step
+   * costs a scheduling round where ranks share cores) */
+  v[GZ_PV_T8] = v[GZ_PV_LARGE] = v[GZ_PV_MAX] = HUGE_VAL;
+  if (want_bw) {
+    rc = ring_time(ctx, buf, s2, 1, &v[GZ_PV_LARGE]);
+    ctx->probe_stage[2] = MPI_Wtime() - t;
+  }
+  /* latency: one 8-byte step on connected links (two with the link pinned:
+   * the first one connects) */
+  t = MPI_Wtime();
+  if (rc == GZ_OK)
+    rc = ring_time(ctx, buf, 8, want_bw ? 1 : 2, &v[GZ_PV_T8]);
+  v[GZ_PV_NT8] = -v[GZ_PV_T8]; /* MAX of the negative: the fastest rank's */
+  ctx->probe_stage[1] = MPI_Wtime() - t;
   if (want_bw && rc == GZ_OK) {
     t = MPI_Wtime();
-    rc = ring_time(ctx, buf, s2, 2, &v[GZ_PV_LARGE]);
-    ctx->probe_stage[2] = MPI_Wtime() - t;
+    rc = ring_time(ctx, buf, s2, 1, &v[GZ_PV_LARGE]);
+    ctx->probe_stage[2] += MPI_Wtime() - t;
   }
   if (want_bw && rc == GZ_OK) {
     memset(buf, 0, GZ_PROBE_AR);
@@ -339,10 +417,14 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
     goto done;
   }
   ctx->probe_stage[4] = MPI_Wtime() - t;
-  /* the first allreduce was quick or looks disturbed (agreed: every rank
-   * alike): the other repeats, timed, then a small agreement of their fastest rank's
-   * times (the payload of ar stays: they reduce the same values again) */
-  if (want_bw && gz_model_probe_repeats(v, ctx->size)) {
+  if (!(ctx->pinned & GZ_PIN_CODEC) && v[GZ_PV_EPS] < 0)
+    ctx->codec_eps = -v[GZ_PV_EPS];
+  gz_model_probe_apply(ctx, v, want_bw ? s1 : 0, want_bw ? s2 : 0, ar_n);
+  /* the first allreduce was quick or looks disturbed, and MPI's rate can
+   * still change a choice (agreed: every rank alike): the other repeats,
+   * timed, then a small agreement of their fastest rank's times (the
+   * payload of ar stays: they reduce the same values again) */
+  if (want_bw && gz_model_probe_repeats(v, ctx->size) && !gz_model_mpi_rate_moot(ctx)) {
     double more[GZ_PROBE_AR_REPS] = {0};
     for (int k = 1; k < GZ_PROBE_AR_REPS && rc == GZ_OK; k++) {
       t = MPI_Wtime();
@@ -363,10 +445,8 @@ gz_result_t gz_model_probe(gz_ctx_t ctx, int go) {
     for (int k = 1; k < GZ_PROBE_AR_REPS; k++)
       v[GZ_PV_NAR + k] = more[k];
     ctx->probe_ar_reps = GZ_PROBE_AR_REPS;
+    gz_model_probe_apply(ctx, v, s1, s2, ar_n);
   }
-  if (!(ctx->pinned & GZ_PIN_CODEC) && v[GZ_PV_EPS] < 0)
-    ctx->codec_eps = -v[GZ_PV_EPS];
-  gz_model_probe_apply(ctx, v, want_bw ? s1 : 0, want_bw ? s2 : 0, ar_n);
   ctx->probe_seconds = MPI_Wtime() - t_start;
   if (!(ctx->probe_seconds > 0))
     ctx->probe_seconds = 1e-9;

@@ -118,6 +118,7 @@ static void test_probe(void) {
       GZ_CHECK(ctx->probe_seconds > 0 && m.alpha != GZ_DEFAULT_ALPHA && m.alpha > 0,
                "pinned link: alpha %g not measured", m.alpha);
       GZ_CHECK(ctx->probe_stage[3] == 0, "pinned link: MPI's allreduce timed");
+      GZ_CHECK(ctx->probe_stage[2] == 0, "pinned link: ring steps timed");
       check_stages(ctx, 0);
     }
     gz_ctx_destroy(ctx);
@@ -425,26 +426,34 @@ static void test_probe_stop(void) {
  * leaves every input as undisturbed, and auto's choice with it (the other
  * repeats run: the first one is quick); the estimate does follow the
  * collective when every repeat is slower. */
-static void apply_sim(gz_ctx_t ctx, const double ar[GZ_PROBE_AR_REPS], double t_max,
-                      double out[4]) {
+static void apply_sim_steps(gz_ctx_t ctx, const double ar[GZ_PROBE_AR_REPS],
+                            double t_large, double t_max, double out[4]) {
   double v[GZ_PV_N] = {0};
   v[GZ_PV_T8] = 4e-5;
   v[GZ_PV_NT8] = -1e-5;
-  v[GZ_PV_LARGE] = 2e-4; /* 512 KiB */
-  v[GZ_PV_MAX] = t_max;  /* 2 MiB */
+  v[GZ_PV_LARGE] = t_large; /* 512 KiB */
+  v[GZ_PV_MAX] = t_max;     /* 2 MiB */
   v[GZ_PV_NLARGE] = -v[GZ_PV_LARGE];
   v[GZ_PV_NMAX] = -t_max;
-  /* as the probe: the first repeat rides in the agreement, the others run
-   * only when it looks disturbed */
+  /* as the probe: the first repeat rides in the agreement, the inputs follow
+   * from it; the others run only when it was quick or looks disturbed and
+   * MPI's rate can still matter, and the inputs are taken again */
   v[GZ_PV_NAR] = -ar[0];
-  out[3] = gz_model_probe_repeats(v, ctx->size);
+  ctx->pinned = 0;
+  gz_model_probe_apply(ctx, v, (size_t)512 << 10, (size_t)2 << 20, 8192);
+  out[3] = gz_model_probe_repeats(v, ctx->size) && !gz_model_mpi_rate_moot(ctx);
   for (int k = 1; k < GZ_PROBE_AR_REPS && out[3] > 0; k++)
     v[GZ_PV_NAR + k] = -ar[k];
-  ctx->pinned = 0;
   gz_model_probe_apply(ctx, v, (size_t)512 << 10, (size_t)2 << 20, 8192);
   out[0] = ctx->alpha;
   out[1] = ctx->link_bps;
   out[2] = ctx->bw[GZ_COLL_ALLREDUCE][0];
+}
+
+/* Shared-memory-like ring steps: 512 KiB in 0.2 ms. */
+static void apply_sim(gz_ctx_t ctx, const double ar[GZ_PROBE_AR_REPS], double t_max,
+                      double out[4]) {
+  apply_sim_steps(ctx, ar, 2e-4, t_max, out);
 }
 
 /* A redoub call faster than its model, where its exchange is priced at the
@@ -559,6 +568,52 @@ static void test_probe_descheduled(void) {
     printf("  descheduled: link %.3g B/s, mpi path %.3g B/s (all repeats 3x slower: "
            "%.3g), auto %s\n",
            a[1], a[2], d[2], cha.algo ? cha.algo->name : "-");
+  gz_ctx_destroy(ctx);
+}
+
+/* The probe skips the repeats of MPI's allreduce where no rate they could
+ * measure matters (gz_model_mpi_rate_moot), on simulated agreed times (no
+ * timing): 1 Gbit-like ring steps (512 KiB in 4.2 ms, 2 MiB in 16.8 ms:
+ * 1.25e8 B/s), a codec of 1e9 values/s. A first allreduce quick (1.1 ms)
+ * or disturbed (a rank descheduled: 30 ms) would be repeated
+ * (gz_model_probe_repeats), but the ring wins every size from 64 KiB even
+ * against MPI at the link's rate: no repeats, and auto's choice at 16 MiB
+ * is the ring either way. On shared memory (test_probe_descheduled) and
+ * with a codec 100x slower (MPI at the link's rate would win) they run. */
+static void test_probe_moot(void) {
+  const double quick[3] = {1.1e-3, 1e-3, 1e-3}, disturbed[3] = {30e-3, 1e-3, 1e-3};
+  double a[4], b[4];
+  gz_choice_t cha, chb;
+  gz_ctx_t ctx = NULL;
+  if (size != 4)
+    return; /* the figures above are for 4 ranks */
+  GZ_CHECK(gz_ctx_create(MPI_COMM_WORLD, NULL, &ctx) == GZ_OK, "moot context");
+  if (!ctx)
+    return;
+  memset(ctx->bw, 0, sizeof ctx->bw);
+  ctx->codec_eps = 1e9;
+  ctx->ratio = 4;
+  apply_sim_steps(ctx, quick, 4.2e-3, 16.8e-3, a);
+  GZ_CHECK(gz_select(ctx, GZ_COLL_ALLREDUCE, (size_t)1 << 22, GZ_FLOAT32, &cha) == GZ_OK,
+           "select, quick");
+  ctx->cur.timed = 0;
+  apply_sim_steps(ctx, disturbed, 4.2e-3, 16.8e-3, b);
+  GZ_CHECK(gz_select(ctx, GZ_COLL_ALLREDUCE, (size_t)1 << 22, GZ_FLOAT32, &chb) == GZ_OK,
+           "select, disturbed");
+  ctx->cur.timed = 0;
+  GZ_CHECK(a[1] > 1.2e8 && a[1] < 1.3e8, "1 Gbit-like link: %.4g B/s", a[1]);
+  GZ_CHECK(a[3] == 0 && b[3] == 0, "1 Gbit, ring ahead anyway: repeats ran (%g, %g)",
+           a[3], b[3]);
+  GZ_CHECK(b[2] < a[2], "the disturbed first allreduce not taken: %.4g / %.4g", b[2],
+           a[2]);
+  GZ_CHECK(cha.algo && chb.algo && !strcmp(cha.algo->name, "ring") &&
+               cha.algo == chb.algo,
+           "auto's choice at 16 MiB: %s / %s", cha.algo ? cha.algo->name : "-",
+           chb.algo ? chb.algo->name : "-");
+  /* a codec 100x slower: MPI at the link's rate would win big sizes */
+  ctx->codec_eps = 1e7;
+  apply_sim_steps(ctx, disturbed, 4.2e-3, 16.8e-3, b);
+  GZ_CHECK(b[3] == 1, "slow codec, a disturbed first allreduce: no repeats");
   gz_ctx_destroy(ctx);
 }
 
@@ -684,6 +739,7 @@ int main(int argc, char **argv) {
   test_probe_stop();
   test_probe_repeats();
   test_probe_descheduled();
+  test_probe_moot();
   test_learn_no_news();
   test_link_from_mpi();
   test_predict();
