@@ -365,10 +365,9 @@ fill_refused(const __m256i *codes, uint32_t good, uint32_t *u) {
  * value that is neither (in a margin, or a code in [2^30, code_max],
  * about 32 2^-20 of ordinary blocks) returns 0 and is quantized again by
  * quant_avx2. */
-__attribute__((target("avx2"))) static int quant32_avx2(const float *x,
-                                                        const quant32_consts_t *c,
-                                                        uint32_t *u, uint32_t *all,
-                                                        uint32_t *ok) {
+static inline __attribute__((always_inline, target("avx2"))) int
+quant32_avx2(const float *x, const quant32_consts_t *c, uint32_t *u, uint32_t *all,
+             uint32_t *ok) {
   const __m256d inv = _mm256_set1_pd(c->inv), step = _mm256_set1_pd(c->step),
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT);
   const __m256 xmax = _mm256_set1_ps(c->xmax), eb = _mm256_set1_ps(c->eb),
