@@ -19,9 +19,11 @@
  *    deltas of up to 30 bits read by byte shuffles and summed in int32, eight
  *    at a time; up to 32 bits four at a time in int64; codes converted
  *    exactly for |code| < 2^51, else scalar);
- *  - MIXED and CONST blocks on the same paths (AVX2: the codes that escaped
- *    values repeat filled in by a scan over the lanes, in the 32-bit
- *    quantizer; CONST tried only for blocks escaped throughout; after a
+ *  - MIXED and CONST blocks on the same paths (AVX2, in the 32-bit
+ *    quantizer: the codes that escaped values repeat gathered by one
+ *    permutation per eight lanes, the escaped values by one byte shuffle
+ *    per four, both from tables of the lane mask; CONST tried only for
+ *    blocks escaped throughout; after a
  *    CONST block, a block of 32 equal refused values is written CONST
  *    without quantizing it: fill values come in runs).
  * RAW blocks, widths over 32, lossless, float64 and a partial last block go
