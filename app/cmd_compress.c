@@ -388,12 +388,13 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
    * file to 0 makes its close start the writeback of every page written
    * (auto_da_alloc), in this process, before it can exit */
   fd = open(tmp, O_WRONLY | O_CREAT, 0666);
-  if (fd < 0 || ftruncate_if_not_empty(fd) != 0) {
+  if (fd < 0) {
     snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    fd = -1;
     tmp[0] = '\0';
+    goto fail;
+  }
+  if (ftruncate_if_not_empty(fd) != 0) { /* (closed and removed below) */
+    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
     goto fail;
   }
   if (put_bytes(fd, header, GZA_HEADER + msize, 0) != 0)
