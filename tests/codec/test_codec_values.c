@@ -313,6 +313,29 @@ static void test_escapes(void) {
   free(x);
 }
 
+/* MIXED blocks of every pattern of escapes in each eight lanes (block b's
+ * lanes 8g..8g+8 escaped at the set bits of (b + 37 g) mod 256, so that
+ * each group sees all 256), not only runs: the 32-bit quantizer's codes of
+ * escaped values come from the last quantizable lane before them by a table
+ * of eight-lane masks, and the escaped values are gathered four lanes a
+ * step by a table of four-lane masks; a wrong entry changes the bytes. */
+static void test_escape_masks(void) {
+  size_t n = 256 * GZ_BLOCK;
+  float *x = malloc(n * sizeof *x);
+  for (size_t b = 0; b < 256; b++)
+    for (int i = 0; i < GZ_BLOCK; i++) {
+      size_t mask = (b + 37 * (size_t)(i / 8)) & 0xff, k = b * GZ_BLOCK + (size_t)i;
+      x[k] = mask >> (i % 8) & 1
+                 ? (k % 3 ? -9.96921e36f : NAN)
+                 : (float)(20.0 * sin(0.37 * (double)k) + 0.01 * (double)b);
+    }
+  GZ_CHECK(check_all("escape masks, e=1e-4", x, n, 1e-4) == 0,
+           "every eight-lane pattern of escapes at e = 1e-4");
+  GZ_CHECK(check_all("escape masks, e=0.5", x, n, 0.5) == 0,
+           "every eight-lane pattern of escapes at e = 0.5");
+  free(x);
+}
+
 /* MIXED blocks of every run of escapes (a fill value or NaN at lanes
  * [start, start + len), ordinary values elsewhere), so that the codes the
  * escaped values repeat come from every lane of a block, from the eight
@@ -455,6 +478,7 @@ int main(void) {
   test_edges();
   test_escapes();
   test_escape_runs();
+  test_escape_masks();
   test_code_limits();
   test_wide_deltas();
   test_stream();

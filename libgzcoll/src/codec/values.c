@@ -19,9 +19,11 @@
  *    deltas of up to 30 bits read by byte shuffles and summed in int32, eight
  *    at a time; up to 32 bits four at a time in int64; codes converted
  *    exactly for |code| < 2^51, else scalar);
- *  - MIXED and CONST blocks on the same paths (AVX2: the codes that escaped
- *    values repeat filled in by a scan over the lanes, in the 32-bit
- *    quantizer; CONST tried only for blocks escaped throughout; after a
+ *  - MIXED and CONST blocks on the same paths (AVX2, in the 32-bit
+ *    quantizer: the codes that escaped values repeat gathered by one
+ *    permutation per eight lanes, the escaped values by one byte shuffle
+ *    per four, both from tables of the lane mask; CONST tried only for
+ *    blocks escaped throughout; after a
  *    CONST block, a block of 32 equal refused values is written CONST
  *    without quantizing it: fill values come in runs).
  * RAW blocks, widths over 32, lossless, float64 and a partial last block go
@@ -47,8 +49,9 @@
 /* Words of a PACKED payload: w0 <= 56 bits then 31 values of at most 32. */
 #define PAY_WORDS 17
 /* Room the fast encoder may write past a block's start (header, whole
- * payload words). */
-#define FAST_ROOM (2 + 8 * PAY_WORDS)
+ * payload words; a MIXED block's escaped values are copied 16 bytes a step,
+ * up to 16 bytes past the last of them). */
+#define FAST_ROOM (2 + 8 * PAY_WORDS + 16)
 
 /* The 32-bit quantizer's constants, derived from qp once per chunk
  * (quant32_prepare). */
@@ -290,34 +293,58 @@ quant_avx2(const float *x, const gz_quant_t *qp, int64_t *q, uint64_t *u, uint64
   return ok & ~refused;
 }
 
+/* For each eight-lane mask m of quantizable values, the lane each lane's
+ * code comes from once refused values repeat the last quantizable one
+ * before them: byte i is the highest set bit of m at or below bit i, or
+ * 0xff when there is none (the code of the eight before, or 0). */
+#define HIGH8(m)                                                                         \
+  ((m)&0x80   ? 7                                                                        \
+   : (m)&0x40 ? 6                                                                        \
+   : (m)&0x20 ? 5                                                                        \
+   : (m)&0x10 ? 4                                                                        \
+   : (m)&0x08 ? 3                                                                        \
+   : (m)&0x04 ? 2                                                                        \
+   : (m)&0x02 ? 1                                                                        \
+   : (m)&0x01 ? 0                                                                        \
+              : 0xff)
+#define SOURCE_LANES(m)                                                                  \
+  ((uint64_t)HIGH8((m)&0x01) | (uint64_t)HIGH8((m)&0x03) << 8 |                          \
+   (uint64_t)HIGH8((m)&0x07) << 16 | (uint64_t)HIGH8((m)&0x0f) << 24 |                   \
+   (uint64_t)HIGH8((m)&0x1f) << 32 | (uint64_t)HIGH8((m)&0x3f) << 40 |                   \
+   (uint64_t)HIGH8((m)&0x7f) << 48 | (uint64_t)HIGH8((m)&0xff) << 56)
+#define SOURCE_LANES4(m)                                                                 \
+  SOURCE_LANES(m), SOURCE_LANES((m) + 1), SOURCE_LANES((m) + 2), SOURCE_LANES((m) + 3)
+#define SOURCE_LANES16(m)                                                                \
+  SOURCE_LANES4(m), SOURCE_LANES4((m) + 4), SOURCE_LANES4((m) + 8),                      \
+      SOURCE_LANES4((m) + 12)
+#define SOURCE_LANES64(m)                                                                \
+  SOURCE_LANES16(m), SOURCE_LANES16((m) + 16), SOURCE_LANES16((m) + 32),                 \
+      SOURCE_LANES16((m) + 48)
+static const uint64_t source_lanes[256] = {SOURCE_LANES64(0), SOURCE_LANES64(64),
+                                           SOURCE_LANES64(128), SOURCE_LANES64(192)};
+#undef SOURCE_LANES64
+#undef SOURCE_LANES16
+#undef SOURCE_LANES4
+#undef SOURCE_LANES
+#undef HIGH8
+
 /* The zigzag deltas u of the eight-lane codes where each refused value (a
- * lane of good not set) takes the code of the last quantizable value before
- * it, or 0; returns the OR of u[1..32) in eight lanes. Within each eight, a
- * scan in steps of 1, 2 and 4 lanes carries a code to the refused lanes after
- * it; the last code of the eight before fills those still without one. */
+ * clear bit of good) takes the code of the last quantizable value before
+ * it, or 0; returns the OR of u[1..32) in eight lanes. Each eight gathers
+ * its codes from the lanes source_lanes names (one permutation; 0xff, sign
+ * extended, selects the last code of the eight before). */
 static inline __attribute__((always_inline, target("avx2"))) __m256i
-fill_refused(const __m256i *codes, const __m256 *good, uint32_t *u) {
-  const __m256i zero = _mm256_setzero_si256(), last = _mm256_set1_epi32(7),
-                from[3] = {_mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6),
-                           _mm256_setr_epi32(0, 0, 0, 1, 2, 3, 4, 5),
-                           _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 3)},
-                past[3] = {_mm256_setr_epi32(0, -1, -1, -1, -1, -1, -1, -1),
-                           _mm256_setr_epi32(0, 0, -1, -1, -1, -1, -1, -1),
-                           _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1)};
+fill_refused(const __m256i *codes, uint32_t good, uint32_t *u) {
+  const __m256i zero = _mm256_setzero_si256(), last = _mm256_set1_epi32(7);
   __m256i prev = zero, ors = zero;
   for (int i = 0; i < 4; i++) {
-    __m256i v = codes[i], has = _mm256_castps_si256(good[i]), d, z;
-    for (int k = 0; k < 3; k++) {
-      __m256i moved = _mm256_permutevar8x32_epi32(v, from[k]),
-              moved_has =
-                  _mm256_and_si256(_mm256_permutevar8x32_epi32(has, from[k]), past[k]);
-      v = _mm256_blendv_epi8(moved, v, has);
-      has = _mm256_or_si256(has, moved_has);
-    }
-    v = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(prev, last), v, has);
-    d = _mm256_sub_epi32(
+    __m256i from = _mm256_cvtepi8_epi32(_mm_loadl_epi64(
+        (const __m128i *)(const void *)&source_lanes[good >> 8 * i & 0xff]));
+    __m256i v = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(codes[i], from),
+                                   _mm256_permutevar8x32_epi32(prev, last), from);
+    __m256i d = _mm256_sub_epi32(
         v, _mm256_alignr_epi8(v, _mm256_permute2x128_si256(prev, v, 0x21), 12));
-    z = _mm256_xor_si256(_mm256_add_epi32(d, d), _mm256_srai_epi32(d, 31));
+    __m256i z = _mm256_xor_si256(_mm256_add_epi32(d, d), _mm256_srai_epi32(d, 31));
     _mm256_storeu_si256((__m256i *)(void *)(u + 8 * i), z);
     ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero, 0x01));
     prev = v;
@@ -340,10 +367,9 @@ fill_refused(const __m256i *codes, const __m256 *good, uint32_t *u) {
  * value that is neither (in a margin, or a code in [2^30, code_max],
  * about 32 2^-20 of ordinary blocks) returns 0 and is quantized again by
  * quant_avx2. */
-__attribute__((target("avx2"))) static int quant32_avx2(const float *x,
-                                                        const quant32_consts_t *c,
-                                                        uint32_t *u, uint32_t *all,
-                                                        uint32_t *ok) {
+static inline __attribute__((always_inline, target("avx2"))) int
+quant32_avx2(const float *x, const quant32_consts_t *c, uint32_t *u, uint32_t *all,
+             uint32_t *ok) {
   const __m256d inv = _mm256_set1_pd(c->inv), step = _mm256_set1_pd(c->step),
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT);
   const __m256 xmax = _mm256_set1_ps(c->xmax), eb = _mm256_set1_ps(c->eb),
@@ -417,7 +443,7 @@ __attribute__((target("avx2"))) static int quant32_avx2(const float *x,
     if (decided != 0xffffffffu)
       return 0;
     *ok = good_bits;
-    ors = fill_refused(codes, good, u);
+    ors = fill_refused(codes, good_bits, u);
   } else {
     *ok = 0xffffffffu;
   }
@@ -652,14 +678,51 @@ static size_t put_const_refused(const float *x, const gz_quant_t *qp, uint8_t *o
   return size && !gz_quantize_one_f32(x[0], qp, 1, &q) ? size : 0;
 }
 
+#ifdef HAVE_AVX2_PATH
+/* The bytes of the values of four lanes at the set bits of a 4-bit mask, in
+ * order (the rest: anything). */
+#define LANE(i) 4 * (i), 4 * (i) + 1, 4 * (i) + 2, 4 * (i) + 3
+#define NONE 0x80, 0x80, 0x80, 0x80
+static const uint8_t set_lanes[16][16] = {
+    {NONE, NONE, NONE, NONE},          {LANE(0), NONE, NONE, NONE},
+    {LANE(1), NONE, NONE, NONE},       {LANE(0), LANE(1), NONE, NONE},
+    {LANE(2), NONE, NONE, NONE},       {LANE(0), LANE(2), NONE, NONE},
+    {LANE(1), LANE(2), NONE, NONE},    {LANE(0), LANE(1), LANE(2), NONE},
+    {LANE(3), NONE, NONE, NONE},       {LANE(0), LANE(3), NONE, NONE},
+    {LANE(1), LANE(3), NONE, NONE},    {LANE(0), LANE(1), LANE(3), NONE},
+    {LANE(2), LANE(3), NONE, NONE},    {LANE(0), LANE(2), LANE(3), NONE},
+    {LANE(1), LANE(2), LANE(3), NONE}, {LANE(0), LANE(1), LANE(2), LANE(3)},
+};
+#undef LANE
+#undef NONE
+
+/* The values x[i] at the set bits i of escaped, in order, at p, four lanes
+ * a step with no branch per value (up to 16 bytes past them are written);
+ * returns where they end. */
+__attribute__((target("avx2"))) static uint8_t *
+copy_escaped_avx2(const float *x, uint32_t escaped, uint8_t *p) {
+  for (int i = 0; i < 32; i += 4) {
+    unsigned m = escaped >> i & 15;
+    __m128i v =
+        _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(x + i)),
+                         _mm_loadu_si128((const __m128i *)(const void *)set_lanes[m]));
+    _mm_storeu_si128((__m128i *)(void *)p, v);
+    p += 4 * (0x4332322132212110ull >> 4 * m & 15); /* 4 x the bits set in m */
+  }
+  return p;
+}
+#endif
+
 /* The MIXED block (gz_block_impl.h) of x escaped at the set bits of
  * escaped (nesc of them), whose codes, an escaped value repeating the
  * previous one, have the zigzag first code u0 and deltas u[1..32) of widths
- * w <= 32 and w0 <= 56 (short: w0 <= 31, the payload may then be written by
- * put31 when its whole words fit FAST_ROOM); RAW when that is not shorter. */
+ * w <= 32 and w0 <= 56; RAW when that is not shorter. from32: the call is
+ * from the 32-bit quantizer (AVX2; w0 <= 31): the escaped values are copied
+ * by copy_escaped_avx2, and the payload may be written by put31 when its
+ * whole words fit FAST_ROOM. */
 static inline __attribute__((always_inline)) size_t
 put_mixed(const float *x, uint32_t escaped, int nesc, uint64_t u0, const uint32_t *u,
-          int w, int w0, uint8_t *out, const int short_first) {
+          int w, int w0, uint8_t *out, const int from32) {
   size_t size = 3 + 4 + (size_t)nesc * 4 + gz_packed_bytes(32, w, w0);
   uint8_t *p = out + 7;
   if (size >= 1 + 32 * sizeof(float))
@@ -669,11 +732,16 @@ put_mixed(const float *x, uint32_t escaped, int nesc, uint64_t u0, const uint32_
   out[2] = (uint8_t)w0;
   for (int i = 0; i < 4; i++)
     out[3 + i] = (uint8_t)(escaped >> (8 * i));
-  for (uint32_t e = escaped; e; e &= e - 1) {
-    memcpy(p, x + __builtin_ctz(e), 4);
-    p += 4;
-  }
-  if (short_first && w > 0 && 7 + 4 * nesc + 8 * ((31 * (w + 1) + 63) / 64) <= FAST_ROOM)
+#ifdef HAVE_AVX2_PATH
+  if (from32)
+    p = copy_escaped_avx2(x, escaped, p);
+  else
+#endif
+    for (uint32_t e = escaped; e; e &= e - 1) {
+      memcpy(p, x + __builtin_ctz(e), 4);
+      p += 4;
+    }
+  if (from32 && w > 0 && 7 + 4 * nesc + 8 * ((31 * (w + 1) + 63) / 64) <= FAST_ROOM)
     put31_at[w]((uint32_t)u0, u, w0, p);
   else
     put_payload(u0, u, w, w0, p); /* size < 129: the words end within FAST_ROOM */
