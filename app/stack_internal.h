@@ -365,6 +365,10 @@ typedef struct gzs_acc {
   int64_t *codes;
   double step;
   int overflow;
+  /* init: the values initialise the accumulator's points instead of joining
+   * them (the rank's first snapshot: sum / mean / max / min only); x may
+   * then be acc + off itself (read in place, no reading buffer) */
+  int init;
 } gzs_acc_t;
 
 /* --reproducible: the code array of an accumulator for op (sum / mean:
