@@ -238,6 +238,7 @@ static int stack_one(const gzs_opts_t *o, const gzs_opts_t *all, const gzs_run_t
       return -1;
     phase_end(clock, &r->t, &r->t.accumulate);
     gzs_progress(o, r, 0, "read %llu snapshots, reducing", (unsigned long long)r->nsnap);
+    r->out_on_rank0 = 1; /* the other ranks neither write nor render */
     if (gzs_reduce(o, r, comm, err, errlen) != 0)
       return -1;
     phase_end(clock, &r->t, &r->t.result);

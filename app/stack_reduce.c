@@ -163,7 +163,7 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
     if (f32)
       f32[i] = (float)v;
   }
-  if (!f32)
+  if (!f32 && r->out)
     memcpy(r->out, r->result, sizeof(double) * M);
   in = (gzs_claim_in_t){.op = o->op,
                         .dtype = r->dtype,
@@ -332,6 +332,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
    * three (fresh pages cost the kernel about as much as the work on them) */
   int in_place = !repro && !o->verify;
   int field_in_place = in_place && !r->moment_pass; /* finish_result: r->result NULL */
+  int need_out = !r->out_on_rank0 || r->rank == 0;
   double t_setup;
 
   if (gzs_agree_counts(r, comm) != 0)
@@ -346,8 +347,9 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
     r->reduced = malloc(sizeof(double) * M + 1);
   }
   r->result = field_in_place ? NULL : malloc(sizeof(double) * M + 1);
-  r->out = malloc(gz_dtype_size(r->dtype) * M + 1);
-  if (gzs_agree(comm, !r->reduced || (!r->result && !field_in_place) || !r->out,
+  r->out = need_out ? malloc(gz_dtype_size(r->dtype) * M + 1) : NULL;
+  if (gzs_agree(comm,
+                !r->reduced || (!r->result && !field_in_place) || (need_out && !r->out),
                 "out of memory for the result"))
     return -1;
   if (repro) {
