@@ -83,6 +83,7 @@ void gzs_acc_init(gzs_acc_t *s, gzs_op_t op, double *acc, uint32_t **counts,
   s->codes = NULL;
   s->step = 0.0;
   s->overflow = 0;
+  s->init = 0;
 }
 
 int gzs_acc_codes(const gzs_opts_t *o, gzs_run_t *r, gzs_acc_t *s, uint64_t nterms) {
@@ -151,13 +152,50 @@ static int start_counts(gzs_acc_t *s, size_t p) {
   return 0;
 }
 
+/* What a point of an accumulator for op holds before its first sample
+ * (gzs_acc_alloc). */
+static double no_sample(gzs_op_t op) {
+  return op == GZS_OP_MAX || op == GZS_OP_MIN ? NAN : 0.0;
+}
+
+/* The common case of a sum (or mean) in one tight loop: no counts yet, no
+ * weights, squares, codes or mask bits. It stops at the first missing value
+ * and returns how many values it took; the general loop goes on from
+ * there. The same arithmetic as the general loop: a first snapshot's
+ * 0.0 + v is what adding it to a fresh accumulator's zeros gives. */
+static size_t sum_while_valid(gzs_acc_t *s, const double *x, double *acc, size_t n,
+                              int has_fill, double fill) {
+  double lo = s->lo, hi = s->hi;
+  int zero_missing = s->zero_missing, init = s->init;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double v = x[i];
+    if (!isfinite(v) || (has_fill && v == fill) || (zero_missing && v == 0))
+      break;
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    acc[i] = (init ? 0.0 : acc[i]) + v; /* x may be acc itself under init */
+  }
+  s->lo = lo;
+  s->hi = hi;
+  return i;
+}
+
 int gzs_accumulate(gzs_acc_t *s, const double *x, size_t off, size_t n, int has_fill,
                    double fill, const unsigned char *bits) {
-  double *acc = s->acc + off, lo = s->lo, hi = s->hi;
-  for (size_t i = 0; i < n; i++) {
+  double *acc = s->acc + off, lo, hi;
+  size_t i = 0;
+  if ((s->op == GZS_OP_SUM || s->op == GZS_OP_MEAN) && !s->square && !s->wsum &&
+      !s->codes && !bits && !*s->counts)
+    i = sum_while_valid(s, x, acc, n, has_fill, fill);
+  lo = s->lo;
+  hi = s->hi;
+  for (; i < n; i++) {
     double v = x[i];
     int valid = isfinite(v) && !(has_fill && v == fill) && !(s->zero_missing && v == 0) &&
                 !(bits && (bits[i >> 3] >> (i & 7) & 1));
+    if (s->init) /* v is read: the point starts empty, then v joins it below */
+      acc[i] = no_sample(s->op);
     if (!valid) {
       if (!*s->counts && start_counts(s, off + i) != 0)
         return -1;

@@ -192,7 +192,9 @@ typedef struct gzs_run {
   double e_allreduce; /* bound given to gz_allreduce (its error_bound) */
   double *reduced;    /* compressed allreduce result (sum / max / min) */
   double *result;     /* final field in double (fill = NaN) */
-  void *out;          /* result in the output dtype */
+  void *out;          /* result in the output dtype (NULL on ranks other than 0 under
+                         out_on_rank0) */
+  int out_on_rank0;   /* only rank 0 needs out (the plain stack: rank 0 writes) */
   gz_report_t ar;     /* aggregated over slabs */
   gz_report_t sc;     /* scatter, aggregated (root read) */
   int have_scatter;
@@ -365,6 +367,10 @@ typedef struct gzs_acc {
   int64_t *codes;
   double step;
   int overflow;
+  /* init: the values initialise the accumulator's points instead of joining
+   * them (the rank's first snapshot: sum / mean / max / min only); x may
+   * then be acc + off itself (read in place, no reading buffer) */
+  int init;
 } gzs_acc_t;
 
 /* --reproducible: the code array of an accumulator for op (sum / mean:

@@ -32,7 +32,12 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   size_t slab = gzs_slab_values(o), M = r->npoints;
   size_t part = slab < GZS_READ_VALUES ? slab : GZS_READ_VALUES,
          blen = M < part ? M : part;
-  double *buf = malloc(sizeof(double) * blen + 1);
+  /* The rank's first snapshot is read straight into the accumulator, which
+   * it initialises (no copy, no reading buffer for a single snapshot) */
+  int can_init = o->op == GZS_OP_SUM || o->op == GZS_OP_MEAN || o->op == GZS_OP_MAX ||
+                 o->op == GZS_OP_MIN;
+  int need_buf = !can_init || r->my_count > 1;
+  double *buf = need_buf ? malloc(sizeof(double) * blen + 1) : NULL;
   gzs_acc_t s;
   uint64_t mine_lo = r->my_first, mine_hi = r->my_first + r->my_count;
   int failed = 0;
@@ -44,7 +49,7 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
   s.wsum = r->snap_w ? &r->wsum : NULL;
   s.wsq = r->snap_w && r->moment_pass ? &r->wsq : NULL;
   s.zero_missing = o->normalize_live;
-  if (!buf || !s.acc || gzs_acc_codes(o, r, &s, r->nsnap) != 0) {
+  if ((need_buf && !buf) || !s.acc || gzs_acc_codes(o, r, &s, r->nsnap) != 0) {
     snprintf(err, errlen, "out of memory for snapshots of %zu values", M);
     failed = 1;
   }
@@ -67,17 +72,18 @@ static int read_parallel(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char 
     }
     for (uint64_t g = a; g < b && !failed; g++) {
       s.w = r->snap_w ? r->snap_w[g] : 1.0;
+      s.init = can_init && s.done == 0;
       for (size_t off = 0; off < M && !failed; off += blen) {
         size_t n = M - off < blen ? M - off : blen;
-        double t0 = MPI_Wtime();
-        if (gzs_read_part(rd, gzs_file_record(fi, g - fi->first), off, n, M, buf, err,
+        double t0 = MPI_Wtime(), *x = s.init ? s.acc + off : buf;
+        if (gzs_read_part(rd, gzs_file_record(fi, g - fi->first), off, n, M, x, err,
                           errlen) != 0) {
           failed = 1;
           break;
         }
         r->t.read += MPI_Wtime() - t0;
-        gzs_scale(o, g, buf, n, fi->has_fill, fi->fill); /* --scale */
-        if (gzs_accumulate(&s, buf, off, n, fi->has_fill, fi->fill, NULL) != 0) {
+        gzs_scale(o, g, x, n, fi->has_fill, fi->fill); /* --scale */
+        if (gzs_accumulate(&s, x, off, n, fi->has_fill, fi->fill, NULL) != 0) {
           snprintf(err, errlen, "out of memory for the per-point counts");
           failed = 1;
         }

@@ -146,21 +146,25 @@ static void finish_result(const gzs_opts_t *o, gzs_run_t *r) {
   gzs_claim_in_t in;
   gzs_claim_t claim;
   double maxabs = 0;
+  float *f32 = r->dtype == GZ_FLOAT32 ? r->out : NULL;
   if (!r->result) { /* in place: nothing reads the reduced values later */
     r->result = r->reduced;
     r->reduced = NULL;
   }
-  gzs_finish_field(o, r, r->reduced ? r->reduced : r->result, r->result);
-  for (size_t i = 0; i < M; i++)
-    if (isfinite(r->result[i]) && fabs(r->result[i]) > maxabs)
-      maxabs = fabs(r->result[i]);
-  if (r->dtype == GZ_FLOAT32) {
-    float *f = r->out;
-    for (size_t i = 0; i < M; i++)
-      f[i] = (float)r->result[i];
-  } else {
-    memcpy(r->out, r->result, sizeof(double) * M);
+  /* in place, a sum / max / min of every snapshot at every point (no
+   * counts, no weights) already is the field */
+  if (r->reduced || o->op == GZS_OP_MEAN || r->counts || r->snap_w || r->nsnap == 0)
+    gzs_finish_field(o, r, r->reduced ? r->reduced : r->result, r->result);
+  /* one pass: the largest finite |value| and the output type */
+  for (size_t i = 0; i < M; i++) {
+    double v = r->result[i], a = fabs(v);
+    if (a > maxabs && isfinite(v))
+      maxabs = a;
+    if (f32)
+      f32[i] = (float)v;
   }
+  if (!f32 && r->out)
+    memcpy(r->out, r->result, sizeof(double) * M);
   in = (gzs_claim_in_t){.op = o->op,
                         .dtype = r->dtype,
                         .ar_bound = r->ar_bound,
@@ -328,6 +332,7 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
    * three (fresh pages cost the kernel about as much as the work on them) */
   int in_place = !repro && !o->verify;
   int field_in_place = in_place && !r->moment_pass; /* finish_result: r->result NULL */
+  int need_out = !r->out_on_rank0 || r->rank == 0;
   double t_setup;
 
   if (gzs_agree_counts(r, comm) != 0)
@@ -342,8 +347,9 @@ int gzs_reduce(const gzs_opts_t *o, gzs_run_t *r, MPI_Comm comm, char *err,
     r->reduced = malloc(sizeof(double) * M + 1);
   }
   r->result = field_in_place ? NULL : malloc(sizeof(double) * M + 1);
-  r->out = malloc(gz_dtype_size(r->dtype) * M + 1);
-  if (gzs_agree(comm, !r->reduced || (!r->result && !field_in_place) || !r->out,
+  r->out = need_out ? malloc(gz_dtype_size(r->dtype) * M + 1) : NULL;
+  if (gzs_agree(comm,
+                !r->reduced || (!r->result && !field_in_place) || (need_out && !r->out),
                 "out of memory for the result"))
     return -1;
   if (repro) {
