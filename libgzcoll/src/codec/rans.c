@@ -30,6 +30,10 @@
 #define PROB_BITS 14
 #define PROB_SCALE (1u << PROB_BITS)
 #define RANS_L (1u << 23)
+/* The symbol pass asks for the residuals this far ahead (2 KiB): it waited
+ * on memory (the 16 MB of a chunk's residuals are not in cache), 10-20 %
+ * less with the hint */
+#define PREFETCH 256
 
 static void put32le(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
@@ -219,6 +223,8 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
    * once per eight */
   for (; i + 8 <= n; i += 8) {
     const uint64_t *g = u + i;
+    if (i + PREFETCH + 8 <= n)
+      __builtin_prefetch(g + PREFETCH);
     uint64_t all = g[0] | g[1] | g[2] | g[3] | g[4] | g[5] | g[6] | g[7];
     if (all < 16) {
       for (unsigned j = 0; j < 8; j++) {
