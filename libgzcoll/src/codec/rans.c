@@ -44,6 +44,37 @@ static uint32_t get32le(const uint8_t *p) {
          (uint32_t)p[3] << 24;
 }
 
+static inline void store16be(uint8_t *p, uint16_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap16(v);
+  memcpy(p, &v, 2); /* one store */
+#else
+  p[0] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)v;
+#endif
+}
+
+static inline void store64le(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 8); /* one store */
+#else
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+/* The high 64 bits of a 64 x 64-bit product (one instruction on x86-64). */
+static inline uint64_t mulhi64(uint64_t a, uint64_t b) {
+#ifdef __SIZEOF_INT128__
+  return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#else
+  uint64_t lo = (a & 0xffffffffu) * (b & 0xffffffffu), m1 = (a >> 32) * (b & 0xffffffffu),
+           m2 = (a & 0xffffffffu) * (b >> 32);
+  uint64_t mid = (lo >> 32) + (m1 & 0xffffffffu) + (m2 & 0xffffffffu);
+  return (a >> 32) * (b >> 32) + (m1 >> 32) + (m2 >> 32) + (mid >> 32);
+#endif
+}
+
 /* Frequencies summing to PROB_SCALE, every present symbol at least 1. */
 static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
   uint32_t sum = 0, big = 0;
@@ -98,24 +129,16 @@ typedef struct enc_tab {
  * state needs it. */
 static inline uint32_t enc_put(uint32_t x, const enc_tab_t *t, unsigned s, uint8_t **rp) {
   uint32_t q, xmax = t->xmax[s];
-  /* bytes to emit: one when x >= xmax, two when x >= 256 xmax (both
-   * compared at once, so the state's chain is short) */
-  unsigned b = (unsigned)(x >= xmax) + (unsigned)((uint64_t)x >= (uint64_t)xmax << 8);
-  (*rp)[-1] = (uint8_t)x;
-  (*rp)[-2] = (uint8_t)(x >> 8);
+  /* bytes to emit: one when x >= xmax, two when x >= 256 xmax, that is
+   * x / 256 >= xmax (both compared at once, so the state's chain is short);
+   * the two candidates, x's low byte at rp[-1] and the next at rp[-2], in
+   * one store */
+  unsigned b = (unsigned)(x >= xmax) + (unsigned)((x >> 8) >= xmax);
+  store16be(*rp - 2, (uint16_t)x);
   *rp -= b;
   x >>= 8 * b; /* a shift, not a select: selects became mispredicted branches */
-  q = (uint32_t)(((unsigned __int128)x * t->rcp[s]) >> 64);
+  q = (uint32_t)mulhi64(x, t->rcp[s]);
   return x + t->bias[s] + q * t->cmpl[s];
-}
-
-static inline void store64le(uint8_t *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  memcpy(p, &v, 8); /* one store */
-#else
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-#endif
 }
 
 /* The raw-bit writer of the encoder: whole bytes are stored after every
