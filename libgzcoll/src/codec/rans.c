@@ -18,13 +18,22 @@
  * then the renormalisation bytes in decoding order. The decoder checks every
  * bound and that every state ends where the encoder started.
  */
+#include "codec/chunk2.h"
 #include "codec/entropy.h"
 
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
 
 #define PROB_BITS 14
 #define PROB_SCALE (1u << PROB_BITS)
 #define RANS_L (1u << 23)
+/* The symbol pass asks for the residuals this far ahead (2 KiB): it waited
+ * on memory (the 16 MB of a chunk's residuals are not in cache), 10-20 %
+ * less with the hint */
+#define PREFETCH 256
 
 static void put32le(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
@@ -33,6 +42,37 @@ static void put32le(uint8_t *p, uint32_t v) {
 static uint32_t get32le(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
          (uint32_t)p[3] << 24;
+}
+
+static inline void store16be(uint8_t *p, uint16_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap16(v);
+  memcpy(p, &v, 2); /* one store */
+#else
+  p[0] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)v;
+#endif
+}
+
+static inline void store64le(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 8); /* one store */
+#else
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+/* The high 64 bits of a 64 x 64-bit product (one instruction on x86-64). */
+static inline uint64_t mulhi64(uint64_t a, uint64_t b) {
+#ifdef __SIZEOF_INT128__
+  return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#else
+  uint64_t lo = (a & 0xffffffffu) * (b & 0xffffffffu), m1 = (a >> 32) * (b & 0xffffffffu),
+           m2 = (a & 0xffffffffu) * (b >> 32);
+  uint64_t mid = (lo >> 32) + (m1 & 0xffffffffu) + (m2 & 0xffffffffu);
+  return (a >> 32) * (b >> 32) + (m1 >> 32) + (m2 >> 32) + (mid >> 32);
+#endif
 }
 
 /* Frequencies summing to PROB_SCALE, every present symbol at least 1. */
@@ -69,39 +109,107 @@ static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
  * symbol: a state below 2^31 keeps at least 17 bits) and states */
 size_t gz_res_rans_max(size_t n) { return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 16; }
 
-/* 16 bytes, so that an entry is one aligned load and its index a shift */
-typedef struct enc_sym {
-  uint32_t xmax, rcp;
-  uint16_t start, cmpl; /* below 2^14, at most 2^14 - 1 */
-  uint32_t shift;
-} enc_sym_t;
+/* The encoder's table, an array per field, so that a symbol indexes each
+ * directly (scaled addressing, no index arithmetic) */
+typedef struct enc_tab {
+  uint64_t rcp[256];  /* x / f = (x * rcp) >> 64 (f = 1: x - 1, see bias) */
+  uint32_t xmax[256]; /* 2^17 f: renormalise from here */
+  uint16_t bias[256]; /* start (+ 2^14 - 1 when f = 1) */
+  uint16_t cmpl[256]; /* 2^14 - f */
+} enc_tab_t;
 
-/* One symbol into state x: renormalise (bytes written backwards at *rp, at
+/* Symbol s into state x: renormalise (bytes written backwards at *rp, at
  * most two since x < 2^31 and xmax >= 2^17), then x = (x / f) * 2^14 + x % f
- * + start, the division by reciprocal. Branch-free: a byte is always
- * stored below *rp and kept only when the state needs it. */
-static inline uint32_t enc_put(uint32_t x, const enc_sym_t *e, uint8_t **rp) {
-  uint32_t q;
-  /* bytes to emit: one when x >= xmax, two when x >= 256 xmax (both
-   * compared at once, so the state's chain is short) */
-  unsigned b =
-      (unsigned)(x >= e->xmax) + (unsigned)((uint64_t)x >= (uint64_t)e->xmax << 8);
-  (*rp)[-1] = (uint8_t)x;
-  (*rp)[-2] = (uint8_t)(x >> 8);
+ * + start = x + start + (x / f) (2^14 - f). The division is the high half of
+ * a 64 x 64-bit product by rcp = ceil(2^64 / f), exact for x < 2^31 (the
+ * excess x (rcp - 2^64 / f) / 2^64 < 2^-33 never reaches the next integer,
+ * as x / f is at most 1 - 2^-14 above one); f = 1 has no such rcp, takes
+ * 2^64 - 1 (a quotient of x - 1) and its bias adds the missing 2^14 - 1.
+ * Branch-free: a byte is always stored below *rp and kept only when the
+ * state needs it. */
+static inline uint32_t enc_put(uint32_t x, const enc_tab_t *t, unsigned s, uint8_t **rp) {
+  uint32_t q, xmax = t->xmax[s];
+  /* bytes to emit: one when x >= xmax, two when x >= 256 xmax, that is
+   * x / 256 >= xmax (both compared at once, so the state's chain is short);
+   * the two candidates, x's low byte at rp[-1] and the next at rp[-2], in
+   * one store */
+  unsigned b = (unsigned)(x >= xmax) + (unsigned)((x >> 8) >= xmax);
+  store16be(*rp - 2, (uint16_t)x);
   *rp -= b;
-  x >>= 8 * b;
-  q = (uint32_t)(((uint64_t)x * e->rcp) >> e->shift);
-  return x + e->start + q * e->cmpl;
+  x >>= 8 * b; /* a shift, not a select: selects became mispredicted branches */
+  q = (uint32_t)mulhi64(x, t->rcp[s]);
+  return x + t->bias[s] + q * t->cmpl[s];
 }
 
-static inline void store64le(uint8_t *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  memcpy(p, &v, 8); /* one store */
-#else
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-#endif
+/* The raw-bit writer of the encoder: whole bytes are stored after every
+ * residual (at most 7 bits stay in acc), a short chain from one residual to
+ * the next where a flush of 32 bits when due was a longer one. */
+typedef struct bitw {
+  uint8_t *rp;
+  uint64_t acc;
+  unsigned nbits;
+} bitw_t;
+
+/* k <= 57 bits v into w (at most 7 are pending), its whole bytes out */
+static inline void bitw_put(bitw_t *w, uint64_t v, unsigned k) {
+  w->acc |= v << w->nbits;
+  w->nbits += k;
+  store64le(w->rp, w->acc);
+  w->rp += w->nbits >> 3;
+  w->acc >>= w->nbits & ~7u;
+  w->nbits &= 7;
 }
+
+/* The symbol of residual v (v itself below 16; else 16 + 4 (nb - 5) + the
+ * two bits after its leading one, nb its bit length) and its nb - 3 raw
+ * bits below those into w. Branch-free: residuals below and above 16 mix
+ * on real fields, and branches on them were mispredicted (half of this
+ * pass on TREFHT). */
+static inline unsigned sym_raw(uint64_t v, bitw_t *w) {
+  unsigned nb = 64u - (unsigned)__builtin_clzll(v | 16);
+  unsigned big = 0u - (unsigned)(v >= 16); /* all ones when v >= 16 */
+  unsigned s = ((16 + 4 * (nb - 5) + (unsigned)((v >> (nb - 3)) & 3)) & big) |
+               ((unsigned)v & ~big);
+  unsigned k = (nb - 3) & big; /* raw bits below the two after the top */
+  v &= (1ull << k) - 1;
+  if (k > 32) { /* rare: residuals of 2^35 and more */
+    bitw_put(w, v & 0xffffffffu, 32);
+    v >>= 32;
+    k -= 32;
+  }
+  bitw_put(w, v, k);
+  return s;
+}
+
+/* Eight residuals below 2^52 with at least one of 16 or more, in AVX2:
+ * their symbols into s and their raw bits (k[j] of them, up to 49) into
+ * r, for the caller's writer. A residual v of 16 or more, as a double
+ * (exact below 2^52: v in the mantissa of 2^52 + v, minus 2^52), has its
+ * bit length minus one in the exponent and the two bits after its leading
+ * one at the top of the mantissa, so that (bits >> 50) - 4092 is its symbol
+ * 16 + 4 (nb - 5) + top and (bits >> 52) - 1025 its raw-bit count nb - 3:
+ * the same symbols and bits as sym_raw. */
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static void group_avx2(const uint64_t *g, uint64_t s[8],
+                                                       uint64_t r[8], uint64_t k[8]) {
+  const __m256i magic = _mm256_set1_epi64x(0x4330000000000000ll),
+                sixteen = _mm256_set1_epi64x(16), one = _mm256_set1_epi64x(1);
+  for (int h = 0; h < 2; h++) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)(g + 4 * h));
+    __m256d d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(v, magic)),
+                              _mm256_castsi256_pd(magic));
+    __m256i bits = _mm256_castpd_si256(d);
+    __m256i big = _mm256_cmpgt_epi64(v, _mm256_sub_epi64(sixteen, one)); /* v >= 16 */
+    __m256i sym = _mm256_sub_epi64(_mm256_srli_epi64(bits, 50), _mm256_set1_epi64x(4092));
+    __m256i nk = _mm256_and_si256(
+        _mm256_sub_epi64(_mm256_srli_epi64(bits, 52), _mm256_set1_epi64x(1025)), big);
+    __m256i raw = _mm256_and_si256(v, _mm256_sub_epi64(_mm256_sllv_epi64(one, nk), one));
+    _mm256_storeu_si256((__m256i *)(s + 4 * h), _mm256_blendv_epi8(v, sym, big));
+    _mm256_storeu_si256((__m256i *)(r + 4 * h), raw);
+    _mm256_storeu_si256((__m256i *)(k + 4 * h), nk);
+  }
+}
+#endif
 
 /* The bit-packed size of a block whose residuals OR to all (entropy.c's
  * gz_res_packed_size, block by block). */
@@ -115,84 +223,73 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   uint32_t count[4][256]; /* chunks hold at most 2^24 values */
   size_t cnt[256];
   uint32_t f[256];
-  enc_sym_t tab[256];
+  enc_tab_t tab;
   uint8_t *p = out, *raw, *rp, *end;
-  uint64_t acc = 0, blk = 0; /* blk: OR of the current block of 32 */
-  unsigned nbits = 0;
+  uint64_t blk = 0; /* OR of the current block of 32 */
+  bitw_t bw;
+  size_t i = 0;
   size_t psize = 0;
+  int simd = gz_chunk2_simd(-1);
   uint32_t x[4] = {RANS_L, RANS_L, RANS_L, RANS_L}, cum = 0;
   size_t rlen;
   unsigned m = states == 4 ? 3 : 1; /* S - 1 */
 
-  /* symbols and raw bits: the raw bits go into a 64-bit accumulator whose
-   * whole bytes are stored after each residual (the same LSB-first bytes as
-   * bit by bit);
-   * four histograms, so that runs of one symbol do not serialise on one
-   * counter */
+  /* symbols and raw bits (sym_raw); four histograms, so that runs of one
+   * symbol do not serialise on one counter */
   memset(count, 0, sizeof count);
   raw = out + 32 + 3 * 256 + 4; /* provisional: moved after the table below */
-  rp = raw;
-  for (size_t i = 0; i < n; i++) {
-    /* eight residuals below 16 (most of a smooth field's): symbols only,
-     * no raw bits */
-    if (i + 8 <= n && (i & 7) == 0 &&
-        (u[i] | u[i + 1] | u[i + 2] | u[i + 3] | u[i + 4] | u[i + 5] | u[i + 6] |
-         u[i + 7]) < 16) {
-      for (size_t j = i; j < i + 8; j++) {
-        syms[j] = (uint8_t)u[j];
-        count[j & 3][u[j]]++;
-        blk |= u[j];
+  bw.rp = raw;
+  bw.acc = 0;
+  bw.nbits = 0;
+  /* eight residuals at a time: when all are below 16 (most of a smooth
+   * field's) symbols only, no raw bits; the block OR for the packed size
+   * once per eight */
+  for (; i + 8 <= n; i += 8) {
+    const uint64_t *g = u + i;
+    if (i + PREFETCH + 8 <= n)
+      __builtin_prefetch(g + PREFETCH);
+    uint64_t all = g[0] | g[1] | g[2] | g[3] | g[4] | g[5] | g[6] | g[7];
+    if (all < 16) {
+      for (unsigned j = 0; j < 8; j++) {
+        syms[i + j] = (uint8_t)g[j];
+        count[j & 3][g[j]]++;
       }
-      i += 7;
-      if ((i & 31) == 31) {
-        psize += packed_block(blk, 32);
-        blk = 0;
+#ifdef HAVE_AVX2_PATH
+    } else if (simd && all >> 52 == 0) {
+      uint64_t s8[8], r8[8], k8[8];
+      group_avx2(g, s8, r8, k8);
+      for (unsigned j = 0; j < 8; j++) {
+        syms[i + j] = (uint8_t)s8[j];
+        count[j & 3][s8[j]]++;
+        bitw_put(&bw, r8[j], (unsigned)k8[j]);
       }
-      continue;
+#endif
+    } else {
+      for (unsigned j = 0; j < 8; j++) {
+        unsigned s = sym_raw(g[j], &bw);
+        syms[i + j] = (uint8_t)s;
+        count[j & 3][s]++;
+      }
     }
-    /* branch-free: residuals below and above 16 mix on real fields, and
-     * the branches on them were mispredicted (half of this pass on TREFHT) */
-    uint64_t v = u[i];
-    blk |= v;
-    if ((i & 31) == 31) {
+    blk |= all;
+    if ((i & 31) == 24) {
       psize += packed_block(blk, 32);
       blk = 0;
     }
-    unsigned nb = 64u - (unsigned)__builtin_clzll(v | 16);
-    unsigned big = 0u - (unsigned)(v >= 16); /* all ones when v >= 16 */
-    unsigned s = ((16 + 4 * (nb - 5) + (unsigned)((v >> (nb - 3)) & 3)) & big) |
-                 ((unsigned)v & ~big);
-    unsigned k = (nb - 3) & big; /* raw bits below the two after the top */
+  }
+  for (; i < n; i++) {
+    unsigned s = sym_raw(u[i], &bw);
     syms[i] = (uint8_t)s;
     count[i & 3][s]++;
-    v &= (1ull << k) - 1;
-    if (k > 32) { /* rare: residuals of 2^35 and more */
-      acc |= (v & 0xffffffffu) << nbits;
-      nbits += 32;
-      v >>= 32;
-      k -= 32;
-      store64le(rp, acc);
-      rp += nbits >> 3;
-      acc >>= nbits & ~7u;
-      nbits &= 7;
-    }
-    /* the whole bytes out after every residual (at most 7 bits are left,
-     * so k <= 32 more fit): a short chain from one residual to the next,
-     * where a flush of 32 bits when due was a longer one */
-    acc |= v << nbits;
-    nbits += k;
-    store64le(rp, acc);
-    rp += nbits >> 3;
-    acc >>= nbits & ~7u;
-    nbits &= 7;
+    blk |= u[i];
   }
   if (n & 31)
     psize += packed_block(blk, n & 31);
   if (packed)
     *packed = psize;
-  if (nbits > 0)
-    *rp++ = (uint8_t)acc;
-  rlen = (size_t)(rp - raw);
+  if (bw.nbits > 0)
+    *bw.rp++ = (uint8_t)bw.acc;
+  rlen = (size_t)(bw.rp - raw);
   for (int s = 0; s < 256; s++)
     cnt[s] = count[0][s] + count[1][s] + count[2][s] + count[3][s];
 
@@ -205,16 +302,11 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   p += 32;
   for (int s = 0; s < 256; s++) {
     if (f[s]) {
-      /* x / f = (x * rcp) >> (31 + sh) for every x < 2^31 */
-      unsigned sh = 0;
       p += gz_varint_put(f[s], p);
-      while ((1u << sh) < f[s])
-        sh++;
-      tab[s].start = (uint16_t)cum;
-      tab[s].xmax = ((RANS_L >> PROB_BITS) << 8) * f[s];
-      tab[s].rcp = (uint32_t)(((1ull << (31 + sh)) + f[s] - 1) / f[s]);
-      tab[s].cmpl = (uint16_t)(PROB_SCALE - f[s]);
-      tab[s].shift = 31 + sh;
+      tab.xmax[s] = ((RANS_L >> PROB_BITS) << 8) * f[s];
+      tab.rcp[s] = f[s] > 1 ? ((~0ull) / f[s]) + 1 : ~0ull; /* ceil(2^64 / f) */
+      tab.bias[s] = (uint16_t)(cum + (f[s] == 1 ? PROB_SCALE - 1 : 0));
+      tab.cmpl[s] = (uint16_t)(PROB_SCALE - f[s]);
       cum += f[s];
     }
   }
@@ -228,20 +320,20 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   rp = end;
   /* symbol i goes to state i mod S, the last symbol first; the states are
    * scalars in the unrolled loops, so that their chains overlap */
+  i = n;
   {
-    size_t i = n;
     while (i & m) {
       i--;
-      x[i & m] = enc_put(x[i & m], &tab[syms[i]], &rp);
+      x[i & m] = enc_put(x[i & m], &tab, syms[i], &rp);
     }
     if (states == 4) {
       uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
       while (i > 0) {
         i -= 4;
-        x3 = enc_put(x3, &tab[syms[i + 3]], &rp);
-        x2 = enc_put(x2, &tab[syms[i + 2]], &rp);
-        x1 = enc_put(x1, &tab[syms[i + 1]], &rp);
-        x0 = enc_put(x0, &tab[syms[i]], &rp);
+        x3 = enc_put(x3, &tab, syms[i + 3], &rp);
+        x2 = enc_put(x2, &tab, syms[i + 2], &rp);
+        x1 = enc_put(x1, &tab, syms[i + 1], &rp);
+        x0 = enc_put(x0, &tab, syms[i], &rp);
       }
       {
         const uint32_t fin[4] = {x0, x1, x2, x3};
@@ -250,8 +342,8 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
     } else { /* two states: coding 3, no longer written but by tests */
       while (i > 0) {
         i -= 2;
-        x[1] = enc_put(x[1], &tab[syms[i + 1]], &rp);
-        x[0] = enc_put(x[0], &tab[syms[i]], &rp);
+        x[1] = enc_put(x[1], &tab, syms[i + 1], &rp);
+        x[0] = enc_put(x[0], &tab, syms[i], &rp);
       }
     }
   }
