@@ -413,6 +413,34 @@ GZ_VINLINE size_t vline(vctx_t *restrict c, size_t base, size_t k, size_t end, s
   return k;
 }
 
+/* The sweep across planes (axis 0) at level h, by blocks of VBLOCK rows:
+ * every plane for one block before the next, so that the rows of the four
+ * neighbour planes stay in cache from one plane to the next (the sweep's
+ * points are independent: only their places in u, computed, depend on the
+ * order). simd: as vline. */
+#define VBLOCK 16
+GZ_VINLINE void vsweep0(vctx_t *restrict c, const size_t d[3], size_t h, const int f64,
+                        const int simd) {
+  size_t plane = d[1] * d[2], ni = (d[0] - h + 2 * h - 1) / (2 * h);
+  size_t nj = (d[1] + 2 * h - 1) / (2 * h), nk = (d[2] + 2 * h - 1) / (2 * h);
+  uint32_t pos0 = c->pos;
+  ptrdiff_t o = (ptrdiff_t)(h * plane);
+  for (size_t jb = 0; jb < nj; jb += VBLOCK)
+    for (size_t ii = 0; ii < ni; ii++) {
+      size_t i = h + 2 * h * ii;
+      int mode = gz_interp_mode(i, h, d[0]);
+      for (size_t jj = jb; jj < nj && jj < jb + VBLOCK; jj++) {
+        size_t base = i * plane + 2 * h * jj * d[2];
+        c->pos = (uint32_t)(pos0 + (ii * nj + jj) * nk);
+        if (mode == 2)
+          vline(c, base, 0, d[2], 2 * h, o, 2, 0, 1, 0, f64, simd);
+        else
+          vline(c, base, 0, d[2], 2 * h, o, mode, 0, 1, 0, f64, simd);
+      }
+    }
+  c->pos = (uint32_t)(pos0 + ni * nj * nk);
+}
+
 GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
                         const int f64, const int simd) {
   size_t stride[3] = {d[1] * d[2], d[2], 1}, longest = d[0], top = 1;
@@ -431,6 +459,10 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
       ptrdiff_t o;
       if (d[a] <= h)
         continue;
+      if (simd && a == 0) { /* the encoder's: blocked */
+        vsweep0(c, d, h, f64, simd);
+        continue;
+      }
       o = (ptrdiff_t)(h * stride[a]);
       for (int k = 0; k < 3; k++) {
         start[k] = k == a ? h : 0;
