@@ -213,13 +213,15 @@ static void test_stream2(void) {
  * beyond the bound in float32 (escapes found only by the final check, which
  * send the row encoder back), shapes that are odd along every axis, rows
  * longer than its pieces of 256, and 2-D, 1-D and single-row boxes; the
- * count also equals the flags set. */
+ * count also equals the flags set. The AVX2 decoder (QINTERP four points at
+ * a time) writes the portable one's values bit for bit, from those bins
+ * and from hostile ones. */
 static void test_vpred(void) {
   static const size_t shapes[][3] = {{7, 33, 129},  {3, 5, 601}, {1, 41, 67},
                                      {1, 1, 20011}, {1, 1, 5},   {11, 9, 7}};
   static const double ebs[3] = {1e-1, 1e-4, 1e-7};
   enum { M = 7 * 33 * 129 };
-  static float x[M];
+  static float x[M], ya[M], yb[M];
   static uint64_t Ra[M], Rb[M], ua[M], ub[M];
   static uint8_t ea[M], eb8[M];
   for (int kind = 0; kind <= FIELD_COUNT; kind++)
@@ -250,6 +252,25 @@ static void test_vpred(void) {
                    "escapes (%zu, %zu flagged) are the portable one's (%zu)",
                    pk, kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
                    d[2], ebs[e], nb, flags, na);
+          /* and the decoders, on these bins and on hostile ones (any 64 bits,
+           * codes far beyond 2^51) */
+          for (int hostile = 0; hostile < 2; hostile++) {
+            if (hostile) {
+              gz_rng_t rng;
+              gz_rng_seed(&rng, 5 + n);
+              for (size_t i = 0; i < n; i++)
+                ua[i] = i % 5 ? ua[i] : gz_rng_next(&rng);
+            }
+            gz_chunk2_simd(0);
+            gz_vpred_decode(pk, 0, ua, d, ebs[e], Ra, ya);
+            gz_chunk2_simd(1);
+            gz_vpred_decode(pk, 0, ua, d, ebs[e], Rb, yb);
+            GZ_CHECK(!memcmp(ya, yb, n * sizeof *ya),
+                     "predictor %d, %s, %zux%zux%zu, eb %g%s: the AVX2 decoder's values "
+                     "are the portable one's",
+                     pk, kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
+                     d[2], ebs[e], hostile ? ", hostile bins" : "");
+          }
         }
   gz_chunk2_simd(-1);
 }

@@ -243,6 +243,42 @@ GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int
         c->nesc++;
       }
 }
+/* vvisit (decode, float32) on the points idx + j s, j = 0..3 (R stored as
+ * vvisit4_f32 does). Four with a code beyond 2^51 in magnitude (only from
+ * a hostile stream) go through vvisit, one by one. */
+GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int mode,
+                       int along, int keep) {
+  const __m256d shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  const __m256i one = _mm256_set1_epi64x(1);
+  __m256i p = vpred4(c->R + idx, o, s, mode, along), z, r;
+  float fs[4];
+  uint64_t rs[4], w[4];
+  z = _mm256_loadu_si256((const __m256i *)(const void *)(c->u + c->pos));
+  z = _mm256_xor_si256(
+      _mm256_srli_epi64(z, 1),
+      _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_and_si256(z, one)));
+  r = _mm256_add_epi64(p, _mm256_slli_epi64(z, 5));
+  _mm256_storeu_si256((__m256i *)(void *)w,
+                      _mm256_add_epi64(r, _mm256_set1_epi64x(INT64_C(1) << 51)));
+  if ((w[0] | w[1] | w[2] | w[3]) >> 52) {
+    for (size_t j = 0; j < 4; j++)
+      vvisit(c, idx + j * s, gz_interp_pred(c->R + idx + j * s, o, mode), 1, 0);
+    return;
+  }
+  _mm_storeu_ps(fs, _mm256_cvtpd_ps(
+                        _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(
+                                                        r, _mm256_castpd_si256(shift))),
+                                                    shift),
+                                      _mm256_set1_pd(c->unit))));
+  for (size_t j = 0; j < 4; j++)
+    ((float *)c->out)[idx + j * s] = fs[j];
+  if (keep) {
+    _mm256_storeu_si256((__m256i *)(void *)rs, r);
+    for (size_t j = 0; j < 4; j++)
+      c->R[idx + j * s] = rs[j];
+  }
+  c->pos += 4;
+}
 #undef GZ_V
 #endif
 
@@ -392,10 +428,11 @@ GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode
 /* Four points of a line at once where the AVX2 encoder is compiled in
  * (simd: a constant, 1 only in the float32 encoder instantiated for AVX2). */
 #ifdef HAVE_AVX2_PATH
-#define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide)                                 \
-  vvisit4_f32(c, idx, o, s, mode, along, keep, wide)
+#define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode)                         \
+  ((decode) ? vvisit4d_f32(c, idx, o, s, mode, along, keep)                              \
+            : vvisit4_f32(c, idx, o, s, mode, along, keep, wide))
 #else
-#define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide) ((void)0)
+#define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode) ((void)0)
 #endif
 
 /* The points k = k0, k0 + s, ... below end of the line at base, predicted
@@ -407,7 +444,7 @@ GZ_VINLINE size_t vline(vctx_t *restrict c, size_t base, size_t k, size_t end, s
                         const int f64, const int simd) {
   if (simd)
     for (; k + 3 * s < end; k += 4 * s)
-      GZ_VISIT4(c, base + k, o, s, mode, along, keep, s == 2 && k + 7 < end);
+      GZ_VISIT4(c, base + k, o, s, mode, along, keep, s == 2 && k + 7 < end, decode);
   for (; k < end; k += s)
     vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, mode), decode, f64);
   return k;
@@ -419,8 +456,8 @@ GZ_VINLINE size_t vline(vctx_t *restrict c, size_t base, size_t k, size_t end, s
  * points are independent: only their places in u, computed, depend on the
  * order). simd: as vline. */
 #define VBLOCK 16
-GZ_VINLINE void vsweep0(vctx_t *restrict c, const size_t d[3], size_t h, const int f64,
-                        const int simd) {
+GZ_VINLINE void vsweep0(vctx_t *restrict c, const size_t d[3], size_t h, const int decode,
+                        const int f64, const int simd) {
   size_t plane = d[1] * d[2], ni = (d[0] - h + 2 * h - 1) / (2 * h);
   size_t nj = (d[1] + 2 * h - 1) / (2 * h), nk = (d[2] + 2 * h - 1) / (2 * h);
   uint32_t pos0 = c->pos;
@@ -433,9 +470,9 @@ GZ_VINLINE void vsweep0(vctx_t *restrict c, const size_t d[3], size_t h, const i
         size_t base = i * plane + 2 * h * jj * d[2];
         c->pos = (uint32_t)(pos0 + (ii * nj + jj) * nk);
         if (mode == 2)
-          vline(c, base, 0, d[2], 2 * h, o, 2, 0, 1, 0, f64, simd);
+          vline(c, base, 0, d[2], 2 * h, o, 2, 0, 1, decode, f64, simd);
         else
-          vline(c, base, 0, d[2], 2 * h, o, mode, 0, 1, 0, f64, simd);
+          vline(c, base, 0, d[2], 2 * h, o, mode, 0, 1, decode, f64, simd);
       }
     }
   c->pos = (uint32_t)(pos0 + ni * nj * nk);
@@ -459,8 +496,8 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
       ptrdiff_t o;
       if (d[a] <= h)
         continue;
-      if (simd && a == 0) { /* the encoder's: blocked */
-        vsweep0(c, d, h, f64, simd);
+      if (simd && a == 0) { /* blocked */
+        vsweep0(c, d, h, decode, f64, simd);
         continue;
       }
       o = (ptrdiff_t)(h * stride[a]);
@@ -513,10 +550,11 @@ GZ_VINSTANCE(decode_f32, 1, 0, 0)
 GZ_VINSTANCE(decode_f64, 1, 1, 0)
 #ifdef HAVE_AVX2_PATH
 __attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
+    __attribute__((target("avx2"))) GZ_VINSTANCE(decode_f32_avx2, 1, 0, 1)
 #endif
 
-    size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3], double eb,
-                           uint64_t *R, uint64_t *u, uint8_t *esc) {
+        size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3],
+                               double eb, uint64_t *R, uint64_t *u, uint8_t *esc) {
   vctx_t c;
   memset(&c, 0, sizeof c);
   c.x = x;
@@ -546,5 +584,11 @@ void gz_vpred_decode(int kind, int f64, const uint64_t *u, const size_t d[3], do
   c.u = (uint64_t *)(uintptr_t)u;
   c.eb = eb;
   gz_vq_grid(eb, &c.unit, &c.inv_unit);
+#ifdef HAVE_AVX2_PATH
+  if (!f64 && gz_chunk2_simd(-1)) {
+    decode_f32_avx2(&c, kind, d);
+    return;
+  }
+#endif
   (f64 ? decode_f64 : decode_f32)(&c, kind, d);
 }
