@@ -51,6 +51,7 @@ typedef struct vctx {
   /* 32-bit (chunks hold at most 2^24 values): a size_t would share
    * uint64_t's type, so every store to R or u would reload it */
   uint32_t pos, nesc;
+  uint32_t point_pieces; /* QLORENZO's AVX2 encoder: pieces left to code point by point */
   double eb, unit, inv_unit, limit;
 } vctx_t;
 
@@ -290,11 +291,14 @@ GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, in
  * independent; (2) along the piece, the prediction, bin and reconstruction
  * of each point assuming it is not an escape (codes out of range, zeros and
  * subnormals go through vvisit there, exactly); (3) the bound check of
- * every reconstruction, independent. A point that fails the check (rare:
- * rounding at the edge of a bin) becomes an escape as in vvisit, and (2)
- * and (3) resume after it. Same bins, reconstructions and escapes as
- * vvisit point by point. */
+ * every reconstruction, independent. The first point that fails the check
+ * (rounding at the edge of a bin: rare, except on values beyond float32's
+ * resolution at the bound, where resuming the passes after each escape cost
+ * a pass per escape) becomes an escape as in vvisit, and the rest of the
+ * piece and the next VPOINT_PIECES pieces go through vvisit. Same bins,
+ * reconstructions and escapes as vvisit point by point. */
 #define VROW 256
+#define VPOINT_PIECES 8
 
 /* (double)(int64_t)q for |q| < 2^51, in operations that vectorise. */
 GZ_VINLINE double vq_to_double(uint64_t q) {
@@ -316,6 +320,15 @@ GZ_VINLINE uint8_t vspecial(double v, double inv_unit, double limit, double tiny
   return (uint8_t)((fabs(sh - GZ_RINT_SHIFT) <= limit ? 0 : 1) | (fabs(v) < tiny) << 1);
 }
 
+/* Whether the reconstruction of code r is within eb of v, in v's precision
+ * (|r| < 2^51: not a refused value's). */
+GZ_VINLINE int vclose(double v, uint64_t r, double unit, double eb, const int f64) {
+  double rv = vq_to_double(r) * unit;
+  if (!f64)
+    rv = (double)(float)rv;
+  return fabs(v - rv) <= eb;
+}
+
 GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t rowstep,
                              size_t planestep, uint64_t mu, uint64_t mb, const int f64) {
   uint64_t s[VROW], w[VROW];
@@ -331,7 +344,8 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
   uint8_t *restrict esc = c->esc + off;
   uint32_t nesc = c->nesc;
   for (size_t k0 = 0; k0 < n; k0 += VROW) {
-    size_t m = n - k0 < VROW ? n - k0 : VROW, from = 0, first = k0 ? 0 : 1;
+    size_t m = n - k0 < VROW ? n - k0 : VROW, first = k0 ? 0 : 1;
+    uint64_t prev = k0 ? R[k0 - 1] : 0, bad = 0;
     if (!k0) { /* the row's first point has no left neighbours */
       s[0] = (up[0] & mu) + (back[0] & mb) - (bu[0] & mub);
       spec[0] = vspecial(f64 ? xd[0] : (double)xf[0], inv_unit, limit, tiny, &w[0]);
@@ -342,10 +356,14 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
              (bu[g] & mub) + (bu[g - 1] & mub);
       spec[k] = vspecial(f64 ? xd[g] : (double)xf[g], inv_unit, limit, tiny, &w[k]);
     }
-    while (from < m) {
-      size_t f = m;
-      uint64_t prev = k0 + from ? R[k0 + from - 1] : 0, bad = 0;
-      for (size_t k = from; k < m; k++) { /* (2) */
+    if (c->point_pieces) { /* after a piece that failed a check */
+      c->point_pieces--;
+      for (size_t k = 0; k < m; k++) {
+        c->pos = (uint32_t)(off + k0 + k);
+        vvisit(c, off + k0 + k, s[k] + (k0 + k ? R[k0 + k - 1] : 0), 0, f64);
+      }
+    } else {
+      for (size_t k = 0; k < m; k++) { /* (2) */
         uint64_t p = s[k] + prev, t = w[k] - p;
         if (spec[k] == 1) { /* as vvisit: the bin 0, R the prediction */
           R[k0 + k] = prev = p;
@@ -363,37 +381,31 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
         R[k0 + k] = prev;
         u[k0 + k] = gz_pred_zigzag((uint64_t)((int64_t)t >> 5));
       }
-      for (size_t k = from; k < m; k++) { /* (3) */
-        size_t g = k0 + k;
-        double v = f64 ? xd[g] : (double)xf[g];
-        double rv = vq_to_double(R[g]) * unit; /* |R| < 2^51 unless special */
-        if (!f64)
-          rv = (double)(float)rv;
-        bad |= (uint64_t)(!(fabs(v - rv) <= eb)) & (uint64_t)(spec[k] == 0);
+      for (size_t k = 0; k < m; k++) /* (3) */
+        bad |= (uint64_t)!vclose(f64 ? xd[k0 + k] : (double)xf[k0 + k], R[k0 + k], unit,
+                                 eb, f64) &
+               (uint64_t)(spec[k] == 0);
+      if (bad) { /* the first point that failed: an escape, the rest again */
+        size_t f = 0;
+        c->point_pieces = VPOINT_PIECES;
+        while (spec[f] ||
+               vclose(f64 ? xd[k0 + f] : (double)xf[k0 + f], R[k0 + f], unit, eb, f64))
+          f++;
+        R[k0 + f] = s[f] + (k0 + f ? R[k0 + f - 1] : 0);
+        u[k0 + f] = 0;
+        esc[k0 + f] = 1;
+        memset(esc + k0 + f + 1, 0, m - f - 1);
+        for (size_t k = f + 1; k < m; k++) {
+          c->pos = (uint32_t)(off + k0 + k);
+          vvisit(c, off + k0 + k, s[k] + R[k0 + k - 1], 0, f64);
+        }
       }
-      if (!bad)
-        break;
-      for (size_t k = from; k < m && f == m; k++) {
-        double v = f64 ? xd[k0 + k] : (double)xf[k0 + k];
-        double rv = vq_to_double(R[k0 + k]) * unit;
-        if (!f64)
-          rv = (double)(float)rv;
-        if (!spec[k] && !(fabs(v - rv) <= eb))
-          f = k;
-      }
-      /* an escape: the bin 0, R the prediction; the points after it again
-       * (vvisit may have flagged some from a wrong prediction) */
-      R[k0 + f] = s[f] + (k0 + f ? R[k0 + f - 1] : 0);
-      u[k0 + f] = 0;
-      esc[k0 + f] = 1;
-      memset(esc + k0 + f + 1, 0, m - f - 1);
-      from = f + 1;
     }
     for (size_t k = 0; k < m; k++) /* the piece's escapes, counted once */
       nesc += esc[k0 + k];
   }
-  c->nesc = nesc;
   c->pos = (uint32_t)(off + n);
+  c->nesc = nesc;
 }
 
 GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode,
