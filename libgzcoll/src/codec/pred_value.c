@@ -19,12 +19,13 @@
  * stored verbatim by chunk2.c. All integer arithmetic wraps in uint64, so hostile streams
  * decode without undefined behaviour.
  *
- * The float32 encoder has a second instance compiled for AVX2 (chosen with
- * gz_chunk2_simd, as chunk2.c's quantizer): QINTERP four points of a line
- * at once (every prediction of a sweep reads only earlier sweeps), QLORENZO
- * row by row in passes that leave only the dependence on the previous point
- * serial. Both give the portable encoder's bins and escapes bit for bit
- * (the streams are the same bytes; tests/codec/test_codec_simd.c).
+ * The float32 encoder and decoder have second instances compiled for AVX2
+ * (chosen with gz_chunk2_simd, as chunk2.c's quantizer): QINTERP four
+ * points of a line at once (every prediction of a sweep reads only earlier
+ * sweeps), QLORENZO's encoder row by row in passes that leave only the
+ * dependence on the previous point serial (its decoder stays point by
+ * point). They give the portable instances' bins, escapes and values bit
+ * for bit (the streams are the same bytes; tests/codec/test_codec_simd.c).
  */
 #include "codec/predict.h"
 
