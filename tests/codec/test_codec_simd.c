@@ -7,12 +7,14 @@
  * the int32 code kernels, whose encoded bytes must equal those of the same
  * codes as int64; and format-2 streams (chunk2.c's quantizer, chosen with
  * gz_chunk2_simd) are the same bytes with either set, on every field of
- * codec_fields.h, odd lengths, several bounds. On a CPU without AVX2 the
+ * codec_fields.h, odd lengths, several bounds, and so are the value
+ * predictors' bins and escapes (pred_value.c). On a CPU without AVX2 the
  * test says so and skips. */
 #include "gz_test.h"
 
 #include "codec/chunk2.h"
 #include "codec/codec.h"
+#include "codec/predict.h"
 #include "codec_fields.h"
 
 #include <math.h>
@@ -200,6 +202,75 @@ static void test_stream2(void) {
                    field_names[kind], n, ebs[e], pred);
           free(a);
           free(b);
+        }
+  gz_chunk2_simd(-1);
+}
+
+/* The value predictors (pred_value.c; QLORENZO by rows in three passes and
+ * QINTERP four points at a time in the AVX2 encoder): the same bins, escape
+ * flags and escape count as the portable encoder, point by point, on every
+ * field of codec_fields.h plus one of values whose reconstruction rounds
+ * beyond the bound in float32 (escapes found only by the final check, which
+ * send the row encoder back), shapes that are odd along every axis, rows
+ * longer than its pieces of 256, and 2-D, 1-D and single-row boxes; the
+ * count also equals the flags set. The AVX2 decoder (QINTERP four points at
+ * a time) writes the portable one's values bit for bit, from those bins
+ * and from hostile ones. */
+static void test_vpred(void) {
+  static const size_t shapes[][3] = {{7, 33, 129},  {3, 5, 601}, {1, 41, 67},
+                                     {1, 1, 20011}, {1, 1, 5},   {11, 9, 7}};
+  static const double ebs[3] = {1e-1, 1e-4, 1e-7};
+  enum { M = 7 * 33 * 129 };
+  static float x[M], ya[M], yb[M];
+  static uint64_t Ra[M], Rb[M], ua[M], ub[M];
+  static uint8_t ea[M], eb8[M];
+  for (int kind = 0; kind <= FIELD_COUNT; kind++)
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+      for (int e = 0; e < 3; e++)
+        for (int pk = GZ_VPRED_LORENZO; pk <= GZ_VPRED_INTERP; pk++) {
+          const size_t *d = shapes[sh];
+          size_t n = d[0] * d[1] * d[2], na, nb, flags = 0;
+          if (kind < FIELD_COUNT) {
+            field_fill((field_kind_t)kind, 1, x, n, 31 + (uint64_t)kind);
+          } else { /* float32 spacing near 3000 is 2.4e-4: coarser than 2 eb */
+            for (size_t i = 0; i < n; i++)
+              x[i] = (float)(3000.0 + 0.01 * sin(0.001 * (double)i) +
+                             1e-4 * (double)(i % 7));
+            x[n / 2] = NAN;
+          }
+          gz_chunk2_simd(0);
+          memset(Ra, 0xa5, n * sizeof *Ra); /* scratch as left by an earlier chunk */
+          na = gz_vpred_encode(pk, 0, x, d, ebs[e], Ra, ua, ea);
+          GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
+          memset(Rb, 0x5a, n * sizeof *Rb);
+          nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8);
+          for (size_t i = 0; i < n; i++)
+            flags += eb8[i];
+          GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
+                       !memcmp(ea, eb8, n),
+                   "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder's bins and "
+                   "escapes (%zu, %zu flagged) are the portable one's (%zu)",
+                   pk, kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
+                   d[2], ebs[e], nb, flags, na);
+          /* and the decoders, on these bins and on hostile ones (any 64 bits,
+           * codes far beyond 2^51) */
+          for (int hostile = 0; hostile < 2; hostile++) {
+            if (hostile) {
+              gz_rng_t rng;
+              gz_rng_seed(&rng, 5 + n);
+              for (size_t i = 0; i < n; i++)
+                ua[i] = i % 5 ? ua[i] : gz_rng_next(&rng);
+            }
+            gz_chunk2_simd(0);
+            gz_vpred_decode(pk, 0, ua, d, ebs[e], Ra, ya);
+            gz_chunk2_simd(1);
+            gz_vpred_decode(pk, 0, ua, d, ebs[e], Rb, yb);
+            GZ_CHECK(!memcmp(ya, yb, n * sizeof *ya),
+                     "predictor %d, %s, %zux%zux%zu, eb %g%s: the AVX2 decoder's values "
+                     "are the portable one's",
+                     pk, kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
+                     d[2], ebs[e], hostile ? ", hostile bins" : "");
+          }
         }
   gz_chunk2_simd(-1);
 }
@@ -494,5 +565,6 @@ int main(void) {
   }
   test_narrow_edges(&rng);
   test_stream2();
+  test_vpred();
   return gz_test_finish();
 }

@@ -1,7 +1,8 @@
 /*
  * cpu.c - what the CPU can run, asked once: the one run-time test behind the
- * codec's vector loops (values.c, codes.c, cast.c, chunk2.c, pred_lorenzo.c). Its own
- * file so that the HDF5 plugin's copy of the stream codec (h5z/) carries it too.
+ * codec's vector loops (values.c, codes.c, cast.c, chunk2.c, pred_lorenzo.c,
+ * pred_value.c). Its own file so that the HDF5 plugin's copy of the stream
+ * codec (h5z/) carries it too.
  */
 #include "codec/codec.h"
 

@@ -18,14 +18,27 @@
  * of the code range, or rounding beyond eb) is an escape: k = 0 and R = P, its bits
  * stored verbatim by chunk2.c. All integer arithmetic wraps in uint64, so hostile streams
  * decode without undefined behaviour.
+ *
+ * The float32 encoder and decoder have second instances compiled for AVX2
+ * (chosen with gz_chunk2_simd, as chunk2.c's quantizer): QINTERP four
+ * points of a line at once (every prediction of a sweep reads only earlier
+ * sweeps), QLORENZO's encoder row by row in passes that leave only the
+ * dependence on the previous point serial (its decoder stays point by
+ * point). They give the portable instances' bins, escapes and values bit
+ * for bit (the streams are the same bytes; tests/codec/test_codec_simd.c).
  */
 #include "codec/predict.h"
 
+#include "codec/chunk2.h"
 #include "gz_block.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
 
 #define VQ_BIN 32 /* bin width in grid units (a power of two) */
 #define VQ_HALF 16
@@ -39,6 +52,7 @@ typedef struct vctx {
   /* 32-bit (chunks hold at most 2^24 values): a size_t would share
    * uint64_t's type, so every store to R or u would reload it */
   uint32_t pos, nesc;
+  uint32_t point_pieces; /* QLORENZO's AVX2 encoder: pieces left to code point by point */
   double eb, unit, inv_unit, limit;
 } vctx_t;
 
@@ -94,8 +108,309 @@ GZ_VINLINE void vvisit(vctx_t *restrict c, size_t idx, uint64_t p, const int dec
   }
 }
 
+#ifdef HAVE_AVX2_PATH
+/* The float32 encoder on four points of one line at once (AVX2): the
+ * points idx + j s (j = 0..3) predicted by `mode` from R at -+o and -+3o,
+ * then quantized and checked exactly as vvisit does, in the same double
+ * operations (no FMA) and the same wrapping int64 arithmetic, so both give
+ * the same bins, reconstructions and escapes. Codes of in-range values are
+ * below 2^51 in magnitude, where the shift by 1.5 * 2^52 converts between
+ * int64 and double exactly (AVX2 has no such conversion). */
+#define GZ_V __attribute__((target("avx2"))) static inline
+
+/* Four uint64 at stride s: at stride 2 from two overlapping loads that
+ * read p[0..6] only. */
+GZ_V __m256i vld4(const uint64_t *p, size_t s) {
+  if (s == 2) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(p + 3));
+    /* lanes p0 p4 p2 p6, then in order */
+    return _mm256_permute4x64_epi64(_mm256_blend_epi32(lo, hi, 0xcc), 0xd8);
+  }
+  return _mm256_set_epi64x((long long)p[3 * s], (long long)p[2 * s], (long long)p[s],
+                           (long long)p[0]);
+}
+
+/* Four floats at stride s (p[0..6] read at stride 2). */
+GZ_V __m128 vldf4(const float *p, size_t s) {
+  if (s == 2)
+    return _mm_shuffle_ps(_mm_loadu_ps(p), _mm_loadu_ps(p + 3), _MM_SHUFFLE(3, 1, 2, 0));
+  return _mm_set_ps(p[3 * s], p[2 * s], p[s], p[0]);
+}
+
+/* (int64_t)x >> c, which AVX2 has only for 32-bit lanes. */
+GZ_V __m256i vsra(__m256i x, int c) {
+  __m256i m = _mm256_set1_epi64x((long long)(1ull << (63 - c)));
+  return _mm256_sub_epi64(_mm256_xor_si256(_mm256_srli_epi64(x, c), m), m);
+}
+
+/* gz_interp_pred on four points. Along a line (s = 2o, the sweep of the
+ * fastest axis) the four neighbour sets overlap: two loads give all seven. */
+GZ_V __m256i vpred4(const uint64_t *p, ptrdiff_t o, size_t s, int mode, int along) {
+  __m256i a, b, t, a3, b3;
+  if (along) { /* mode 2; R at -3o, -o, o, ... 9o */
+    a3 = vld4(p - 3 * o, s);
+    b3 = vld4(p + 3 * o, s);
+    b = _mm256_permute2x128_si256(a3, _mm256_permute4x64_epi64(b3, 0x90), 0x31);
+    a = _mm256_alignr_epi8(b, a3, 8);
+  } else {
+    a = vld4(p - o, s);
+    if (mode == 0)
+      return a;
+    if (mode == 3) { /* (3a - a3 + 1) >> 1 */
+      t = _mm256_add_epi64(_mm256_slli_epi64(a, 1), a);
+      t = _mm256_sub_epi64(t, vld4(p - 3 * o, s));
+      return vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(1)), 1);
+    }
+    b = vld4(p + o, s);
+    if (mode == 1)
+      return vsra(_mm256_add_epi64(_mm256_add_epi64(a, b), _mm256_set1_epi64x(1)), 1);
+    if (mode == 4 || mode == 5) { /* (3 near + 6 far - outer + 4) >> 3 */
+      __m256i x3 = mode == 4 ? a : b, x6 = mode == 4 ? b : a;
+      __m256i out = vld4(mode == 4 ? p + 3 * o : p - 3 * o, s);
+      t = _mm256_add_epi64(_mm256_slli_epi64(x3, 1), x3);
+      t = _mm256_add_epi64(
+          t, _mm256_add_epi64(_mm256_slli_epi64(x6, 2), _mm256_slli_epi64(x6, 1)));
+      t = _mm256_sub_epi64(t, out);
+      return vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(4)), 3);
+    }
+    a3 = vld4(p - 3 * o, s);
+    b3 = vld4(p + 3 * o, s);
+  }
+  t = _mm256_add_epi64(a, b); /* (9 (a + b) - a3 - b3 + 8) >> 4 */
+  t = _mm256_add_epi64(_mm256_slli_epi64(t, 3), t);
+  t = _mm256_sub_epi64(t, _mm256_add_epi64(a3, b3));
+  return vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
+}
+
+/* vvisit (encode, float32) on the points idx + j s, j = 0..3, predicted by
+ * mode (along: vpred4). R is stored when keep (the last sweep's are never
+ * read again, and storing them made the next four's overlapping loads wait
+ * on the stores); when wide too (s = 2 and idx + 7 on the line), as two
+ * vectors that also write the points between them, which are the last
+ * sweep's. */
+GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int mode,
+                      int along, int keep, int wide) {
+  const __m256d shift = _mm256_set1_pd(GZ_RINT_SHIFT),
+                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  const __m256i zero = _mm256_setzero_si256(), sbits = _mm256_castpd_si256(shift);
+  __m256i p = vpred4(c->R + idx, o, s, mode, along), xq, k, r, z;
+  __m256d v = _mm256_cvtps_pd(vldf4((const float *)c->x + idx, s)), sh, in, rv, ok, tiny;
+  int bad;
+  sh = _mm256_add_pd(_mm256_mul_pd(v, _mm256_set1_pd(c->inv_unit)), shift);
+  in = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(sh, shift), absm),
+                     _mm256_set1_pd(c->limit), _CMP_LE_OQ);
+  xq = _mm256_blendv_epi8(p, _mm256_sub_epi64(_mm256_castpd_si256(sh), sbits),
+                          _mm256_castpd_si256(in));
+  k = vsra(_mm256_add_epi64(_mm256_sub_epi64(xq, p), _mm256_set1_epi64x(VQ_HALF)), 5);
+  r = _mm256_add_epi64(p, _mm256_slli_epi64(k, 5));
+  /* (double)r where it matters (in range: |r| <= 2^50 + 16) */
+  rv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(r, sbits)), shift);
+  rv = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(rv, _mm256_set1_pd(c->unit))));
+  ok = _mm256_and_pd(in, _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rv), absm),
+                                       _mm256_set1_pd(c->eb), _CMP_LE_OQ));
+  /* zeros and subnormals (rare): only +0.0 with R = 0 */
+  tiny =
+      _mm256_cmp_pd(_mm256_and_pd(v, absm), _mm256_set1_pd((double)FLT_MIN), _CMP_LT_OQ);
+  if (_mm256_movemask_pd(tiny))
+    ok = _mm256_andnot_pd(
+        _mm256_andnot_pd(_mm256_castsi256_pd(_mm256_and_si256(
+                             _mm256_cmpeq_epi64(_mm256_castpd_si256(v), zero),
+                             _mm256_cmpeq_epi64(r, zero))),
+                         tiny),
+        ok);
+  k = _mm256_and_si256(k, _mm256_castpd_si256(ok));
+  z = _mm256_xor_si256(_mm256_slli_epi64(k, 1), _mm256_cmpgt_epi64(zero, k));
+  _mm256_storeu_si256((__m256i *)(void *)(c->u + c->pos), z);
+  c->pos += 4;
+  bad = _mm256_movemask_pd(ok) ^ 15;
+  if (keep) {
+    r = _mm256_blendv_epi8(p, r, _mm256_castpd_si256(ok));
+    if (wide) {
+      _mm256_storeu_si256((__m256i *)(void *)(c->R + idx),
+                          _mm256_permute4x64_epi64(r, 0x50));
+      _mm256_storeu_si256((__m256i *)(void *)(c->R + idx + 4),
+                          _mm256_permute4x64_epi64(r, 0xfa));
+    } else {
+      uint64_t rs[4];
+      _mm256_storeu_si256((__m256i *)(void *)rs, r);
+      for (int j = 0; j < 4; j++)
+        c->R[idx + (size_t)j * s] = rs[j];
+    }
+  }
+  if (bad)
+    for (int j = 0; j < 4; j++)
+      if (bad >> j & 1) {
+        c->esc[idx + (size_t)j * s] = 1;
+        c->nesc++;
+      }
+}
+/* vvisit (decode, float32) on the points idx + j s, j = 0..3 (R stored as
+ * vvisit4_f32 does). Four with a code beyond 2^51 in magnitude (only from
+ * a hostile stream) go through vvisit, one by one. */
+GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int mode,
+                       int along, int keep) {
+  const __m256d shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  const __m256i one = _mm256_set1_epi64x(1);
+  __m256i p = vpred4(c->R + idx, o, s, mode, along), z, r;
+  float fs[4];
+  uint64_t rs[4], w[4];
+  z = _mm256_loadu_si256((const __m256i *)(const void *)(c->u + c->pos));
+  z = _mm256_xor_si256(
+      _mm256_srli_epi64(z, 1),
+      _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_and_si256(z, one)));
+  r = _mm256_add_epi64(p, _mm256_slli_epi64(z, 5));
+  _mm256_storeu_si256((__m256i *)(void *)w,
+                      _mm256_add_epi64(r, _mm256_set1_epi64x(INT64_C(1) << 51)));
+  if ((w[0] | w[1] | w[2] | w[3]) >> 52) {
+    for (size_t j = 0; j < 4; j++)
+      vvisit(c, idx + j * s, gz_interp_pred(c->R + idx + j * s, o, mode), 1, 0);
+    return;
+  }
+  _mm_storeu_ps(fs, _mm256_cvtpd_ps(
+                        _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(
+                                                        r, _mm256_castpd_si256(shift))),
+                                                    shift),
+                                      _mm256_set1_pd(c->unit))));
+  for (size_t j = 0; j < 4; j++)
+    ((float *)c->out)[idx + j * s] = fs[j];
+  if (keep) {
+    _mm256_storeu_si256((__m256i *)(void *)rs, r);
+    for (size_t j = 0; j < 4; j++)
+      c->R[idx + j * s] = rs[j];
+  }
+  c->pos += 4;
+}
+#undef GZ_V
+#endif
+
+/* QLORENZO's encoder on one row of n points at off (neighbour rows up,
+ * back and bu at R + off - ..., each used when its mask is all ones), as
+ * vvisit on each point in turn but in three passes over pieces of VROW
+ * points, so that only the part that depends on the previous point is a
+ * chain: (1) the neighbour rows' share of every prediction and every code,
+ * independent; (2) along the piece, the prediction, bin and reconstruction
+ * of each point assuming it is not an escape (codes out of range, zeros and
+ * subnormals go through vvisit there, exactly); (3) the bound check of
+ * every reconstruction, independent. The first point that fails the check
+ * (rounding at the edge of a bin: rare, except on values beyond float32's
+ * resolution at the bound, where resuming the passes after each escape cost
+ * a pass per escape) becomes an escape as in vvisit, and the rest of the
+ * piece and the next VPOINT_PIECES pieces go through vvisit. Same bins,
+ * reconstructions and escapes as vvisit point by point. */
+#define VROW 256
+#define VPOINT_PIECES 8
+
+/* (double)(int64_t)q for |q| < 2^51, in operations that vectorise. */
+GZ_VINLINE double vq_to_double(uint64_t q) {
+  double s = GZ_RINT_SHIFT, d;
+  uint64_t b;
+  memcpy(&b, &s, sizeof b);
+  b += q;
+  memcpy(&d, &b, sizeof d);
+  return d - s;
+}
+
+/* 1 when v is refused (NaN, Inf, out of range: an escape), 2 when it is
+ * a zero or subnormal (vvisit decides), else 0 and its code plus VQ_HALF
+ * in *w. */
+GZ_VINLINE uint8_t vspecial(double v, double inv_unit, double limit, double tiny,
+                            uint64_t *w) {
+  double sh = v * inv_unit + GZ_RINT_SHIFT;
+  *w = (uint64_t)gz_rint_code(sh) + VQ_HALF;
+  return (uint8_t)((fabs(sh - GZ_RINT_SHIFT) <= limit ? 0 : 1) | (fabs(v) < tiny) << 1);
+}
+
+/* Whether the reconstruction of code r is within eb of v, in v's precision
+ * (|r| < 2^51: not a refused value's). */
+GZ_VINLINE int vclose(double v, uint64_t r, double unit, double eb, const int f64) {
+  double rv = vq_to_double(r) * unit;
+  if (!f64)
+    rv = (double)(float)rv;
+  return fabs(v - rv) <= eb;
+}
+
+GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t rowstep,
+                             size_t planestep, uint64_t mu, uint64_t mb, const int f64) {
+  uint64_t s[VROW], w[VROW];
+  uint8_t spec[VROW];
+  uint64_t *restrict R = c->R + off, *restrict u = c->u + off;
+  const uint64_t *up = R - (mu ? rowstep : 0), *back = R - (mb ? planestep : 0);
+  const uint64_t *bu = R - (mu & mb ? rowstep + planestep : 0);
+  const float *xf = (const float *)c->x + off;
+  const double *xd = (const double *)c->x + off;
+  const double inv_unit = c->inv_unit, limit = c->limit, unit = c->unit, eb = c->eb,
+               tiny = f64 ? DBL_MIN : (double)FLT_MIN;
+  uint64_t mub = mu & mb;
+  uint8_t *restrict esc = c->esc + off;
+  uint32_t nesc = c->nesc;
+  for (size_t k0 = 0; k0 < n; k0 += VROW) {
+    size_t m = n - k0 < VROW ? n - k0 : VROW, first = k0 ? 0 : 1;
+    uint64_t prev = k0 ? R[k0 - 1] : 0, bad = 0;
+    if (!k0) { /* the row's first point has no left neighbours */
+      s[0] = (up[0] & mu) + (back[0] & mb) - (bu[0] & mub);
+      spec[0] = vspecial(f64 ? xd[0] : (double)xf[0], inv_unit, limit, tiny, &w[0]);
+    }
+    for (size_t k = first; k < m; k++) { /* (1) */
+      size_t g = k0 + k;
+      s[k] = (up[g] & mu) - (up[g - 1] & mu) + (back[g] & mb) - (back[g - 1] & mb) -
+             (bu[g] & mub) + (bu[g - 1] & mub);
+      spec[k] = vspecial(f64 ? xd[g] : (double)xf[g], inv_unit, limit, tiny, &w[k]);
+    }
+    if (c->point_pieces) { /* after a piece that failed a check */
+      c->point_pieces--;
+      for (size_t k = 0; k < m; k++) {
+        c->pos = (uint32_t)(off + k0 + k);
+        vvisit(c, off + k0 + k, s[k] + (k0 + k ? R[k0 + k - 1] : 0), 0, f64);
+      }
+    } else {
+      for (size_t k = 0; k < m; k++) { /* (2) */
+        uint64_t p = s[k] + prev, t = w[k] - p;
+        if (spec[k] == 1) { /* as vvisit: the bin 0, R the prediction */
+          R[k0 + k] = prev = p;
+          u[k0 + k] = 0;
+          esc[k0 + k] = 1;
+          continue;
+        }
+        if (spec[k]) { /* counts escapes in c->nesc: recounted below */
+          c->pos = (uint32_t)(off + k0 + k);
+          vvisit(c, off + k0 + k, p, 0, f64);
+          prev = R[k0 + k];
+          continue;
+        }
+        prev = w[k] - (t & (VQ_BIN - 1)); /* p + VQ_BIN * bin */
+        R[k0 + k] = prev;
+        u[k0 + k] = gz_pred_zigzag((uint64_t)((int64_t)t >> 5));
+      }
+      for (size_t k = 0; k < m; k++) /* (3) */
+        bad |= (uint64_t)!vclose(f64 ? xd[k0 + k] : (double)xf[k0 + k], R[k0 + k], unit,
+                                 eb, f64) &
+               (uint64_t)(spec[k] == 0);
+      if (bad) { /* the first point that failed: an escape, the rest again */
+        size_t f = 0;
+        c->point_pieces = VPOINT_PIECES;
+        while (spec[f] ||
+               vclose(f64 ? xd[k0 + f] : (double)xf[k0 + f], R[k0 + f], unit, eb, f64))
+          f++;
+        R[k0 + f] = s[f] + (k0 + f ? R[k0 + f - 1] : 0);
+        u[k0 + f] = 0;
+        esc[k0 + f] = 1;
+        memset(esc + k0 + f + 1, 0, m - f - 1);
+        for (size_t k = f + 1; k < m; k++) {
+          c->pos = (uint32_t)(off + k0 + k);
+          vvisit(c, off + k0 + k, s[k] + R[k0 + k - 1], 0, f64);
+        }
+      }
+    }
+    for (size_t k = 0; k < m; k++) /* the piece's escapes, counted once */
+      nesc += esc[k0 + k];
+  }
+  c->pos = (uint32_t)(off + n);
+  c->nesc = nesc;
+}
+
 GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode,
-                         const int f64) {
+                         const int f64, const int simd) {
   size_t plane = d[1] * d[2];
   for (size_t i = 0; i < d[0]; i++) {
     for (size_t j = 0; j < d[1]; j++) {
@@ -103,6 +418,10 @@ GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode
       const uint64_t *cur = c->R + off;
       const uint64_t *up = j ? cur - d[2] : NULL, *back = i ? cur - plane : NULL;
       const uint64_t *bu = i && j ? cur - plane - d[2] : NULL;
+      if (!decode && simd) {
+        vlorenzo_row(c, off, d[2], d[2], plane, j ? ~0ull : 0, i ? ~0ull : 0, f64);
+        continue;
+      }
       for (size_t k = 0; k < d[2]; k++) {
         uint64_t p = 0;
         if (up)
@@ -119,8 +438,61 @@ GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode
   }
 }
 
+/* Four points of a line at once where the AVX2 encoder is compiled in
+ * (simd: a constant, 1 only in the float32 encoder instantiated for AVX2). */
+#ifdef HAVE_AVX2_PATH
+#define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode)                         \
+  ((decode) ? vvisit4d_f32(c, idx, o, s, mode, along, keep)                              \
+            : vvisit4_f32(c, idx, o, s, mode, along, keep, wide))
+#else
+#define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode) ((void)0)
+#endif
+
+/* The points k = k0, k0 + s, ... below end of the line at base, predicted
+ * by mode (along: the sweep along the line, s = 2o): four at a time when
+ * simd (R kept for later sweeps when keep).
+ * Returns where it stopped. */
+GZ_VINLINE size_t vline(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t s,
+                        ptrdiff_t o, int mode, int along, int keep, const int decode,
+                        const int f64, const int simd) {
+  if (simd)
+    for (; k + 3 * s < end; k += 4 * s)
+      GZ_VISIT4(c, base + k, o, s, mode, along, keep, s == 2 && k + 7 < end, decode);
+  for (; k < end; k += s)
+    vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, mode), decode, f64);
+  return k;
+}
+
+/* The sweep across planes (axis 0) at level h, by blocks of VBLOCK rows:
+ * every plane for one block before the next, so that the rows of the four
+ * neighbour planes stay in cache from one plane to the next (the sweep's
+ * points are independent: only their places in u, computed, depend on the
+ * order). simd: as vline. */
+#define VBLOCK 16
+GZ_VINLINE void vsweep0(vctx_t *restrict c, const size_t d[3], size_t h, const int decode,
+                        const int f64, const int simd) {
+  size_t plane = d[1] * d[2], ni = (d[0] - h + 2 * h - 1) / (2 * h);
+  size_t nj = (d[1] + 2 * h - 1) / (2 * h), nk = (d[2] + 2 * h - 1) / (2 * h);
+  uint32_t pos0 = c->pos;
+  ptrdiff_t o = (ptrdiff_t)(h * plane);
+  for (size_t jb = 0; jb < nj; jb += VBLOCK)
+    for (size_t ii = 0; ii < ni; ii++) {
+      size_t i = h + 2 * h * ii;
+      int mode = gz_interp_mode(i, h, d[0]);
+      for (size_t jj = jb; jj < nj && jj < jb + VBLOCK; jj++) {
+        size_t base = i * plane + 2 * h * jj * d[2];
+        c->pos = (uint32_t)(pos0 + (ii * nj + jj) * nk);
+        if (mode == 2)
+          vline(c, base, 0, d[2], 2 * h, o, 2, 0, 1, decode, f64, simd);
+        else
+          vline(c, base, 0, d[2], 2 * h, o, mode, 0, 1, decode, f64, simd);
+      }
+    }
+  c->pos = (uint32_t)(pos0 + ni * nj * nk);
+}
+
 GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
-                        const int f64) {
+                        const int f64, const int simd) {
   size_t stride[3] = {d[1] * d[2], d[2], 1}, longest = d[0], top = 1;
   if (d[1] > longest)
     longest = d[1];
@@ -137,6 +509,10 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
       ptrdiff_t o;
       if (d[a] <= h)
         continue;
+      if (simd && a == 0) { /* blocked */
+        vsweep0(c, d, h, decode, f64, simd);
+        continue;
+      }
       o = (ptrdiff_t)(h * stride[a]);
       for (int k = 0; k < 3; k++) {
         start[k] = k == a ? h : 0;
@@ -152,8 +528,9 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
               vvisit(c, base + k,
                      gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
                      decode, f64);
-            for (; k + 3 * h < d[2]; k += step[2])
-              vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, 2), decode, f64);
+            if (d[2] > 3 * h)
+              k = vline(c, base, k, d[2] - 3 * h, step[2], o, 2, 1, h > 1, decode, f64,
+                        simd);
             for (; k < d[2]; k += step[2])
               vvisit(c, base + k,
                      gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
@@ -161,12 +538,9 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
           } else {
             int mode = gz_interp_mode(a == 0 ? i : j, h, d[a]);
             if (mode == 2)
-              for (size_t k = 0; k < d[2]; k += step[2])
-                vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, 2), decode, f64);
+              vline(c, base, 0, d[2], step[2], o, 2, 0, 1, decode, f64, simd);
             else
-              for (size_t k = 0; k < d[2]; k += step[2])
-                vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, mode), decode,
-                       f64);
+              vline(c, base, 0, d[2], step[2], o, mode, 0, 1, decode, f64, simd);
           }
         }
       }
@@ -176,20 +550,24 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
   }
 }
 
-#define GZ_VINSTANCE(name, decode, f64)                                                  \
+#define GZ_VINSTANCE(name, decode, f64, simd)                                            \
   static void name(vctx_t *restrict c, int kind, const size_t d[3]) {                    \
     if (kind == GZ_VPRED_INTERP)                                                         \
-      vinterp(c, d, decode, f64);                                                        \
+      vinterp(c, d, decode, f64, simd);                                                  \
     else                                                                                 \
-      vlorenzo(c, d, decode, f64);                                                       \
+      vlorenzo(c, d, decode, f64, simd);                                                 \
   }
-GZ_VINSTANCE(encode_f32, 0, 0)
-GZ_VINSTANCE(encode_f64, 0, 1)
-GZ_VINSTANCE(decode_f32, 1, 0)
-GZ_VINSTANCE(decode_f64, 1, 1)
+GZ_VINSTANCE(encode_f32, 0, 0, 0)
+GZ_VINSTANCE(encode_f64, 0, 1, 0)
+GZ_VINSTANCE(decode_f32, 1, 0, 0)
+GZ_VINSTANCE(decode_f64, 1, 1, 0)
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
+    __attribute__((target("avx2"))) GZ_VINSTANCE(decode_f32_avx2, 1, 0, 1)
+#endif
 
-size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3], double eb,
-                       uint64_t *R, uint64_t *u, uint8_t *esc) {
+        size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3],
+                               double eb, uint64_t *R, uint64_t *u, uint8_t *esc) {
   vctx_t c;
   memset(&c, 0, sizeof c);
   c.x = x;
@@ -200,6 +578,12 @@ size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3], doub
   c.limit = GZ_CODE_LIMIT;
   gz_vq_grid(eb, &c.unit, &c.inv_unit);
   memset(esc, 0, d[0] * d[1] * d[2]);
+#ifdef HAVE_AVX2_PATH
+  if (!f64 && gz_chunk2_simd(-1)) {
+    encode_f32_avx2(&c, kind, d);
+    return c.nesc;
+  }
+#endif
   (f64 ? encode_f64 : encode_f32)(&c, kind, d);
   return c.nesc;
 }
@@ -213,5 +597,11 @@ void gz_vpred_decode(int kind, int f64, const uint64_t *u, const size_t d[3], do
   c.u = (uint64_t *)(uintptr_t)u;
   c.eb = eb;
   gz_vq_grid(eb, &c.unit, &c.inv_unit);
+#ifdef HAVE_AVX2_PATH
+  if (!f64 && gz_chunk2_simd(-1)) {
+    decode_f32_avx2(&c, kind, d);
+    return;
+  }
+#endif
   (f64 ? decode_f64 : decode_f32)(&c, kind, d);
 }

@@ -30,8 +30,10 @@ void gz_interp_decode(const uint64_t *u, const size_t d[3], int64_t *q);
 /* Prediction from reconstructed values with quantized prediction errors
  * (SZ's scheme, in fixed point; pred_value.c), fused with quantization:
  * encode reads the d0*d1*d2 values x (float64 when f64, else float32),
- * writes the zigzag bins u in visiting order, the reconstructed grid codes
- * R and the escape flags esc (C order); returns the escape count. decode
+ * writes the zigzag bins u in visiting order and the escape flags esc (C
+ * order), using R as scratch for the reconstructed grid codes (the AVX2
+ * encoder, chosen with gz_chunk2_simd, skips those no later prediction
+ * reads; same u and esc); returns the escape count. decode
  * writes every value (escapes get the prediction; chunk2.c overwrites them).
  * eb > 0. */
 enum { GZ_VPRED_LORENZO = 1, GZ_VPRED_INTERP = 2 };
