@@ -42,9 +42,16 @@ endfunction()
 function(gz_test_properties name)
   cmake_parse_arguments(T "" "TIMEOUT" "LABELS;ENV" ${ARGN})
   math(EXPR _timeout "${T_TIMEOUT} * ${GZ_TEST_TIME_SCALE}")
+  # Each test's Open MPI session directories under a base of its own: two
+  # tests run in parallel (ctest -j) would otherwise share /tmp/ompi.HOST.UID,
+  # which the last process of one removes while the other creates its job's
+  # directory in it ("A call to mkdir was unable to create ...", seen in CI).
+  set(_session_base "${CMAKE_BINARY_DIR}/ompi-sessions/${name}")
+  file(MAKE_DIRECTORY "${_session_base}")
   set(_env "GZ_DATA_DIR=${GZ_DATA_DIR}" "GZ_TEST_TIME_SCALE=${GZ_TEST_TIME_SCALE}"
            "OMPI_ALLOW_RUN_AS_ROOT=1" "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
-           "OMPI_MCA_rmaps_base_oversubscribe=1" ${T_ENV})
+           "OMPI_MCA_rmaps_base_oversubscribe=1" "OMPI_MCA_orte_tmpdir_base=${_session_base}"
+           ${T_ENV})
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${_timeout}
                        ENVIRONMENT "${_env}" SKIP_RETURN_CODE 77)
 endfunction()
