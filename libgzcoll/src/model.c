@@ -189,29 +189,12 @@ int gz_model_mpi_wins_anyway(gz_ctx_t ctx, double lb, double eps) {
   return 1;
 }
 
-/* Seconds of row on m (its own path's rate). */
-static double row_time(const gz_model_t *m, const gz_algorithm_t *row, double count,
-                       size_t esz) {
-  return gz_model_time(m, row, count, esz, gz_row_is_mpi(row) ? m->mpi_bps : m->comp_bps);
-}
-
-/* The cheapest allreduce row on m, its time in *best. */
-static const gz_algorithm_t *cheapest(const gz_model_t *m, double count, size_t esz,
-                                      double *best) {
-  const gz_algorithm_t *pick = NULL;
-  *best = HUGE_VAL;
-  for (int i = 0; i < GZ_ROWS; i++) {
-    const gz_algorithm_t *row = gz_row(i);
-    double t;
-    if (row->coll != GZ_COLL_ALLREDUCE || row->device || !row->cost)
-      continue;
-    t = row_time(m, row, count, esz);
-    if (t >= 0 && t < *best) {
-      pick = row;
-      *best = t;
-    }
-  }
-  return pick;
+/* Seconds of the row named algo among n predicted rows (HUGE_VAL if absent). */
+static double seconds_of(const gz_prediction_t *rows, size_t n, const char *algo) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rows[i].algo, algo) == 0)
+      return rows[i].seconds;
+  return HUGE_VAL;
 }
 
 #define GZ_MOOT_RATES 8
@@ -231,21 +214,25 @@ static const gz_algorithm_t *cheapest(const gz_model_t *m, double count, size_t 
  * scheduling round where ranks share cores. Agreed inputs only: every rank
  * alike. */
 int gz_model_mpi_rate_moot(gz_ctx_t ctx) {
+  static const gz_dtype_t types[2] = {GZ_FLOAT32, GZ_FLOAT64};
+  gz_prediction_t now[GZ_ROWS], alt[GZ_ROWS];
   gz_model_t m, r;
-  double hi, best, unused;
+  double hi;
   gz_model_of_ctx(ctx, &m);
   hi = fmax(m.link_bps, m.mpi_bps);
   r = m;
-  for (size_t esz = 4; esz <= 8; esz += 4) {
-    for (double count = (double)(GZ_PROBE_AR / esz); count * (double)esz <= 0x1p30;
-         count *= 2) {
-      const gz_algorithm_t *now = cheapest(&m, count, esz, &unused);
-      if (!now)
+  for (int d = 0; d < 2; d++) {
+    size_t esz = gz_dtype_size(types[d]), n, nr;
+    for (size_t count = GZ_PROBE_AR / esz; count * esz <= ((size_t)1 << 30); count *= 2) {
+      /* what auto picks at the present rate: the cheapest row, now[0] */
+      if (gz_model_predict(&m, "allreduce", count, types[d], now, GZ_ROWS, &n) != GZ_OK ||
+          n == 0)
         return 0;
       for (int k = 1; k <= GZ_MOOT_RATES; k++) {
         r.mpi_bps = m.mpi_bps * pow(hi / m.mpi_bps, (double)k / GZ_MOOT_RATES);
-        cheapest(&r, count, esz, &best);
-        if (row_time(&r, now, count, esz) > 1.1 * best)
+        if (gz_model_predict(&r, "allreduce", count, types[d], alt, GZ_ROWS, &nr) !=
+                GZ_OK ||
+            nr == 0 || seconds_of(alt, nr, now[0].algo) > 1.1 * alt[0].seconds)
           return 0;
       }
     }
