@@ -623,9 +623,11 @@ typedef struct gz_job {
  * byte, C compressed bytes, t seconds per codec pass of one element,
  * L = ceil(log2 P), g = L alpha (one small status allreduce), beta_x seconds
  * per byte of one whole-buffer exchange (both directions at once, nothing
- * overlapped: the MPI path's rate, as MPI's own allreduce moves its data). */
+ * overlapped: the MPI path's rate, as MPI's own allreduce moves its data),
+ * beta_link seconds per byte of the link (the probe's blocking ring-neighbour
+ * MPI_Sendrecv, unless a pin or MPI's learnt rate set it higher). */
 typedef struct gz_cost {
-  double P, n, D, alpha, beta, C, t, L, g, beta_x;
+  double P, n, D, alpha, beta, C, t, L, g, beta_x, beta_link;
 } gz_cost_t;
 
 /* One row of the registry (registry.def): an algorithm of one collective.

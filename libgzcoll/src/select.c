@@ -20,7 +20,10 @@
  *                      own allreduce moves its data (the ring's pipelined
  *                      blocks reach the link; on the emulated 1 Gbit hosts
  *                      at P = 2 redoub's exchange ran at 5.8e7 B/s, MPI's
- *                      at 7.8e7, the ring's at 1.36e8)
+ *                      at 7.8e7, the ring's at 1.36e8); at P = 2 also
+ *                      max with beta_link = 1 / link_bps: the one exchange
+ *                      is the probe's own step there (a blocking sendrecv
+ *                      with the other rank)
  *              ring    3g + 2 n t + (P-1) [alpha + max(D beta / (P CR), 2 n t / P)]
  *                         + n t / P + (P-1) [alpha + max(D beta / (P CR), n t / P)]
  *   reduce_scatter (n per block)
@@ -118,6 +121,7 @@ double gz_model_time(const gz_model_t *m, const gz_algorithm_t *row, double coun
   c.L = m->ranks > 1 ? ceil(log2(c.P)) : 0;
   c.g = c.L * c.alpha;
   c.beta_x = 1.0 / (m->mpi_bps > 0 ? m->mpi_bps : m->link_bps);
+  c.beta_link = 1.0 / m->link_bps;
   return row->cost(&c);
 }
 

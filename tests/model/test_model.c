@@ -689,6 +689,43 @@ static void test_predict(void) {
            "name");
 }
 
+/* redoub at P = 2: its one exchange is the probe's step (a blocking
+ * MPI_Sendrecv with the one other rank), so the link that step measured
+ * bounds its rate, beside the MPI path and the compressed path; at P = 4
+ * the probe's ring step is another pattern and the link does not enter.
+ * The inputs of the 2 emulated hosts at 1 Gbit (BENCHMARKS.md, i15r): the
+ * probe's link 6.5e7 B/s below MPI's learnt 1e8 and the ring's 1.3e8. */
+static double redoub_at(int ranks, double link, double mpi_bps, double comp_bps) {
+  gz_model_t m = GZ_MODEL_INIT;
+  gz_prediction_t p[8];
+  size_t np = 0;
+  m.ranks = ranks;
+  m.alpha = 1e-5;
+  m.link_bps = link;
+  m.mpi_bps = mpi_bps;
+  m.comp_bps = comp_bps;
+  m.codec_eps = 6.5e8;
+  m.ratio = 4;
+  if (gz_model_predict(&m, "allreduce", (size_t)1 << 24, GZ_FLOAT32, p, 8, &np) != GZ_OK)
+    return -1;
+  return seconds_of(p, np, "redoub");
+}
+
+static void test_predict_redoub_p2(void) {
+  const double n = 16777216.0, C = 4 * n / 4, t = 1 / 6.5e8, a = 1e-5;
+  double r2 = redoub_at(2, 6.5e7, 1e8, 1.3e8), r2fast = redoub_at(2, 2e8, 1e8, 1.3e8);
+  double r4 = redoub_at(4, 6.5e7, 1e8, 1.3e8);
+  /* P = 2: 3g + (alpha + C / link) + 4 n t, g = alpha */
+  GZ_CHECK(fabs(r2 / (3 * a + a + C / 6.5e7 + 4 * n * t) - 1) < 1e-12,
+           "redoub at P = 2, link below the MPI path: %g s", r2);
+  /* a link faster than the MPI path does not speed it up */
+  GZ_CHECK(fabs(r2fast / (3 * a + a + C / 1e8 + 4 * n * t) - 1) < 1e-12,
+           "redoub at P = 2, link above the MPI path: %g s", r2fast);
+  /* P = 4: 3g + 2 (alpha + C / mpi) + 6 n t, g = 2 alpha: the link not used */
+  GZ_CHECK(fabs(r4 / (6 * a + 2 * (a + C / 1e8) + 6 * n * t) - 1) < 1e-12,
+           "redoub at P = 4: %g s", r4);
+}
+
 /* A real call that explores reports it (gz_report_t.explored, what the
  * interposer's "explored" counter sums), and the calls around it do not.
  * The model is set by hand to choose mpi, and from call 2 the class looks
@@ -743,5 +780,6 @@ int main(int argc, char **argv) {
   test_learn_no_news();
   test_link_from_mpi();
   test_predict();
+  test_predict_redoub_p2();
   return gz_test_end_mpi();
 }

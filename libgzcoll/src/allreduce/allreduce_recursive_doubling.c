@@ -29,7 +29,8 @@
  * Cost (n codes, D raw bytes, CR compression ratio of the codes)
  *   S = log2 P' steps (+ 2 when P is not a power of two), each moving the
  *   whole buffer:  S alpha + S D / CR beta, beta the slower of the
- *                  compressed path and the MPI path (cost, below)
+ *                  compressed path and the MPI path (cost, below); at
+ *                  P = 2 the probed link's too (the probe's own step)
  *   compression:   S encode(n) + S decode-reduce(n) on the critical path
  *                  (plus the quantize and dequantize of the caller; the
  *                  first encode runs inside the quantization, from L1:
@@ -228,11 +229,17 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
 
 /* Each step is one whole-buffer exchange (both directions at once, its codec
  * passes before and after it): at the slower of the compressed path and the
- * MPI path, whose allreduce moves its data the same way (select.c). */
+ * MPI path, whose allreduce moves its data the same way (select.c). At P = 2
+ * the one exchange is the probe's own step, a blocking MPI_Sendrecv with the
+ * one other rank (its ring neighbours on both sides), so the link that step
+ * measured bounds it too; at P > 2 the probe's ring step is another pattern
+ * (docs/performance-model.md, "Formulas"). */
 static double cost(const gz_cost_t *c) {
   double k = floor(log2(c->P)), S = k + (ldexp(1.0, (int)k) != c->P ? 2 : 0);
-  return 3 * c->g + S * (c->alpha + c->C * fmax(c->beta, c->beta_x)) +
-         (2 + 2 * S) * c->n * c->t;
+  double b = fmax(c->beta, c->beta_x);
+  if (c->P == 2)
+    b = fmax(b, c->beta_link);
+  return 3 * c->g + S * (c->alpha + c->C * b) + (2 + 2 * S) * c->n * c->t;
 }
 
 const gz_algorithm_t gz_algo_allreduce_recursive_doubling = {.name = "redoub",
