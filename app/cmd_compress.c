@@ -929,8 +929,8 @@ done:
 }
 
 /* Decompress one archive. Its chunks are read and decoded a few at a time
- * as the writer asks for the values (memory: a few chunks; an .h5 output is
- * built in memory by the HDF5 writer). */
+ * as the writer asks for the values (memory: a few chunks, whatever the
+ * output format). */
 static int decompress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
   const char *in = o->inputs[i];
   char out[4096], suffix[8];

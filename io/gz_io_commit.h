@@ -35,11 +35,12 @@ int gz_io_open_temp(const char *tmp);
  * errno. */
 FILE *gz_io_fopen_temp(const char *tmp);
 
-/* Write the n bytes at buf to tmp (created or emptied: gz_io_open_temp). The HDF5 writer
- * builds its file in memory and writes it with this, so a disk that fills
- * up mid-write fails here, cleanly, and never inside libhdf5 (1.10.8
- * crashes at exit after a flush it could not finish; netCDF-4 recovers from
- * the same failure: tests/io/test_io_full.c). -1 with "PATH: write failed:
+/* Write the n bytes at buf to tmp (created or emptied: gz_io_open_temp).
+ * The filtered HDF5 writer builds its file in memory and writes it with
+ * this, so a disk that fills up mid-write fails here, cleanly, and never
+ * inside libhdf5 (1.10.8 crashes at exit after a flush it could not finish:
+ * io_hdf5.c; netCDF-4 recovers from the same failure:
+ * tests/io/test_io_full.c). -1 with "PATH: write failed:
  * reason" (path names the final file). */
 int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
                       char *err, size_t errlen);

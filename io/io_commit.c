@@ -212,8 +212,9 @@ int gz_io_temp_adopt(const char *named, const char *tmp, char *err, size_t errle
   unlink(named);
   return 0;
 fail:
-  snprintf(err, errlen, "%s: cannot move the file being written to an unnamed temporary%s%s",
-           named, cause ? ": " : "", cause ? strerror(cause) : "");
+  snprintf(err, errlen,
+           "%s: cannot move the file being written to an unnamed temporary%s%s", named,
+           cause ? ": " : "", cause ? strerror(cause) : "");
   return -1;
 }
 

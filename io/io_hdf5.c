@@ -1005,8 +1005,8 @@ static int write_hdf5(const char *named, const char *tmp, const char *path,
   for (int i = 0; i < meta->ndims; i++)
     hd[i] = meta->dims[i];
   if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-      (on_disk ? H5Pset_fapl_sec2(fapl)
-               : H5Pset_fapl_core(fapl, (size_t)1 << 22, 0)) < 0 ||
+      (on_disk ? H5Pset_fapl_sec2(fapl) : H5Pset_fapl_core(fapl, (size_t)1 << 22, 0)) <
+          0 ||
       (file = H5Fcreate(on_disk ? named : tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
     goto fail;
   if (on_disk && gz_io_temp_adopt(named, tmp, err, errlen) != 0) {
@@ -1082,7 +1082,8 @@ static int write_hdf5(const char *named, const char *tmp, const char *path,
       goto fail;
     goto done;
   }
-  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 || (size = H5Fget_file_image(file, NULL, 0)) < 0)
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 ||
+      (size = H5Fget_file_image(file, NULL, 0)) < 0)
     goto fail;
   if (!(image = malloc(size ? (size_t)size : 1))) {
     gz_io_errorf(err, errlen, "%s: out of memory for the file's %zd bytes", path, size);
