@@ -213,14 +213,6 @@ static int put_bytes(int fd, const void *buf, size_t n, off_t off) {
   return 0;
 }
 
-/* Empty the file at fd unless it already is (0, or -1 with errno set). */
-static int ftruncate_if_not_empty(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0)
-    return -1;
-  return st.st_size == 0 ? 0 : ftruncate(fd, 0);
-}
-
 /* Streaming works on batches of about this many values (a few chunks). */
 #define GZ_STREAM_BATCH ((size_t)1 << 18)
 
@@ -384,16 +376,8 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
     tmp[0] = '\0';
     goto fail;
   }
-  /* no O_TRUNC: the temporary is new and empty, and on ext4 truncating a
-   * file to 0 makes its close start the writeback of every page written
-   * (auto_da_alloc), in this process, before it can exit */
-  fd = open(tmp, O_WRONLY | O_CREAT, 0666);
+  fd = gz_io_open_temp(tmp); /* no O_TRUNC (see there) */
   if (fd < 0) {
-    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    tmp[0] = '\0';
-    goto fail;
-  }
-  if (ftruncate_if_not_empty(fd) != 0) { /* (closed and removed below) */
     snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
     goto fail;
   }
@@ -945,8 +929,8 @@ done:
 }
 
 /* Decompress one archive. Its chunks are read and decoded a few at a time
- * as the writer asks for the values (memory: a few chunks; an .h5 output is
- * built in memory by the HDF5 writer). */
+ * as the writer asks for the values (memory: a few chunks, whatever the
+ * output format). */
 static int decompress_one(const compress_opts_t *o, int i, char *err, size_t errlen) {
   const char *in = o->inputs[i];
   char out[4096], suffix[8];

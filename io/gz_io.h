@@ -464,6 +464,11 @@ const char *gz_io_pread_all(int fd, void *dst, size_t n, unsigned long long off,
  * is already in err. A failed write, flush or close is "PATH: write failed:
  * why". 0, or -1 on any failure. */
 int gz_io_close_written(FILE *f, int state, const char *path, char *err, size_t errlen);
+/* The system's reason for a failed write (a full disk, a file-size limit,
+ * an I/O error, a read-only file system) when errno e is one, else NULL:
+ * libhdf5 and netCDF-4 report such a failure in their own words, and this
+ * is what the user needs to read. */
+const char *gz_io_write_cause(int e);
 void gz_io_errorf(char *err, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

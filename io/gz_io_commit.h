@@ -4,6 +4,7 @@
 #define GZ_IO_COMMIT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* 0 if path may be written: it does not exist (or force is set) and its
  * folder exists and is writable. Otherwise
@@ -22,11 +23,24 @@ int gz_io_check_folder(const char *path, char *err, size_t errlen);
 int gz_io_check_space(const char *path, unsigned long long bytes, char *err,
                       size_t errlen);
 
-/* Write the n bytes at buf to tmp (created or truncated). The HDF5 writer
- * builds its file in memory and writes it with this, so a disk that fills
- * up mid-write fails here, cleanly, and never inside libhdf5 (1.10.8
- * crashes at exit after a flush it could not finish; netCDF-4 recovers from
- * the same failure: tests/io/test_io_full.c). -1 with "PATH: write failed:
+/* tmp opened for writing (created if missing) without O_TRUNC, emptied by
+ * ftruncate only when it is not already empty: on ext4, truncating a file
+ * to 0 (O_TRUNC even of an empty file) makes its close() write back every
+ * page written since, inside the writing process, before it can exit
+ * (auto_da_alloc). A temporary is new and empty. A descriptor, or -1 with
+ * errno. */
+int gz_io_open_temp(const char *tmp);
+
+/* The same as a stdio stream ("wb" without the truncation), or NULL with
+ * errno. */
+FILE *gz_io_fopen_temp(const char *tmp);
+
+/* Write the n bytes at buf to tmp (created or emptied: gz_io_open_temp).
+ * The filtered HDF5 writer builds its file in memory and writes it with
+ * this, so a disk that fills up mid-write fails here, cleanly, and never
+ * inside libhdf5 (1.10.8 crashes at exit after a flush it could not finish:
+ * io_hdf5.c; netCDF-4 recovers from the same failure:
+ * tests/io/test_io_full.c). -1 with "PATH: write failed:
  * reason" (path names the final file). */
 int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
                       char *err, size_t errlen);

@@ -186,7 +186,7 @@ static int descriptor_of(const char *real) {
 
 int gz_io_temp_adopt(const char *named, const char *tmp, char *err, size_t errlen) {
   char real[PATH_MAX], buf[65536];
-  int k = anon_slot(tmp), fd;
+  int k = anon_slot(tmp), fd, cause = 0;
   struct stat a, b;
   off_t off = 0;
   if (strcmp(named, tmp) == 0)
@@ -195,12 +195,15 @@ int gz_io_temp_adopt(const char *named, const char *tmp, char *err, size_t errle
       fstat(fd, &a) != 0 || stat(named, &b) != 0 || a.st_ino != b.st_ino ||
       a.st_dev != b.st_dev)
     goto fail;
+  errno = 0;
   /* what the library wrote so far (its superblock), then its descriptor
    * pointed at the unnamed file */
   while (off < a.st_size) {
     ssize_t got = pread(fd, buf, sizeof buf, off);
-    if (got <= 0 || pwrite(anon_fd[k], buf, (size_t)got, off) != got)
+    if (got <= 0 || pwrite(anon_fd[k], buf, (size_t)got, off) != got) {
+      cause = errno; /* why the copy failed (a full disk), 0 if unknown */
       goto fail;
+    }
     off += got;
   }
   if (dup2(anon_fd[k], fd) < 0)
@@ -209,8 +212,9 @@ int gz_io_temp_adopt(const char *named, const char *tmp, char *err, size_t errle
   unlink(named);
   return 0;
 fail:
-  snprintf(err, errlen, "%s: cannot move the file being written to an unnamed temporary",
-           named);
+  snprintf(err, errlen,
+           "%s: cannot move the file being written to an unnamed temporary%s%s", named,
+           cause ? ": " : "", cause ? strerror(cause) : "");
   return -1;
 }
 
@@ -278,9 +282,32 @@ int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t
   return 0;
 }
 
+int gz_io_open_temp(const char *tmp) {
+  struct stat st;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd >= 0 && (fstat(fd, &st) != 0 || (st.st_size != 0 && ftruncate(fd, 0) != 0))) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    fd = -1;
+  }
+  return fd;
+}
+
+FILE *gz_io_fopen_temp(const char *tmp) {
+  int fd = gz_io_open_temp(tmp);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (!f && fd >= 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+  }
+  return f;
+}
+
 int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
                       char *err, size_t errlen) {
-  FILE *f = fopen(tmp, "wb");
+  FILE *f = gz_io_fopen_temp(tmp);
   int ok;
   if (!f) {
     snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));

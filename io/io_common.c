@@ -121,6 +121,19 @@ int gz_io_close_written(FILE *f, int state, const char *path, char *err, size_t 
   return state == 0 ? 0 : -1;
 }
 
+const char *gz_io_write_cause(int e) {
+  switch (e) {
+  case ENOSPC:
+  case EFBIG:
+  case EDQUOT:
+  case EIO:
+  case EROFS:
+    return strerror(e);
+  default:
+    return NULL;
+  }
+}
+
 size_t gz_io_dtype_size(gz_dtype_t dtype) {
   return dtype == GZ_FLOAT32 ? 4 : dtype == GZ_FLOAT64 ? 8 : 0;
 }

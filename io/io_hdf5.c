@@ -11,20 +11,27 @@
  * datasets are read as double. HDF5's own error printing is switched off;
  * the innermost message of its error stack is appended to ours.
  *
- * Writing: see gz_io_write() in gz_io.h. The file is built in memory and
- * written out whole by gz_io_write_bytes(). The Dimension Scale attributes
+ * Writing: see gz_io_write() in gz_io.h. A plain (contiguous) dataset is
+ * written straight into the file a box at a time (memory: one box, not the
+ * field); a filtered one is built in memory (the compressed file) and
+ * written out whole by gz_io_write_bytes(): see write_hdf5() for why and
+ * how a failed write never reaches libhdf5's flush. The Dimension Scale attributes
  * (CLASS, NAME, REFERENCE_LIST, DIMENSION_LIST) are written with the core
  * library, with the types the HL library uses, so h5dump, h5py and netCDF
  * recognise them without linking libhdf5_hl. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* fallocate, memfd_create */
 #include "gz_io.h"
 #include "gz_io_commit.h"
 #include "h5z_gzstack.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NC_BARE_DIM "This is a netCDF dimension but not a netCDF variable"
 
@@ -920,21 +927,72 @@ static int put_values(hid_t dset, hid_t mtype, const gz_meta_t *meta,
   return rc;
 }
 
-static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
-                      const gz_io_source_t *src, const h5_filter_t *filter, char *err,
-                      size_t errlen) {
+/* libhdf5 1.10.8 cannot survive a failed flush of its metadata cache: the
+ * failure leaves the cache's skip list enabled, every later flush (the one
+ * in H5Fclose too) then fails with "slist already enabled?", H5Fclose
+ * fails, and H5close (at exit, or in MPI_Finalize) dereferences the
+ * half-closed file and crashes. A failed write of raw data is harmless.
+ * So a file on disk is written in this order: all the metadata (dataset,
+ * attributes, dimension scales), its space then reserved with the data's
+ * (reserve), the data, the space up to the file's end reserved again, and
+ * H5Fclose, whose flush then only writes into blocks the file already
+ * has. When a reservation or a write fails, libhdf5's descriptor is
+ * pointed at an anonymous in-memory file (divert), so that the flush of
+ * H5Fclose succeeds there, and the temporary is dropped by the caller. */
+
+/* libhdf5's descriptor of file (the sec2 driver's), or -1. */
+static int h5_descriptor(hid_t file) {
+  void *h = NULL;
+  return H5Fget_vfd_handle(file, H5P_DEFAULT, &h) >= 0 && h ? *(int *)h : -1;
+}
+
+/* Blocks on disk for the file's bytes so far and more bytes after them. 0
+ * (also where the file system cannot reserve: writes are then checked as
+ * they come), or -1 with errno (ENOSPC, EFBIG). */
+static int reserve(hid_t file, size_t more) {
+  haddr_t end = 0;
+  int fd = h5_descriptor(file);
+  if (fd < 0 || H5Fget_eoa(file, &end) < 0) {
+    errno = EIO;
+    return -1;
+  }
+  if (end + more == 0 || fallocate(fd, 0, 0, (off_t)(end + more)) == 0)
+    return 0;
+  return errno == EOPNOTSUPP || errno == ENOSYS ? 0 : -1;
+}
+
+/* After a failure: what libhdf5 still writes while the file closes goes to
+ * an anonymous in-memory file, sparse, dropped with its descriptor. */
+static void divert(hid_t file) {
+  int fd = h5_descriptor(file), m;
+  if (fd < 0 || (m = memfd_create("gzstack-h5-discard", MFD_CLOEXEC)) < 0)
+    return;
+  dup2(m, fd);
+  close(m);
+}
+
+/* The HDF5 file: a plain dataset (filter->ncd 0) written by libhdf5 into
+ * the file named, created there and moved into the unnamed tmp
+ * (gz_io_temp_adopt; named is tmp when tmp is named), in the order above;
+ * a filtered one built in memory (the core driver, no backing store: its
+ * memory grows with the compressed chunks, 4 MiB at a time) and written
+ * to tmp by gz_io_write_bytes(). */
+static int write_hdf5(const char *named, const char *tmp, const char *path,
+                      const gz_meta_t *meta, const gz_io_source_t *src,
+                      const h5_filter_t *filter, char *err, size_t errlen) {
   char dpath[1024], gpath[1024];
   hsize_t hd[GZ_IO_MAXDIMS];
   hid_t file = -1, fapl = -1, lcpl = -1, dcpl = -1, space = -1, dset = -1, g = -1;
   hid_t root = -1;
   hid_t ftype = meta->dtype == GZ_FLOAT32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
   hid_t mtype = meta->dtype == GZ_FLOAT32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-  const char *what = "cannot create the file", *failed = NULL;
+  const char *what = "cannot create the file", *failed = NULL, *cause;
   size_t bytes = gz_meta_count(meta) * gz_io_dtype_size(meta->dtype);
   ssize_t size = 0;
   void *image = NULL;
-  int n, rc;
+  int n, rc, on_disk = filter->ncd == 0;
   h5_quiet();
+  errno = 0; /* gz_io_write_cause() looks at what libhdf5's write() left */
   n = snprintf(dpath, sizeof dpath, "%s%s", meta->var[0] == '/' ? "" : "/",
                meta->var[0] ? meta->var : "data");
   if (n < 0 || (size_t)n >= sizeof dpath || dpath[strlen(dpath) - 1] == '/') {
@@ -946,16 +1004,15 @@ static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
     gpath[strlen(gpath) - 1] = '\0'; /* "/grp/" -> "/grp"; "/" stays */
   for (int i = 0; i < meta->ndims; i++)
     hd[i] = meta->dims[i];
-  /* The file is built in memory (the core driver, no backing store) and
-   * written by gz_io_write_bytes(): libhdf5 never sees a failing write
-   * (1.10.8 crashes at exit once one has failed; a file on disk with its
-   * space reserved ahead was tried: a write refused at the reservation still
-   * leaves libhdf5 a file it cannot close). Filtered: the memory grows with
-   * the compressed chunks, 4 MiB at a time. */
   if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-      H5Pset_fapl_core(fapl, filter->ncd ? (size_t)1 << 22 : bytes + (1 << 20), 0) < 0 ||
-      (file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
+      (on_disk ? H5Pset_fapl_sec2(fapl) : H5Pset_fapl_core(fapl, (size_t)1 << 22, 0)) <
+          0 ||
+      (file = H5Fcreate(on_disk ? named : tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
     goto fail;
+  if (on_disk && gz_io_temp_adopt(named, tmp, err, errlen) != 0) {
+    rc = -1;
+    goto done;
+  }
   what = "cannot create the dataset";
   lcpl = H5Pcreate(H5P_LINK_CREATE);
   dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -974,13 +1031,6 @@ static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
       goto fail;
   }
   if ((dset = H5Dcreate2(file, dpath, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)
-    goto fail;
-  what = "cannot write the data";
-  if ((rc = put_values(dset, mtype, meta, src, filter, err, errlen)) == -2) {
-    rc = -1; /* the source's message */
-    goto done;
-  }
-  if (rc != 0)
     goto fail;
   what = "cannot write the dataset's attributes";
   if ((meta->units[0] && put_text(dset, "units", meta->units) != 0) ||
@@ -1007,7 +1057,31 @@ static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   if ((root = H5Oopen(file, "/", H5P_DEFAULT)) < 0 ||
       put_attrs(root, meta->global_attrs, meta->nglobal_attrs, ftype, NULL, &failed) != 0)
     goto fail;
+  /* the metadata's space and the data's (the data goes at the end), then
+   * the data */
+  what = "cannot write the data";
+  if (on_disk && reserve(file, bytes) != 0)
+    goto fail;
+  if ((rc = put_values(dset, mtype, meta, src, filter, err, errlen)) == -2) {
+    rc = -1; /* the source's message */
+    goto done;
+  }
+  if (rc != 0)
+    goto fail;
   what = "cannot finish the file";
+  if (on_disk) {
+    close_id(root);
+    close_id(g);
+    close_id(dset);
+    root = g = dset = -1;
+    if (reserve(file, 0) != 0)
+      goto fail;
+    rc = H5Fclose(file) < 0 ? -1 : 0;
+    file = -1;
+    if (rc != 0)
+      goto fail;
+    goto done;
+  }
   if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 ||
       (size = H5Fget_file_image(file, NULL, 0)) < 0)
     goto fail;
@@ -1021,7 +1095,11 @@ static int write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
   rc = 0; /* written below, once the in-memory file is closed */
   goto done;
 fail:
-  if (failed) {
+  cause = on_disk ? gz_io_write_cause(errno) : NULL;
+  if (cause) {
+    H5Eclear2(H5E_DEFAULT);
+    gz_io_errorf(err, errlen, "%s: %s: %s", path, what, cause);
+  } else if (failed) {
     char w[200];
     snprintf(w, sizeof w, "%s (%s)", what, failed);
     h5_error(err, errlen, path, w);
@@ -1030,6 +1108,8 @@ fail:
   }
   rc = -1;
 done:
+  if (rc != 0 && on_disk && file >= 0)
+    divert(file);
   close_id(root);
   close_id(g);
   close_id(dset);
@@ -1038,7 +1118,7 @@ done:
   close_id(lcpl);
   close_id(fapl);
   close_id(file);
-  if (rc == 0)
+  if (rc == 0 && !on_disk)
     rc = gz_io_write_bytes(tmp, path, image, (size_t)size, err, errlen);
   free(image);
   return rc;
@@ -1047,7 +1127,16 @@ done:
 int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
                      const gz_io_source_t *src, char *err, size_t errlen) {
   h5_filter_t contiguous = {0, {0}, {0}};
-  return write_hdf5(tmp, path, meta, src, &contiguous, err, errlen);
+  char named[4200];
+  if (gz_io_temp_for_library(tmp, path, named, sizeof named) != 0) {
+    gz_io_errorf(err, errlen, "%s: file name too long", path);
+    return -1;
+  }
+  if (write_hdf5(named, tmp, path, meta, src, &contiguous, err, errlen) == 0)
+    return 0;
+  if (strcmp(named, tmp) != 0)
+    gz_io_discard(named); /* when not yet moved; the caller drops tmp */
+  return -1;
 }
 
 int gz_io_write_hdf5_gz(const char *tmp, const char *path, const gz_meta_t *meta,
@@ -1065,7 +1154,7 @@ int gz_io_write_hdf5_gz(const char *tmp, const char *path, const gz_meta_t *meta
     gz_io_errorf(err, errlen, "%s: out of memory for the metadata", path);
     rc = -1;
   } else {
-    rc = write_hdf5(tmp, path, &m, src, &f, err, errlen);
+    rc = write_hdf5(tmp, tmp, path, &m, src, &f, err, errlen);
   }
   gz_meta_free(&m);
   return rc;

@@ -731,22 +731,6 @@ static int put_attrs(int ncid, int varid, const gz_attr_t *a, size_t n, nc_type 
   return NC_NOERR;
 }
 
-/* netCDF-4 reports a failed write() of its HDF5 layer as "HDF error":
- * the system's reason (a full disk, a file-size limit), when errno holds
- * one, is what the user needs to read. */
-static const char *write_cause(int e) {
-  switch (e) {
-  case ENOSPC:
-  case EFBIG:
-  case EDQUOT:
-  case EIO:
-  case EROFS:
-    return strerror(e);
-  default:
-    return NULL;
-  }
-}
-
 int gz_io_nc_put_boxes(int ncid, int varid, const gz_meta_t *meta,
                        const gz_io_source_t *src, char *err, size_t errlen) {
   int status = NC_NOERR;
@@ -773,7 +757,7 @@ static int write_netcdf(const char *named, const char *tmp, const char *path,
   const char *vname = strrchr(meta->var, '/'), *what = "cannot create the file";
   const char *failed = NULL, *cause;
   char names[GZ_IO_MAXDIMS][64];
-  errno = 0; /* write_cause() looks at what the HDF5 layer's write() left */
+  errno = 0; /* gz_io_write_cause() looks at what the HDF5 layer's write() left */
   vname = vname ? vname + 1 : meta->var;
   if (!vname[0])
     vname = "data";
@@ -861,7 +845,7 @@ static int write_netcdf(const char *named, const char *tmp, const char *path,
   if (status != NC_NOERR)
     goto nc_fail;
   if ((status = nc_close(ncid)) != NC_NOERR) {
-    if ((cause = write_cause(errno)) != NULL)
+    if ((cause = gz_io_write_cause(errno)) != NULL)
       gz_io_errorf(err, errlen, "%s: cannot finish the file: %s: %s", path,
                    nc_strerror(status), cause);
     else
@@ -870,7 +854,7 @@ static int write_netcdf(const char *named, const char *tmp, const char *path,
   }
   return 0;
 nc_fail:
-  cause = write_cause(errno);
+  cause = gz_io_write_cause(errno);
   if (failed)
     gz_io_errorf(err, errlen, "%s: %s (%s): %s%s%s", path, what, failed,
                  nc_strerror(status), cause ? ": " : "", cause ? cause : "");

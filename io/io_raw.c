@@ -5,6 +5,7 @@
  * Writing produces the bare little-endian array. */
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
+#include "gz_io_commit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -155,7 +156,7 @@ int gz_io_write_raw(const char *tmp, const char *path, const gz_meta_t *meta,
   size_t esize = gz_io_dtype_size(meta->dtype), n = gz_meta_count(meta);
   unsigned char *buf = NULL;
   int little = gz_io_host_is_little();
-  FILE *f = fopen(tmp, "wb");
+  FILE *f = gz_io_fopen_temp(tmp);
   int state = 0, rc;
   if (!f) {
     gz_io_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));

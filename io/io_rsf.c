@@ -18,6 +18,7 @@
  * the output appears whole or not at all. */
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
+#include "gz_io_commit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -417,7 +418,7 @@ int gz_io_write_rsf(const char *tmp, const char *path, const gz_meta_t *meta,
   }
   if (a && a->is_text)
     ver = a->text;
-  if (!(f = fopen(tmp, "wb"))) {
+  if (!(f = gz_io_fopen_temp(tmp))) {
     gz_io_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     return -1;
   }

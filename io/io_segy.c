@@ -36,6 +36,7 @@
  * Writing: see gz_io_write() in gz_io.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "gz_io.h"
+#include "gz_io_commit.h"
 
 #include <segyio/segy.h>
 
@@ -846,7 +847,7 @@ int gz_io_write_segy(const char *tmp, const char *path, const gz_meta_t *meta,
   }
   provenance(head, meta);
   file_little = lsb;
-  if (!(f = fopen(tmp, "wb"))) {
+  if (!(f = gz_io_fopen_temp(tmp))) {
     gz_io_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     return -1;
   }

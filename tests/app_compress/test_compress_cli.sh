@@ -152,8 +152,8 @@ rm -f "$TMP/odd.raw" "$TMP"/odd.* "$TMP"/sodaf.*
 # one (past the codec's fixed scratch, which levels off by 16 MiB) differ by
 # much less than the 64 MiB between the fields (limit 32 MiB); compress -o
 # .nc/.h5 too (a filtered .h5 is built in memory, but that is the compressed
-# file); not decompress to .h5, whose writer builds the raw file in memory
-# (docs/cli.md, "Memory").
+# file); decompress to every format, .h5 included (written into the file a
+# box at a time, not built in memory: docs/cli.md, "Memory").
 # Under ASan, freed blocks sit in its quarantine (256 MB) instead of being
 # reused, so a writer that allocates per chunk (libhdf5's filter buffers)
 # grows with the field there only: peak RSS is measured with no quarantine
@@ -172,18 +172,52 @@ for z in 32 96; do
       -o "$TMP/zc.$ext" --verify --force) || ko "compress -o .$ext --verify of $z MiB"
     rm -f "$TMP/zc.$ext"
   done
-  for ext in raw nc sgy rsf; do
+  for ext in raw nc sgy rsf h5; do
     peak[${z}_$ext]=$(peak_kb "$GZ" decompress -i "$TMP/z.gzc" -o "$TMP/zo.$ext") ||
       ko "decompress $z MiB to .$ext"
     rm -f "$TMP/zo.$ext"
   done
 done
-for k in c cnc ch5 raw nc sgy rsf; do
+for k in c cnc ch5 raw nc sgy rsf h5; do
   grow=$((${peak[96_$k]:-999999} - ${peak[32_$k]:-0}))
   [ $grow -lt 32768 ] && ok || ko "peak memory $k: +$grow KiB for a field 64 MiB larger"
   echo "peak RSS $k: ${peak[32_$k]:-?} KiB (32 MiB field), ${peak[96_$k]:-?} KiB (96 MiB)"
 done
 rm -f "$TMP/z.raw" "$TMP/z.gzc"
+
+# A disk that fills up while .h5 outputs are written (a 24 MiB tmpfs where
+# mounting is allowed): two ranks each decompress a 16 MiB field into it;
+# each fits alone, so both pass the space check made before writing, but
+# not both. The run fails with a message naming the file and the cause,
+# exits non-zero, no rank crashes (libhdf5 1.10.8 crashed at exit after a
+# failed flush: io_hdf5.c), nothing partial or temporary is left, and an
+# output that was finished reads back within its bound.
+F=$TMP/full
+mkdir -p "$F"
+trap 'umount "$F" 2>/dev/null; rm -rf "$TMP"' EXIT
+if mount -t tmpfs -o size=24m gzfull "$F" 2>/dev/null; then
+  head -c $((16 << 20)) /dev/zero >"$TMP/z16.raw"
+  expect "16 MiB archive" "$GZ" compress -i "$TMP/z16.raw" --dims 4096x1024 -e 1e-3 \
+    -o "$TMP/a.gzc" -q
+  cp "$TMP/a.gzc" "$TMP/b.gzc"
+  "$MPIRUN" -np 2 "$GZ" decompress -i "$TMP/a.gzc" "$TMP/b.gzc" -o "$F" --format h5 \
+    >"$TMP/full.log" 2>&1 && ko "full disk .h5: exit 0" || ok
+  grep -qE "[ab]\.gzc\.h5: .*No space left on device" "$TMP/full.log" && ok ||
+    { ko "full disk .h5: no message naming the file and the cause"; cat "$TMP/full.log"; }
+  grep -qiE "signal|segmentation|core dumped" "$TMP/full.log" &&
+    { ko "full disk .h5: a rank crashed"; cat "$TMP/full.log"; } || ok
+  for f in "$F"/*; do
+    case $f in
+    "$F/*") ;; # nothing there
+    *.gzc.h5) expect "finished $f within 1e-3" "$CHECK" "$TMP/z16.raw" - "$f" - 1e-3 4096x1024 ;;
+    *) ko "full disk .h5: left behind: $f" ;;
+    esac
+  done
+  umount "$F"
+  rm -f "$TMP/z16.raw" "$TMP/a.gzc" "$TMP/b.gzc"
+else
+  echo "note: cannot mount a tmpfs here; the full-disk .h5 case is not run"
+fi
 
 # many inputs under mpirun: one rank each, outputs in a directory
 mkdir -p "$TMP/many"

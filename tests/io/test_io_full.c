@@ -9,8 +9,16 @@
  * noise kept lossless so that its size crosses the limit too. Each write must either
  * succeed with a file that reads back whole, or fail with a message naming the file and
  * the cause; and MPI_Finalize (which shuts HDF5 down) must return afterwards: libhdf5
- * 1.10.8 crashed there once a flush had failed. */
+ * 1.10.8 crashed there once a flush had failed.
+ *
+ * Then a disk that is really full (ENOSPC; a 1 MiB tmpfs, where this process
+ * may mount one, else skipped): a filler file leaves 0 to 64 KiB free and
+ * gz_io_write_hdf5 writes a field that does not fit, into a named and into
+ * an unnamed temporary. Here even the HDF5 metadata flush has no room: the
+ * writer must fail with the cause and the file, leave nothing beside the
+ * filler, and still let libhdf5 close the file (io_hdf5.c: divert). */
 #define _POSIX_C_SOURCE 200809L
+#include "gz_io_commit.h"
 #include "io_test_util.h"
 
 #include <errno.h>
@@ -18,7 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define LIMIT (256 * 1024) /* bytes any file may have */
@@ -38,6 +50,81 @@ static int reads_back(const char *path, const float *data, size_t n) {
     gz_reader_close(r);
   free(back);
   return same;
+}
+
+/* Files in dir besides "." and "..". */
+static int entries(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int k = 0;
+  while (d && (e = readdir(d)) != NULL)
+    k += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d)
+    closedir(d);
+  return k;
+}
+
+/* Fill the file system of dir but for about free_bytes: dir/filler grown
+ * until the disk is full, then shortened. 0, or -1. */
+static int fill_disk(const char *dir, size_t free_bytes) {
+  static char zeros[65536];
+  char path[600];
+  off_t size = 0;
+  ssize_t got;
+  int fd;
+  snprintf(path, sizeof path, "%s/filler", dir);
+  if ((fd = open(path, O_WRONLY | O_CREAT, 0600)) < 0)
+    return -1;
+  while ((got = pwrite(fd, zeros, sizeof zeros, size)) > 0)
+    size += got;
+  got = size > (off_t)free_bytes && ftruncate(fd, size - (off_t)free_bytes) == 0 ? 0 : -1;
+  close(fd);
+  return (int)got;
+}
+
+/* The HDF5 writer on a full tmpfs mounted in scratch (see the top). */
+static void full_tmpfs(const char *scratch, const float *data, size_t n) {
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/full", scratch);
+  mkdir(dir, 0700);
+  if (mount("gzfull", dir, "tmpfs", 0, "size=1m") != 0) {
+    printf("note: cannot mount a tmpfs (%s): the full-disk part is skipped\n",
+           strerror(errno));
+    rmdir(dir);
+    return;
+  }
+  for (size_t left = 0; left <= 65536; left += 4096) {
+    for (int unnamed = 0; unnamed < 2; unnamed++) {
+      gz_meta_t m;
+      gz_io_source_t src = {data, NULL, NULL};
+      char path[600], tmp[700], err[1024] = "";
+      int rc;
+      memset(&m, 0, sizeof m);
+      m.dtype = GZ_FLOAT32;
+      m.ndims = 1;
+      m.dims[0] = n;
+      snprintf(m.var, sizeof m.var, "data");
+      snprintf(path, sizeof path, "%s/out_%zu.h5", dir, left);
+      if (unnamed)
+        rc = gz_io_temp_path(path, tmp, sizeof tmp);
+      else
+        rc = gz_io_temp_path_named(path, tmp, sizeof tmp);
+      GZ_CHECK(rc == 0 && fill_disk(dir, left) == 0, "%s: cannot fill the disk", path);
+      rc = gz_io_write_hdf5(tmp, path, &m, &src, err, sizeof err);
+      gz_io_discard(tmp);
+      GZ_CHECK(rc != 0, "%s: %zu bytes written with %zu bytes free", path, n * 4, left);
+      GZ_CHECK(iot_contains(err, path) && iot_contains(err, strerror(ENOSPC)),
+               "%s: the message must name the file and '%s': '%s'", path,
+               strerror(ENOSPC), err);
+      GZ_CHECK(entries(dir) == 1, "%s: %d files left beside the filler", path,
+               entries(dir) - 1);
+      snprintf(tmp, sizeof tmp, "%s/filler", dir);
+      unlink(tmp);
+    }
+  }
+  printf("h5 on a full tmpfs: refused with 0-64 KiB free, nothing left\n");
+  umount(dir);
+  rmdir(dir);
 }
 
 int main(int argc, char **argv) {
@@ -104,6 +191,7 @@ int main(int argc, char **argv) {
   }
   rl.rlim_cur = soft;
   setrlimit(RLIMIT_FSIZE, &rl);
+  full_tmpfs(dir, data, most);
   free(data);
   free(noise);
   iot_scratch_remove(dir, MPI_COMM_SELF);
