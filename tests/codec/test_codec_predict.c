@@ -2,9 +2,9 @@
  * interpolation, automatic) on 1, 2, 3 and 4-D shapes (ragged sizes, chunks
  * cutting the slowest dimension), float32 and float64, every adversarial
  * field of codec_fields.h (NaN payloads, Inf, -0.0, subnormals, extremes,
- * codes overflowing) and lossless e = 0: every element checked; the real
- * seismic files; every truncation and single-byte corruption of a v2 stream
- * refused; bad shapes refused. */
+ * codes overflowing) and lossless e = 0: every element checked; codes
+ * with a common factor; the real seismic files; every truncation and single-byte
+ * corruption of a v2 stream refused; bad shapes refused. */
 #include "gz_test.h"
 
 #include "codec_check.h"
@@ -124,6 +124,33 @@ static void test_smooth_gain(void) {
   free(s);
 }
 
+/* The common factor of the codes (chunk2.c): at eb = 0.5 integers are
+ * their own codes, and codes that are all multiples of g are coded divided
+ * by g, so the stream of g y is as long as y's (the same residuals) but
+ * for the factor's varint (4 bytes for 3 x 2^20 instead of 1) and decodes
+ * to g y exactly; with
+ * zeros first (no factor known yet), negatives, and factors with and
+ * without a power of two. */
+static void test_common_factor(void) {
+  static const double g[4] = {2, 3, 12, 3 * 1048576.0};
+  static const size_t wider[4] = {0, 0, 0, 3}; /* the varint's extra bytes */
+  size_t d[3] = {9, 17, 70}, n = 9 * 17 * 70, s1 = 0, sg = 0;
+  float *y = malloc(n * sizeof *y), *x = malloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++)
+    y[i] = i < 100 ? 0.0f : (float)((int)(i * 7919 % 61) - 30);
+  GZ_CHECK(roundtrip(1, y, n, 3, d, 0.5, GZ_PRED_LORENZO, 0, &s1) == 0, "integers exact");
+  for (int k = 0; k < 4; k++) {
+    for (size_t i = 0; i < n; i++)
+      x[i] = (float)(g[k] * (double)y[i]);
+    GZ_CHECK(roundtrip(1, x, n, 3, d, 0.5, GZ_PRED_LORENZO, 0, &sg) == 0,
+             "integers times %g exact", g[k]);
+    GZ_CHECK(sg == s1 + wider[k], "integers times %g: %zu bytes, the integers %zu", g[k],
+             sg, s1);
+  }
+  free(x);
+  free(y);
+}
+
 static void test_corruption(void) {
   size_t d[2] = {30, 41}, n = 30 * 41, size = 0;
   float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
@@ -188,6 +215,7 @@ static void test_real(void) {
 int main(void) {
   test_shapes_fields();
   test_smooth_gain();
+  test_common_factor();
   test_corruption();
   test_bad_params();
   test_real();

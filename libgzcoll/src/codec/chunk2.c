@@ -148,23 +148,25 @@ size_t gz_chunk2_bound(size_t n, size_t elem) {
   return 1 + (n + GZ_BLOCK - 1) / GZ_BLOCK + n * elem;
 }
 
-/* The first i >= from with flag[i] set (flags are 0 or 1, mostly 0), or n:
- * eight flags at a time (a byte loop cost a tenth of a compress of the
- * smooth field, and memchr per escape an eighth of ERSST's, whose land
- * points are escapes). */
-static size_t next_flag(const uint8_t *flag, size_t from, size_t n) {
+/* The first i >= from with flag[i] equal to set (flags are 0 or 1, mostly
+ * 0), or n: eight flags at a time (a byte loop cost a tenth of a compress of
+ * the smooth field, and memchr per escape an eighth of ERSST's, whose land
+ * points are runs of escapes; set = 0 finds the end of such a run). */
+static size_t find_flag(const uint8_t *flag, size_t from, size_t n, int set) {
   size_t i = from;
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                                      \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t flip = set ? 0 : 0x0101010101010101ull;
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, flag + i, 8);
+    w ^= flip;
     if (w)
       return i + (size_t)__builtin_ctzll(w) / 8;
   }
 #endif
   for (; i < n; i++)
-    if (flag[i])
+    if (flag[i] == set)
       return i;
   return n;
 }
@@ -246,7 +248,7 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
     for (size_t i = 0; i < n; i++)
       bad += esc[i];
     if (bad) /* an escape repeats the previous code */
-      for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n))
+      for (size_t i = find_flag(esc, 0, n, 1); i < n; i = find_flag(esc, i + 1, n, 1))
         q[i] = i ? q[i - 1] : 0;
   } else {
     memset(esc, 0, n);
@@ -301,6 +303,7 @@ static void run_encode(int kind, int64_t *q, const size_t v[3], uint64_t *u) {
 }
 
 static uint64_t common_factor(const int64_t *q, size_t n);
+static void divide_codes(int64_t *q, size_t n, uint64_t g);
 
 /* Chunk kinds (byte 0, low nibble): 1, 2 predict codes (LORENZO, INTERP);
  * 3, 4 predict reconstructed values (QLORENZO, QINTERP; pred_value.c). */
@@ -339,8 +342,7 @@ static void sample_box(gz_dtype_t dtype, const void *x, const size_t d[3],
   quantize(dtype, sx, m, qp, sq, esc, &nesc);
   g = common_factor(sq, m);
   if (g > 1)
-    for (size_t i = 0; i < m; i++)
-      sq[i] /= (int64_t)g;
+    divide_codes(sq, m, g);
 }
 
 /* The estimated bits of kind in view on the sample (sx, sq; m values of box
@@ -442,13 +444,30 @@ done:
   return best;
 }
 
+/* The inverse of odd d modulo 2^64 (Newton's iteration: each step doubles
+ * the bits that are right, and d is its own inverse to 3 bits). */
+static uint64_t odd_inverse(uint64_t d) {
+  uint64_t x = d;
+  for (int k = 0; k < 5; k++)
+    x *= 2 - d * x;
+  return x;
+}
+
 /* Greatest common divisor of the codes (integer-valued data quantized at a
  * bound that divides them gives codes that are all multiples of one factor):
- * 1 when there is none or it is too large to divide by safely. */
+ * 1 when there is none or it is too large to divide by safely. A code that
+ * is a multiple of the divisor so far is recognised without a division
+ * (Granlund and Montgomery: its power of two, then its odd part a times
+ * the inverse of g's odd part d is at most (2^64 - 1) / d exactly when d
+ * divides a); Euclid's divisions run only when the divisor changes (they
+ * were most of a compress of F3, integer amplitudes). */
 static uint64_t common_factor(const int64_t *q, size_t n) {
-  uint64_t g = 0;
+  uint64_t g = 0, low = 0, inv = 0, lim = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t a = q[i] < 0 ? 0 - (uint64_t)q[i] : (uint64_t)q[i];
+    int tz;
+    if (!a || (g && !(a & low) && (a >> __builtin_ctzll(g)) * inv <= lim))
+      continue; /* a multiple of g */
     while (a) {
       uint64_t t = g % a;
       g = a;
@@ -456,8 +475,22 @@ static uint64_t common_factor(const int64_t *q, size_t n) {
     }
     if (g == 1)
       return 1;
+    tz = __builtin_ctzll(g);
+    low = (UINT64_C(1) << tz) - 1;
+    inv = odd_inverse(g >> tz);
+    lim = UINT64_MAX / (g >> tz);
   }
   return g > 1 && g < (1ull << 62) ? g : 1;
+}
+
+/* Divide the n codes, all multiples of g, by g: exactly, as the shift by
+ * g's power of two and the product with its odd part's inverse modulo 2^64
+ * (a division per code cost a third of a compress of F3). */
+static void divide_codes(int64_t *q, size_t n, uint64_t g) {
+  int tz = __builtin_ctzll(g);
+  uint64_t inv = odd_inverse(g >> tz);
+  for (size_t i = 0; i < n; i++)
+    q[i] = (int64_t)((uint64_t)(q[i] >> tz) * inv);
 }
 
 /* Escape section content: count, gaps, values. Returns its length. The codes
@@ -469,14 +502,20 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
   p += gz_varint_put(nesc, p);
   if (nesc == 0)
     return (size_t)(p - out);
-  for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n)) {
+  /* run by run: inside a run every gap is 0 (one byte) and the values are
+   * contiguous (a call per escape cost a fifth of a compress of ERSST) */
+  for (size_t i = find_flag(esc, 0, n, 1), e; i < n; i = find_flag(esc, e, n, 1)) {
+    e = find_flag(esc, i, n, 0);
     p += gz_varint_put(i - next, p);
-    next = i + 1;
+    memset(p, 0, e - i - 1);
+    p += e - i - 1;
+    next = e;
   }
   vals = p;
-  for (size_t i = next_flag(esc, 0, n); i < n; i = next_flag(esc, i + 1, n)) {
-    memcpy(vals, (const uint8_t *)x + i * elem, elem);
-    vals += elem;
+  for (size_t i = find_flag(esc, 0, n, 1), e; i < n; i = find_flag(esc, e, n, 1)) {
+    e = find_flag(esc, i, n, 0);
+    memcpy(vals, (const uint8_t *)x + i * elem, (e - i) * elem);
+    vals += (e - i) * elem;
   }
   return (size_t)(vals - out);
 }
@@ -543,8 +582,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
     quantize(dtype, x, n, qp, q, esc, &nesc);
     g = common_factor(q, n);
     if (g > 1)
-      for (size_t i = 0; i < n; i++)
-        q[i] /= (int64_t)g;
+      divide_codes(q, n, g);
     run_encode(kind, q, v, u);
   }
   rsec = residual_section(u, n, sym, syms, sec, &coding);
@@ -603,7 +641,11 @@ static int put_escapes(const uint8_t *e, size_t len, size_t n, size_t elem, void
     return -1;
   /* positions first, values after them: find where the values start */
   for (uint64_t k = 0; k < count; k++) {
-    if (gz_varint_get(&p, end, &gap) != 0 || gap >= n - next)
+    if (p < end && *p == 0) /* a gap of 0 (runs of escapes): one byte */
+      p++, gap = 0;
+    else if (gz_varint_get(&p, end, &gap) != 0)
+      return -1;
+    if (gap >= n - next)
       return -1;
     next += (size_t)gap + 1;
   }
@@ -613,11 +655,14 @@ static int put_escapes(const uint8_t *e, size_t len, size_t n, size_t elem, void
   p = e;
   gz_varint_get(&p, end, &count);
   next = 0;
-  for (uint64_t k = 0; k < count; k++) {
+  for (uint64_t k = 0, run; k < count; k += run) {
     gz_varint_get(&p, end, &gap);
     next += (size_t)gap;
-    memcpy((uint8_t *)out + next * elem, vals + k * elem, elem);
-    next++;
+    /* the escapes after it with gaps of 0 are contiguous: one copy */
+    for (run = 1; k + run < count && *p == 0; run++)
+      p++;
+    memcpy((uint8_t *)out + next * elem, vals + k * elem, (size_t)run * elem);
+    next += (size_t)run;
   }
   return 0;
 }

@@ -463,37 +463,75 @@ GZ_VINLINE size_t vline(vctx_t *restrict c, size_t base, size_t k, size_t end, s
   return k;
 }
 
-/* The sweep across planes (axis 0) at level h, by blocks of VBLOCK rows:
- * every plane for one block before the next, so that the rows of the four
- * neighbour planes stay in cache from one plane to the next (the sweep's
- * points are independent: only their places in u, computed, depend on the
- * order). simd: as vline. */
-#define VBLOCK 16
-GZ_VINLINE void vsweep0(vctx_t *restrict c, const size_t d[3], size_t h, const int decode,
-                        const int f64, const int simd) {
-  size_t plane = d[1] * d[2], ni = (d[0] - h + 2 * h - 1) / (2 * h);
-  size_t nj = (d[1] + 2 * h - 1) / (2 * h), nk = (d[2] + 2 * h - 1) / (2 * h);
-  uint32_t pos0 = c->pos;
-  ptrdiff_t o = (ptrdiff_t)(h * plane);
-  for (size_t jb = 0; jb < nj; jb += VBLOCK)
-    for (size_t ii = 0; ii < ni; ii++) {
-      size_t i = h + 2 * h * ii;
-      int mode = gz_interp_mode(i, h, d[0]);
-      for (size_t jj = jb; jj < nj && jj < jb + VBLOCK; jj++) {
-        size_t base = i * plane + 2 * h * jj * d[2];
-        c->pos = (uint32_t)(pos0 + (ii * nj + jj) * nk);
-        if (mode == 2)
-          vline(c, base, 0, d[2], 2 * h, o, 2, 0, 1, decode, f64, simd);
-        else
-          vline(c, base, 0, d[2], 2 * h, o, mode, 0, 1, decode, f64, simd);
-      }
+/* One row of sweep a at level h (pred_interp.c's order): the points of row
+ * (i, j) whose coordinate a is an odd multiple of h, the later axes at
+ * multiples of 2h, coded from u[pos]. simd: as vline. */
+GZ_VINLINE void vrow(vctx_t *restrict c, const size_t d[3], size_t h, int a, size_t i,
+                     size_t j, uint32_t pos, const int decode, const int f64,
+                     const int simd) {
+  size_t base = (i * d[1] + j) * d[2], k = a == 2 ? h : 0, step = 2 * h;
+  ptrdiff_t o = (ptrdiff_t)(h * (a == 0 ? d[1] * d[2] : a == 1 ? d[2] : 1));
+  int mode;
+  c->pos = pos;
+  if (a < 2) { /* across rows: one mode for the whole row */
+    mode = gz_interp_mode(a == 0 ? i : j, h, d[a]);
+    if (mode == 2)
+      vline(c, base, 0, d[2], step, o, 2, 0, 1, decode, f64, simd);
+    else
+      vline(c, base, 0, d[2], step, o, mode, 0, 1, decode, f64, simd);
+    return;
+  }
+  /* along the row: cubic inside, the mode changes near its ends */
+  for (; k < d[2] && k < 3 * h; k += step)
+    vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
+           decode, f64);
+  if (d[2] > 3 * h)
+    k = vline(c, base, k, d[2] - 3 * h, step, o, 2, 1, h > 1, decode, f64, simd);
+  for (; k < d[2]; k += step)
+    vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
+           decode, f64);
+}
+
+/* Level h, plane by plane and row by row instead of sweep by sweep (the
+ * points of one sweep are independent, and their places in u are computed
+ * from their coordinates, so the stream is the same): everything a point
+ * of plane i reads at this level is on plane i itself (sweeps 1 and 2:
+ * rows that sweeps 0 and 1 code earlier on the plane) or was coded at an
+ * earlier level (sweep 0: planes i -+ h, i -+ 3h). Row j's sweep 1 needs
+ * rows j + h and j + 3h from sweep 0, so it runs three rows behind it.
+ * Sweep by sweep, each sweep went through the whole chunk's R (16 MB at
+ * 2^21 values) and waited on memory; here a plane's rows are reused while
+ * in cache. */
+GZ_VINLINE void vlevel(vctx_t *restrict c, const size_t d[3], size_t h, const int decode,
+                       const int f64, const int simd) {
+  /* points per row and rows per plane of each sweep (0 when it is empty) */
+  size_t nk02 = (d[2] + 2 * h - 1) / (2 * h), nk2 = (d[2] + h - 1) / (2 * h);
+  size_t nj0 = (d[1] + 2 * h - 1) / (2 * h), nj1 = (d[1] + h - 1) / (2 * h);
+  size_t nj2 = (d[1] + h - 1) / h, ni0 = (d[0] + h - 1) / (2 * h);
+  uint32_t p0 = c->pos, p1 = (uint32_t)(p0 + ni0 * nj0 * nk02);
+  uint32_t p2 = (uint32_t)(p1 + (d[0] + h - 1) / h * nj1 * nk02);
+  for (size_t i = 0; i < d[0]; i += h) {
+    int odd_i = (i / h) & 1;
+    for (size_t t = 0; t < d[1] + 3 * h; t += h) {
+      /* row j = t - 3h, wrapping past d[1] while t < 3h */
+      size_t j = t - 3 * h;
+      if (odd_i && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
+        vrow(c, d, h, 0, i, t, (uint32_t)(p0 + ((i / h) / 2 * nj0 + t / h / 2) * nk02),
+             decode, f64, simd);
+      if (j < d[1] && ((j / h) & 1)) /* sweep 1 on row j: rows j + h, j + 3h are done */
+        vrow(c, d, h, 1, i, j, (uint32_t)(p1 + ((i / h) * nj1 + j / h / 2) * nk02),
+             decode, f64, simd);
+      if (j < d[1] && nk2) /* sweep 2 on row j */
+        vrow(c, d, h, 2, i, j, (uint32_t)(p2 + ((i / h) * nj2 + j / h) * nk2), decode,
+             f64, simd);
     }
-  c->pos = (uint32_t)(pos0 + ni * nj * nk);
+  }
+  c->pos = (uint32_t)(p2 + (d[0] + h - 1) / h * nj2 * nk2);
 }
 
 GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
                         const int f64, const int simd) {
-  size_t stride[3] = {d[1] * d[2], d[2], 1}, longest = d[0], top = 1;
+  size_t longest = d[0], top = 1;
   if (d[1] > longest)
     longest = d[1];
   if (d[2] > longest)
@@ -503,51 +541,8 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
   vvisit(c, 0, 0, decode, f64); /* the origin, predicted by 0 */
   while (top * 2 < longest)
     top *= 2;
-  for (size_t h = top; h >= 1 && longest > 1; h /= 2) {
-    for (int a = 0; a < 3; a++) {
-      size_t start[3], step[3];
-      ptrdiff_t o;
-      if (d[a] <= h)
-        continue;
-      if (simd && a == 0) { /* blocked */
-        vsweep0(c, d, h, decode, f64, simd);
-        continue;
-      }
-      o = (ptrdiff_t)(h * stride[a]);
-      for (int k = 0; k < 3; k++) {
-        start[k] = k == a ? h : 0;
-        step[k] = k == a ? 2 * h : (k < a ? h : 2 * h);
-      }
-      for (size_t i = start[0]; i < d[0]; i += step[0]) {
-        for (size_t j = start[1]; j < d[1]; j += step[1]) {
-          size_t base = i * stride[0] + j * stride[1];
-          if (a == 2) {
-            size_t k = start[2];
-            /* interior of the row: cubic */
-            for (; k < d[2] && k < 3 * h; k += step[2])
-              vvisit(c, base + k,
-                     gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
-                     decode, f64);
-            if (d[2] > 3 * h)
-              k = vline(c, base, k, d[2] - 3 * h, step[2], o, 2, 1, h > 1, decode, f64,
-                        simd);
-            for (; k < d[2]; k += step[2])
-              vvisit(c, base + k,
-                     gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
-                     decode, f64);
-          } else {
-            int mode = gz_interp_mode(a == 0 ? i : j, h, d[a]);
-            if (mode == 2)
-              vline(c, base, 0, d[2], step[2], o, 2, 0, 1, decode, f64, simd);
-            else
-              vline(c, base, 0, d[2], step[2], o, mode, 0, 1, decode, f64, simd);
-          }
-        }
-      }
-    }
-    if (h == 1)
-      break;
-  }
+  for (size_t h = top; h >= 1 && longest > 1; h /= 2)
+    vlevel(c, d, h, decode, f64, simd);
 }
 
 #define GZ_VINSTANCE(name, decode, f64, simd)                                            \
