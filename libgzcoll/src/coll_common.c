@@ -2,7 +2,8 @@
  * coll_common.c - helpers shared by the collective algorithms: timed codec
  * calls and the per-call report, the quantization plan and the bounds it
  * implies, the agreement after quantizing and the end of a data-movement
- * call, block layout, byte transfers of any size, MPI datatypes.
+ * call, block layout, byte transfers of any size (and a quiet wait for
+ * one), MPI datatypes.
  *
  * The arithmetic of the bounds (derived in docs/design.md):
  *   q = rint(x * (1 / 2eb)) differs from x / 2eb by at most 1/2 plus the
@@ -17,6 +18,7 @@
  *   (half an ulp of float32). The same holds for the data-movement
  *   collectives (one quantization per element).
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "coll_internal.h"
 
 #include "codec/codec.h"
@@ -27,6 +29,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- timed codec calls -------------------------------------------------- */
 
@@ -503,6 +506,55 @@ gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int d
   if (rsize)
     *rsize = got;
   return GZ_OK;
+}
+
+gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st) {
+  const struct timespec nap = {0, 50000};
+  double t0 = MPI_Wtime();
+  int done = 0;
+  if (MPI_Test(req, &done, st) != MPI_SUCCESS)
+    return GZ_ERR_MPI;
+  while (!done) { /* spin 50 us (short waits stay fast), then nap between tests */
+    if (MPI_Wtime() - t0 > 50e-6)
+      nanosleep(&nap, NULL);
+    if (MPI_Test(req, &done, st) != MPI_SUCCESS)
+      return GZ_ERR_MPI;
+  }
+  return GZ_OK;
+}
+
+gz_result_t gz_max_quietly(gz_ctx_t ctx, double *v, int n) {
+  MPI_Request req;
+  if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, ctx->comm, &req) !=
+      MPI_SUCCESS)
+    return GZ_ERR_MPI;
+  return gz_wait_quietly(&req, MPI_STATUS_IGNORE);
+}
+
+gz_result_t gz_recv_quietly(gz_ctx_t ctx, int tag, void *rbuf, size_t rcap, int src,
+                            size_t *rsize) {
+  unsigned char *rp = rbuf;
+  size_t got = 0, part = ctx->part_bytes;
+  gz_result_t rc = GZ_OK;
+  int more = 1;
+  while (more && rc == GZ_OK) { /* gz_xfer's parts: a short one ends the message */
+    size_t rlen = rcap - got < part ? rcap - got : part;
+    MPI_Request req;
+    MPI_Status st;
+    int n = 0;
+    if (MPI_Irecv(rp ? rp + got : NULL, (int)rlen, MPI_BYTE, src, tag, ctx->comm, &req) !=
+        MPI_SUCCESS)
+      rc = GZ_ERR_MPI;
+    else
+      rc = gz_wait_quietly(&req, &st);
+    if (rc == GZ_OK) {
+      MPI_Get_count(&st, MPI_BYTE, &n);
+      got += (size_t)n;
+      more = (size_t)n >= part;
+    }
+  }
+  *rsize = got;
+  return rc;
 }
 
 gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count) {

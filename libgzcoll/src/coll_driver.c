@@ -170,7 +170,7 @@ static gz_result_t cast_path(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a
     range(a, ag);
   rc = gz_agree(ctx, ag);
   if (rc == GZ_OK)
-    rc = gz_agree_final(ctx, alg->run(ctx, &job));
+    rc = gz_agree_final(ctx, alg->run(ctx, &job), d->rooted);
   if (rc == GZ_OK && d->own)
     rc = d->own(ctx, a);
   if (rc != GZ_OK)
@@ -223,6 +223,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   else if (local == GZ_OK && a->ex && a->local_dev > 0 && !ctx->dev_ready)
     local = GZ_ERR_UNSUPPORTED;
   gz_agree_init(&ag);
+  ag.quiet = d->rooted; /* receivers wait for the root's compress and back */
   ag.err = local;
   ag.sig[0] = (double)a->count;
   ag.sig[1] = (double)((int)a->dtype * 4 + (int)a->op);
@@ -330,7 +331,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   job.run = &run;
   job.chosen = ch.algo;
   job.narrow = narrow;
-  rc = gz_agree_final(ctx, alg->run(ctx, &job));
+  rc = gz_agree_final(ctx, alg->run(ctx, &job), d->rooted);
   if (rc != GZ_OK)
     goto fn_exit;
   if (job.dequantized) /* its last decodes wrote the values */

@@ -328,6 +328,7 @@ typedef struct gz_agree {
   double absmax;   /* in/out: largest finite |x| (local / over all ranks) */
   double lo, hi;   /* in/out: finite min / max (local / over all ranks) */
   double sig[4];   /* in: the call's signature, must match on all ranks */
+  int quiet;       /* in: wait without spinning (gz_max_quietly) */
 } gz_agree_t;
 
 void gz_agree_init(gz_agree_t *a);
@@ -335,8 +336,9 @@ void gz_agree_init(gz_agree_t *a);
  * failed; otherwise the local error on the failing rank(s), GZ_ERR_REMOTE on
  * the others, GZ_ERR_ARG on all when the signatures differ. */
 gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a);
-/* Agree on the outcome of the data movement (same return convention). */
-gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local);
+/* Agree on the outcome of the data movement (same return convention);
+ * quiet: wait without spinning (gz_max_quietly). */
+gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local, int quiet);
 /* The first message of a host algorithm (its row's first hook): codes
  * [off, off + len) in the indexed encoding, in pieces of piece codes (the
  * last may be shorter), piece k at msg + k * stride, its size in sizes[k].
@@ -533,6 +535,19 @@ size_t gz_block_len(size_t count, int P, int b);
  * that ends a message. *rsize receives the bytes received. */
 gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
                     void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run);
+/* Complete req without spinning for long: MPI_Test for 50 us, then 50 us
+ * naps between tests, so a rank that waits for another (a scatter's
+ * receivers while the root compresses) leaves the CPU to ranks that work
+ * where ranks share cores. st may be MPI_STATUS_IGNORE. */
+gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st);
+/* MPI_Allreduce(MAX) of n doubles in place, waited for quietly (the
+ * agreements of rooted calls, whose ranks wait while the root or the
+ * receivers compress: gz_agree with quiet, gz_agree_final). */
+gz_result_t gz_max_quietly(gz_ctx_t ctx, double *v, int n);
+/* Receive one message of gz_xfer's parts (up to rcap bytes) from src,
+ * waiting quietly (gz_wait_quietly); *rsize receives the bytes received. */
+gz_result_t gz_recv_quietly(gz_ctx_t ctx, int tag, void *rbuf, size_t rcap, int src,
+                            size_t *rsize);
 /* A committed datatype of n contiguous elements (n may exceed INT_MAX);
  * *count receives the count to pass with it. Free with gz_mpi_block_free. */
 gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count);

@@ -80,9 +80,9 @@ static void test_bcast(gz_ctx_t ctx, const char *algo, gz_dtype_t dt, size_t n) 
 }
 
 static void test_scatter(gz_ctx_t ctx, const char *algo, gz_dtype_t dt, size_t n) {
-  int roots[2] = {0, size - 1};
+  int roots[3] = {0, size - 1, size / 2};
   size_t esz = gz_dtype_size(dt);
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 3; k++)
     for (int ip = 0; ip < 2; ip++) {
       int root = roots[k];
       void *send = cu_alloc(dt, n * (size_t)size), *recv = cu_alloc(dt, n);

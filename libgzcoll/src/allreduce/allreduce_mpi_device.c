@@ -44,7 +44,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
     }
   }
   gz_run_plain(j->run, 2.0 * (P - 1) / P, a->count);
-  return gz_agree_final(ctx, local);
+  return gz_agree_final(ctx, local, 0);
 }
 
 const gz_algorithm_t gz_algo_allreduce_mpi_device = {

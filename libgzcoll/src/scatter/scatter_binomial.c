@@ -9,21 +9,35 @@
  *
  * Algorithm
  *   Ranks are numbered relative to the root (rr = (rank - root) mod P). The
- *   root encodes the block of every other rank separately (indexed codes,
- *   the backend's encode; on a GPU GZ_DEV_STREAMS blocks at a time on
- *   concurrent streams, each with its own scratch) and packs them in
- *   relative-rank order as records [u64 size][size bytes of codes], back to
- *   back. The subtree of relative rank rr is the range [rr, rr + m), m the
- *   lowest set bit of rr (the root's is [0, P)), so the records of any
- *   subtree are one contiguous byte range: each rank receives its subtree's
- *   records in one message (the sizes travel inside it), forwards the
- *   sub-range of each child without touching the payload (no recompression),
- *   then decodes its own record once.
+ *   root encodes the block of every other rank separately (indexed codes)
+ *   and packs them in relative-rank order as records [u64 size][size bytes
+ *   of codes], back to back. The subtree of relative rank rr is the range
+ *   [rr, rr + m), m the lowest set bit of rr (the root's is [0, P)), so the
+ *   records of any subtree are one contiguous byte range: each rank
+ *   receives its subtree's records in one message (the sizes travel inside
+ *   it), forwards the sub-range of each child without touching the payload
+ *   (no recompression), then decodes its own record once.
+ *   On the host the root encodes in the driver's quantization pass (the
+ *   first hook: each block is one piece, encoded from L1 as it is
+ *   quantized, its codes never written), pieces cap + 16 bytes apart in
+ *   block order; compact_records then moves them into records in place and
+ *   rotates the blocks before the root's behind those after it, so the
+ *   messages are byte for byte those of the device path. A host receiver
+ *   decodes its record straight into values (no code buffer, no dequantize
+ *   pass). The device rows encode the quantized codes with the backend's
+ *   encode (on a GPU GZ_DEV_STREAMS blocks at a time on concurrent streams,
+ *   each with its own scratch), decode into codes, and the driver
+ *   dequantizes.
+ *   Receivers wait for their message quietly (gz_recv_quietly; the
+ *   driver's agreements of a rooted call too): on ranks that share cores,
+ *   they nap instead of spinning in MPI while the root compresses.
  *
  * Cost (n codes per block, D raw bytes per block, CR compression ratio)
  *   ceil(log2 P) alpha + (P-1) D / CR beta out of the root, halving down
- *   the tree; compression: P-1 encodes of n at the root, one decode of n
- *   per rank; every element carries one quantization (<= eb). Records live
+ *   the tree; compression: P-1 encodes of n at the root (on the host in its
+ *   one pass over the P blocks, with the quantization), one decode of n
+ *   per rank (on the host with the dequantization); every element carries
+ *   one quantization (<= eb). Records live
  *   in host memory: device ranks keep them in the pinned staging (they copy
  *   only their own compressed record in, the root its compressed blocks
  *   out), whether or not MPI is CUDA-aware.
@@ -104,6 +118,72 @@ static gz_result_t root_records(gz_ctx_t ctx, gz_exec_t *ex0, const int64_t *cod
   return local;
 }
 
+/* The host root's blocks are encoded in the quantization's pass (the
+ * driver's first message, never written as codes): the blocks [off, off +
+ * len) of the send buffer, all but the root's own when it is the first or
+ * the last, one piece per block, piece k at k * stride bytes (stride: room
+ * for the records compacted in place, compact_records). */
+static void first_span(gz_ctx_t ctx, const gz_args_t *a, size_t *off, size_t *len) {
+  int P = ctx->size, root = a->root;
+  *off = root == 0 ? a->count : 0;
+  *len = a->count * (size_t)(P - (root == 0 || root == P - 1 ? 1 : 0));
+}
+
+static size_t first_stride(const gz_args_t *a) {
+  return gz_backend_cpu.encode_bound(a->count) + 16;
+}
+
+static void first(gz_ctx_t ctx, const gz_args_t *a, gz_first_t *f) {
+  first_span(ctx, a, &f->off, &f->len);
+  f->piece = a->count;
+  f->stride = first_stride(a);
+  f->keep = 0;
+}
+
+static void reverse(unsigned char *b, size_t n) {
+  for (size_t i = 0; i + 1 < n - i; i++) {
+    unsigned char c = b[i];
+    b[i] = b[n - 1 - i];
+    b[n - 1 - i] = c;
+  }
+}
+
+/* The host root after the fused pass: the pieces of f (blocks f->off /
+ * count + k) become the records of root_records' layout in f->msg itself:
+ * moved left to right into [8, ...) (record k ends at or before piece k + 1
+ * starts: stride = cap + 16), in block order, the root's block skipped;
+ * then the blocks before the root are rotated behind those after it
+ * (relative-rank order). Returns the bytes of records. */
+static size_t compact_records(gz_ctx_t ctx, const gz_args_t *a, gz_first_t *f,
+                              uint64_t *sizes, gz_run_t *run) {
+  int P = ctx->size, root = a->root;
+  size_t pos = 8, before = 8, b0 = f->off / a->count;
+  double t = MPI_Wtime();
+  for (size_t k = 0; k * f->piece < f->len; k++) {
+    int b = (int)(b0 + k);
+    if (b == root)
+      continue;
+    memmove(f->msg + pos + 8, f->msg + k * f->stride, f->sizes[k]);
+    gz_put_u64le(f->msg + pos, (uint64_t)f->sizes[k]);
+    sizes[(b - root + P) % P] = f->sizes[k];
+    pos += 8 + f->sizes[k];
+    if (b < root)
+      before = pos;
+    run->code_elems += a->count;
+    run->code_bytes += f->sizes[k];
+  }
+  /* [8, before): blocks 0..root-1, [before, pos): root+1..P-1; swap them */
+  if (before > 8 && pos > before) {
+    reverse(f->msg + 8, before - 8);
+    reverse(f->msg + before, pos - before);
+    reverse(f->msg + 8, pos - 8);
+  }
+  gz_put_u64le(f->msg, 0); /* the root's own record is empty */
+  sizes[0] = 0;
+  run->t_codec += MPI_Wtime() - t;
+  return pos;
+}
+
 /* Beyond the codes and the call's scratch: on a device, the root's P
  * encodings (a receiver's one) and the other streams' scratch; on the CPU,
  * the P size slots and the records of this rank's subtree (device ranks
@@ -119,7 +199,19 @@ static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
              ? SIZE_MAX
              : (size_t)gz_binomial_subtree((ctx->rank - a->root + P) % P, P) * (cap + 8);
   if (on_dev && recb > ctx->hstage.cap)
-    return SIZE_MAX; /* GZ_ERR_NOMEM */
+    return SIZE_MAX;                   /* GZ_ERR_NOMEM */
+  if (!a->ex && is_root && a->count) { /* the fused pass's pieces hold the records */
+    size_t off, len, pieces;
+    first_span(ctx, a, &off, &len);
+    pieces = len / a->count;
+    if (first_stride(a) > SIZE_MAX / 2 / (size_t)P)
+      return SIZE_MAX;
+    if (pieces) {
+      ws = gz_ws_add(0, (size_t)P, sizeof(uint64_t));
+      ws = gz_ws_add(ws, pieces, first_stride(a));
+      return gz_ws_add(ws, pieces, sizeof(size_t));
+    }
+  }
   if (!on_dev)
     return gz_ws_add(gz_ws_add(0, (size_t)P, sizeof(uint64_t)), recb, 1);
   ws = gz_ws_add(0, is_root ? (size_t)P : 1, cap);
@@ -155,12 +247,16 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
     sizes = gz_dev_size_slots(ctx);
   } else {
     sizes = gz_ws_take(ctx, (size_t)P, sizeof(uint64_t));
-    rec = gz_ws_take(ctx, recb, 1);
+    rec = j->first ? j->first->msg : gz_ws_take(ctx, recb, 1);
   }
   if ((on_dev && (!enc || !tmp)) || !rec || !sizes)
     return GZ_ERR_NOMEM; /* reservation too small: a bug */
 
-  if (rr == 0) {
+  if (rr == 0 && j->first) { /* the host: encoded in the quantization's pass */
+    got = compact_records(ctx, a, j->first, sizes, run);
+    while (mask < P)
+      mask <<= 1;
+  } else if (rr == 0) {
     local = root_records(ctx, ex, codes, count, root, enc, cap, tmp, tmpb, sizes, rec,
                          &got, run);
     while (mask < P)
@@ -168,8 +264,8 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   } else {
     while (!(rr & mask))
       mask <<= 1;
-    rc = gz_xfer(ctx, GZ_TAG_SCATTER, NULL, 0, MPI_PROC_NULL, rec, recb,
-                 (ctx->rank - mask + P) % P, &got, run);
+    rc = gz_recv_quietly(ctx, GZ_TAG_SCATTER, rec, recb, (ctx->rank - mask + P) % P,
+                         &got); /* no spinning while the root compresses */
     if (rc != GZ_OK)
       return rc;
   }
@@ -202,14 +298,20 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
         return rc;
     }
   }
-  /* a receiver decodes its own record */
+  /* a receiver decodes its own record (on the host straight into values,
+   * timed there; the driver then has no dequantize pass to make) */
   if (rr != 0 && local == GZ_OK) {
     uint64_t size = got >= 8 ? gz_get_u64le(rec) : 0;
-    double t = MPI_Wtime();
-    if (got < 8 || size > got - 8)
+    if (got < 8 || size > got - 8) {
       local = GZ_ERR_CORRUPT;
-    else {
+    } else if (!a->ex && count) {
+      gz_values_t v = {.dtype = a->dtype, .out = a->out, .eb = j->eb / a->divisor};
+      local = gz_run_decode_values(run, rec + 8, (size_t)size, &v, 0, count);
+      j->dequantized = 1;
+      j->amax = v.amax;
+    } else {
       const unsigned char *src = rec + 8;
+      double t = MPI_Wtime();
       if (on_dev) {
         local = ex->be->memcpy(ex, enc, rec + 8, (size_t)size);
         src = enc;
@@ -219,9 +321,9 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
             ex->be->decode_reduce(ex, GZ_DEV_OP_REPLACE, src, (size_t)size, codes, count);
       if (local == GZ_OK)
         local = ex->be->sync(ex);
+      run->t_codec += MPI_Wtime() - t;
+      run->passes += count;
     }
-    run->t_codec += MPI_Wtime() - t;
-    run->passes += count;
   }
   return local;
 }
@@ -231,7 +333,11 @@ static double cost(const gz_cost_t *c) {
          (c->P - 1) * c->C * c->beta;
 }
 
-const gz_algorithm_t gz_algo_scatter_binomial = {
-    .name = "binomial", .coll = GZ_COLL_SCATTER, .ws = ws, .run = run, .cost = cost};
+const gz_algorithm_t gz_algo_scatter_binomial = {.name = "binomial",
+                                                 .coll = GZ_COLL_SCATTER,
+                                                 .ws = ws,
+                                                 .run = run,
+                                                 .cost = cost,
+                                                 .first = first};
 const gz_algorithm_t gz_algo_scatter_binomial_device = {
     .name = "binomial", .coll = GZ_COLL_SCATTER, .device = 1, .ws = ws, .run = run};

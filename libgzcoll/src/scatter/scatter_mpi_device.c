@@ -54,7 +54,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   }
   if (is_root)
     gz_run_plain(j->run, P - 1, count);
-  return gz_agree_final(ctx, local);
+  return gz_agree_final(ctx, local, 1);
 }
 
 const gz_algorithm_t gz_algo_scatter_mpi_device = {
