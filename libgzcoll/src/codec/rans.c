@@ -75,28 +75,29 @@ static inline uint64_t mulhi64(uint64_t a, uint64_t b) {
 #endif
 }
 
-/* Frequencies summing to PROB_SCALE, every present symbol at least 1. */
-static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
+/* Frequencies summing to PROB_SCALE, every present symbol at least fmin
+ * (1, or 2 for the 32 states of rans32.c). */
+static void normalise(const size_t count[256], size_t n, uint32_t fmin, uint32_t f[256]) {
   uint32_t sum = 0, big = 0;
   for (int s = 0; s < 256; s++) {
     f[s] = 0;
     if (count[s]) {
       uint64_t v = ((uint64_t)count[s] * PROB_SCALE + n / 2) / n;
-      f[s] = v ? (uint32_t)v : 1;
+      f[s] = v > fmin ? (uint32_t)v : fmin;
       sum += f[s];
       if (f[s] > f[big] || !count[big])
         big = (uint32_t)s;
     }
   }
-  while (sum > PROB_SCALE) { /* take from the largest, never below 1 */
+  while (sum > PROB_SCALE) { /* take from the largest, never below fmin */
     uint32_t take = sum - PROB_SCALE;
     int s = (int)big;
-    if (f[s] > take) {
+    if (f[s] >= take + fmin) {
       f[s] -= take;
       sum -= take;
     } else {
       for (int k = 0; k < 256 && sum > PROB_SCALE; k++)
-        if (f[k] > 1) {
+        if (f[k] > fmin) {
           f[k]--;
           sum--;
         }
@@ -107,7 +108,9 @@ static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
 
 /* table, raw bits (at most 61 per residual), rANS bytes (at most 2 per
  * symbol: a state below 2^31 keeps at least 17 bits) and states */
-size_t gz_res_rans_max(size_t n) { return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 16; }
+size_t gz_res_rans_max(size_t n) {
+  return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 4 * GZ_RANS32_STATES + 16;
+}
 
 /* The encoder's table, an array per field, so that a symbol indexes each
  * directly (scaled addressing, no index arithmetic) */
@@ -294,7 +297,7 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
     cnt[s] = count[0][s] + count[1][s] + count[2][s] + count[3][s];
 
   /* the table */
-  normalise(cnt, n, f);
+  normalise(cnt, n, states == GZ_RANS32_STATES ? 2 : 1, f);
   memset(p, 0, 32);
   for (int s = 0; s < 256; s++)
     if (f[s])
@@ -314,6 +317,13 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   p += 4;
   memmove(p, raw, rlen);
   p += rlen;
+  if (states == GZ_RANS32_STATES) { /* rans32.c, into the same room */
+    size_t len;
+    end = p + 2 * n + 4 * GZ_RANS32_STATES + 16;
+    len = gz_rans32_encode(syms, n, f, simd, end);
+    memmove(p, end - len, len);
+    return (size_t)(p + len - out);
+  }
 
   /* rANS, backwards, into the space after the raw bits' worst case */
   end = p + 2 * n + 16;
@@ -437,10 +447,49 @@ dec_step(uint32_t *xs, const dec_tab_t *t, const uint8_t **rs, const uint8_t *en
   return 0;
 }
 
+/* Coding 5: the symbols of rans32.c (at the top of u: the residual of
+ * symbol i, written after reading it, ends below symbol i + 1), then their
+ * raw bits in order. */
+static int unrans32(const dec_tab_t *t, rawr_t *r, const uint8_t *rs, size_t size,
+                    size_t n, uint64_t *u) {
+  uint8_t *syms = (uint8_t *)u + 7 * n;
+  size_t i = 0;
+  if (gz_rans32_decode(rs, size, n, t->f, gz_chunk2_simd(-1), syms) != 0)
+    return -1;
+  while (i < n) {
+    size_t stop = n;
+    if (n - i >= 8) { /* eight symbols below 16 (no raw bits): their values */
+      uint64_t w;
+      memcpy(&w, syms + i, 8);
+      if (!(w & 0xf0f0f0f0f0f0f0f0ull)) {
+        for (unsigned j = 0; j < 8; j++)
+          u[i + j] = (w >> 8 * j) & 0xff;
+        i += 8;
+        continue;
+      }
+      stop = i + 8;
+    }
+    for (; i < stop; i++) {
+      unsigned s = syms[i], k = t->kbits[s];
+      uint64_t v = 0;
+      if (k > 32) {
+        uint64_t hi;
+        if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
+          return -1;
+        v |= hi << 32;
+      } else if (raw_take(r, k, &v) != 0) {
+        return -1;
+      }
+      u[i] = t->base[s] | v;
+    }
+  }
+  return (r->used + 7) / 8 == r->len ? 0 : -1;
+}
+
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u) {
   const uint8_t *p = in, *end = in + size, *rs;
   uint32_t sum = 0, x[4] = {0};
-  unsigned ns = states == 4 ? 4 : 2;
+  unsigned ns = states == GZ_RANS32_STATES ? GZ_RANS32_STATES : states == 4 ? 4 : 2;
   dec_tab_t t;
   rawr_t r;
   size_t i = 0;
@@ -471,6 +520,8 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t
     return -1;
   r.raw = p;
   rs = p + r.len;
+  if (ns == GZ_RANS32_STATES)
+    return unrans32(&t, &r, rs, (size_t)(end - rs), n, u);
   for (unsigned k = 0; k < ns; k++) {
     x[k] = get32le(rs + 4 * k);
     if (x[k] < RANS_L || x[k] >= (1u << 31))
