@@ -48,10 +48,10 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u);
 
 /* The state coding of RANS32 (rans32.c): the n symbols syms (frequencies
- * f, in units of 2^-14, each 0 or at least 2) written backwards ending at
+ * f, in units of 2^-14, summing to 2^14) written backwards ending at
  * end (room for 2 n + 4 GZ_RANS32_STATES + 16 bytes below it; returns the
- * bytes written), and read back from exactly size bytes at in (f: each 0 or
- * at least 1, summing to 2^14; -1 on a stream that does not decode to n
+ * bytes written), and read back from exactly size bytes at in (-1 on a
+ * table that does not sum to 2^14 or a stream that does not decode to n
  * symbols). simd: the AVX2 path (gz_chunk2_simd), the same bytes. */
 #define GZ_RANS32_STATES 32
 size_t gz_rans32_encode(const uint8_t *syms, size_t n, const uint32_t f[256], int simd,
@@ -77,6 +77,16 @@ int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw
 /* Unpack the section at in (already peeked) into raw (raw_len bytes); *zd
  * the decompression context kept across calls, as *zc above. */
 int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len, void **zd);
+
+/* Little-endian u32 at p (the sections' lengths, the rANS states). */
+static inline void gz_put32le(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t gz_get32le(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
 
 /* LEB128 varints. */
 size_t gz_varint_put(uint64_t v, uint8_t *out);

@@ -35,15 +35,6 @@
  * less with the hint */
 #define PREFETCH 256
 
-static void put32le(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32le(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
 static inline void store16be(uint8_t *p, uint16_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   v = __builtin_bswap16(v);
@@ -75,29 +66,28 @@ static inline uint64_t mulhi64(uint64_t a, uint64_t b) {
 #endif
 }
 
-/* Frequencies summing to PROB_SCALE, every present symbol at least fmin
- * (1, or 2 for the 32 states of rans32.c). */
-static void normalise(const size_t count[256], size_t n, uint32_t fmin, uint32_t f[256]) {
+/* Frequencies summing to PROB_SCALE, every present symbol at least 1. */
+static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
   uint32_t sum = 0, big = 0;
   for (int s = 0; s < 256; s++) {
     f[s] = 0;
     if (count[s]) {
       uint64_t v = ((uint64_t)count[s] * PROB_SCALE + n / 2) / n;
-      f[s] = v > fmin ? (uint32_t)v : fmin;
+      f[s] = v ? (uint32_t)v : 1;
       sum += f[s];
       if (f[s] > f[big] || !count[big])
         big = (uint32_t)s;
     }
   }
-  while (sum > PROB_SCALE) { /* take from the largest, never below fmin */
+  while (sum > PROB_SCALE) { /* take from the largest, never below 1 */
     uint32_t take = sum - PROB_SCALE;
     int s = (int)big;
-    if (f[s] >= take + fmin) {
+    if (f[s] > take) {
       f[s] -= take;
       sum -= take;
     } else {
       for (int k = 0; k < 256 && sum > PROB_SCALE; k++)
-        if (f[k] > fmin) {
+        if (f[k] > 1) {
           f[k]--;
           sum--;
         }
@@ -297,7 +287,7 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
     cnt[s] = count[0][s] + count[1][s] + count[2][s] + count[3][s];
 
   /* the table */
-  normalise(cnt, n, states == GZ_RANS32_STATES ? 2 : 1, f);
+  normalise(cnt, n, f);
   memset(p, 0, 32);
   for (int s = 0; s < 256; s++)
     if (f[s])
@@ -313,7 +303,7 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
       cum += f[s];
     }
   }
-  put32le(p, (uint32_t)rlen);
+  gz_put32le(p, (uint32_t)rlen);
   p += 4;
   memmove(p, raw, rlen);
   p += rlen;
@@ -359,7 +349,7 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   }
   rp -= 4 * (size_t)(m + 1);
   for (unsigned k = 0; k <= m; k++)
-    put32le(rp + 4 * k, x[k]);
+    gz_put32le(rp + 4 * k, x[k]);
   memmove(p, rp, (size_t)(end - rp));
   p += end - rp;
   return (size_t)(p - out);
@@ -376,7 +366,7 @@ typedef struct rawr {
 
 static inline void raw_refill(rawr_t *r) {
   if (r->len - r->pos >= 4) {
-    r->acc |= (uint64_t)get32le(r->raw + r->pos) << r->nbits;
+    r->acc |= (uint64_t)gz_get32le(r->raw + r->pos) << r->nbits;
     r->pos += 4;
     r->nbits += 32;
   } else {
@@ -408,14 +398,30 @@ typedef struct dec_tab {
   uint8_t kbits[256], slot_sym[PROB_SCALE];
 } dec_tab_t;
 
+/* The residual of symbol s into *ui: its base and its raw bits (up to 61)
+ * from r; -1 past the end of the raw bits. */
+static inline int raw_residual(const dec_tab_t *t, unsigned s, rawr_t *r, uint64_t *ui) {
+  unsigned k = t->kbits[s];
+  uint64_t v = 0;
+  if (k > 32) {
+    uint64_t hi;
+    if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
+      return -1;
+    v |= hi << 32;
+  } else if (raw_take(r, k, &v) != 0) {
+    return -1;
+  }
+  *ui = t->base[s] | v;
+  return 0;
+}
+
 /* Symbol i from state *xs: its residual into *ui, the state renormalised from
  * the bytes at *rs (end: their end). -1 on a stream that runs out. */
 static inline __attribute__((always_inline)) int
 dec_step(uint32_t *xs, const dec_tab_t *t, const uint8_t **rs, const uint8_t *end,
          rawr_t *r, uint64_t *ui) {
   uint32_t st = *xs, slot = st & (PROB_SCALE - 1), b;
-  unsigned s = t->slot_sym[slot], k = t->kbits[s];
-  uint64_t v = 0;
+  unsigned s = t->slot_sym[slot];
   const uint8_t *q = *rs;
   st = t->f[s] * (st >> PROB_BITS) + slot - t->start[s];
   /* at most two bytes (the encoder wrote at most two), branch-free while
@@ -435,16 +441,7 @@ dec_step(uint32_t *xs, const dec_tab_t *t, const uint8_t **rs, const uint8_t *en
   }
   *rs = q;
   *xs = st;
-  if (k > 32) {
-    uint64_t hi;
-    if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
-      return -1;
-    v |= hi << 32;
-  } else if (raw_take(r, k, &v) != 0) {
-    return -1;
-  }
-  *ui = t->base[s] | v;
-  return 0;
+  return raw_residual(t, s, r, ui);
 }
 
 /* Coding 5: the symbols of rans32.c (at the top of u: the residual of
@@ -469,19 +466,9 @@ static int unrans32(const dec_tab_t *t, rawr_t *r, const uint8_t *rs, size_t siz
       }
       stop = i + 8;
     }
-    for (; i < stop; i++) {
-      unsigned s = syms[i], k = t->kbits[s];
-      uint64_t v = 0;
-      if (k > 32) {
-        uint64_t hi;
-        if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
-          return -1;
-        v |= hi << 32;
-      } else if (raw_take(r, k, &v) != 0) {
+    for (; i < stop; i++)
+      if (raw_residual(t, syms[i], r, u + i) != 0)
         return -1;
-      }
-      u[i] = t->base[s] | v;
-    }
   }
   return (r->used + 7) / 8 == r->len ? 0 : -1;
 }
@@ -514,7 +501,7 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t
   if (sum != PROB_SCALE || (size_t)(end - p) < 4)
     return -1;
   memset(&r, 0, sizeof r);
-  r.len = get32le(p);
+  r.len = gz_get32le(p);
   p += 4;
   if (r.len > (size_t)(end - p) || (size_t)(end - p) - r.len < 4 * ns)
     return -1;
@@ -523,7 +510,7 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t
   if (ns == GZ_RANS32_STATES)
     return unrans32(&t, &r, rs, (size_t)(end - rs), n, u);
   for (unsigned k = 0; k < ns; k++) {
-    x[k] = get32le(rs + 4 * k);
+    x[k] = gz_get32le(rs + 4 * k);
     if (x[k] < RANS_L || x[k] >= (1u << 31))
       return -1;
   }

@@ -6,12 +6,12 @@
  *
  * Symbol i goes to state i mod 32. States live in [L, 2^16 L), L = 2^15,
  * probabilities in units of 2^-14 (L / 2^14 = 2, so that one 16-bit word
- * renormalises a state, never two). Every frequency is at least 2 (the
- * encoder's table, rans.c), so that x / f is the high half of a 32 x 32-bit
+ * renormalises a state, never two). x / f is the high half of a 32 x 32-bit
  * product shifted right: for 2^(l-1) < f <= 2^l and x < 2^31, m =
  * ceil(2^(31+l) / f) < 2^32 and x / f = ((x m) >> 32) >> (l - 1) exactly
  * (the excess x (m f - 2^(31+l)) / (f 2^(31+l)) < 2^-l <= 1/f never
- * reaches the next integer).
+ * reaches the next integer); f = 1 would need m = 2^32, takes 2^32 - 1 (a
+ * quotient of x - 1) and a bias of 2^14 - 1 more (as rans.c).
  *
  * Bytes (after rans.c's table and raw bits): the 32 final states (u32 LE,
  * state 0 first), then the 16-bit words (LE) in decoding order: symbol by
@@ -32,45 +32,43 @@
 #define L32 (1u << 15)
 #define NS 32
 
-static void put32le(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32le(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-/* The encoder's table: the multiplier m, and start | (2^14 - f) << 14 |
- * (l - 1) << 28 (one gather each per eight symbols). */
+/* The encoder's table: the multiplier m, and bias | (2^14 - f) << 15 (bias:
+ * start, + 2^14 - 1 when f = 1), one gather each per eight symbols; the
+ * shift l - 1 (0 when f = 1) is floor(log2(f - 1)), which the AVX2 encoder
+ * takes from the exponent of f - 1 as a float. */
 typedef struct enc32 {
   uint32_t rcp[256], info[256];
+  uint8_t shift[256];
 } enc32_t;
 
 static void enc_table(const uint32_t f[256], enc32_t *t) {
   uint32_t cum = 0;
   for (int s = 0; s < 256; s++) {
-    t->rcp[s] = t->info[s] = 0;
-    if (f[s]) {
-      unsigned l = 32u - (unsigned)__builtin_clz(f[s] - 1); /* f >= 2 */
+    t->rcp[s] = t->info[s] = t->shift[s] = 0;
+    if (f[s] > 1) {
+      unsigned l = 32u - (unsigned)__builtin_clz(f[s] - 1);
       t->rcp[s] = (uint32_t)(((1ull << (31 + l)) + f[s] - 1) / f[s]);
-      t->info[s] = cum | (PROB_SCALE - f[s]) << 14 | (uint32_t)(l - 1) << 28;
-      cum += f[s];
+      t->shift[s] = (uint8_t)(l - 1);
+      t->info[s] = cum | (PROB_SCALE - f[s]) << 15;
+    } else if (f[s]) {
+      t->rcp[s] = ~0u;
+      t->info[s] = (cum + PROB_SCALE - 1) | (PROB_SCALE - 1) << 15;
     }
+    cum += f[s];
   }
 }
 
 /* Symbol s into state x: a word out below *rp when x >= 2^17 f (always
  * stored, kept only then), then x = x + start + (x / f) (2^14 - f). */
 static inline uint32_t enc_put(uint32_t x, const enc32_t *t, unsigned s, uint8_t **rp) {
-  uint32_t info = t->info[s], cmpl = (info >> 14) & (PROB_SCALE - 1), q;
+  uint32_t info = t->info[s], cmpl = info >> 15, q;
   unsigned b = x >= (PROB_SCALE - cmpl) << 17;
   (*rp)[-2] = (uint8_t)x;
   (*rp)[-1] = (uint8_t)(x >> 8);
   *rp -= 2 * b;
   x >>= 16 * b;
-  q = (uint32_t)(((uint64_t)x * t->rcp[s]) >> 32) >> (info >> 28);
-  return x + (info & (PROB_SCALE - 1)) + q * cmpl;
+  q = (uint32_t)(((uint64_t)x * t->rcp[s]) >> 32) >> t->shift[s];
+  return x + (info & 0x7fff) + q * cmpl;
 }
 
 /* Decoding one symbol of state *xs: its symbol, the state renormalised from
@@ -122,9 +120,9 @@ __attribute__((target("avx2"))) static uint8_t *
 enc_avx2(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint8_t *rp) {
   shuf_t sh;
   __m256i xv[4];
-  const __m256i low14 = _mm256_set1_epi32(PROB_SCALE - 1),
-                scale = _mm256_set1_epi32(PROB_SCALE), one = _mm256_set1_epi32(1),
-                low16 = _mm256_set1_epi32(0xffff);
+  const __m256i low15 = _mm256_set1_epi32(0x7fff), scale = _mm256_set1_epi32(PROB_SCALE),
+                one = _mm256_set1_epi32(1), low16 = _mm256_set1_epi32(0xffff),
+                expo = _mm256_set1_epi32(127), zero = _mm256_setzero_si256();
   shuf_tables(&sh);
   for (int v = 0; v < 4; v++)
     xv[v] = _mm256_loadu_si256((const __m256i *)(const void *)(x + 8 * v));
@@ -135,9 +133,12 @@ enc_avx2(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint8_
           _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(syms + r + 8 * v)));
       __m256i m = _mm256_i32gather_epi32((const int *)t->rcp, s, 4);
       __m256i in = _mm256_i32gather_epi32((const int *)t->info, s, 4);
-      __m256i cmpl = _mm256_and_si256(_mm256_srli_epi32(in, 14), low14);
-      __m256i lim =
-          _mm256_sub_epi32(_mm256_slli_epi32(_mm256_sub_epi32(scale, cmpl), 17), one);
+      __m256i cmpl = _mm256_srli_epi32(in, 15), f = _mm256_sub_epi32(scale, cmpl);
+      __m256i lim = _mm256_sub_epi32(_mm256_slli_epi32(f, 17), one);
+      /* l - 1 = floor(log2(f - 1)), 0 for f = 1 (0.0f: exponent field 0) */
+      __m256i fm1 = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_sub_epi32(f, one)));
+      __m256i lm1 =
+          _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(fm1, 23), expo), zero);
       __m256i xs = xv[v], emit = _mm256_cmpgt_epi32(xs, lim); /* x >= 2^17 f; x < 2^31 */
       unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(emit));
       __m256i w = _mm256_and_si256(xs, low16);
@@ -151,8 +152,8 @@ enc_avx2(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint8_
       /* q = ((x m) >> 32) >> (l - 1), even and odd lanes */
       lo = _mm256_srli_epi64(_mm256_mul_epu32(xs, m), 32);
       hi = _mm256_mul_epu32(_mm256_srli_epi64(xs, 32), _mm256_srli_epi64(m, 32));
-      q = _mm256_srlv_epi32(_mm256_blend_epi32(lo, hi, 0xaa), _mm256_srli_epi32(in, 28));
-      xv[v] = _mm256_add_epi32(_mm256_add_epi32(xs, _mm256_and_si256(in, low14)),
+      q = _mm256_srlv_epi32(_mm256_blend_epi32(lo, hi, 0xaa), lm1);
+      xv[v] = _mm256_add_epi32(_mm256_add_epi32(xs, _mm256_and_si256(in, low15)),
                                _mm256_mullo_epi32(q, cmpl));
     }
   }
@@ -231,7 +232,7 @@ size_t gz_rans32_encode(const uint8_t *syms, size_t n, const uint32_t f[256], in
   }
   rp -= 4 * NS;
   for (int k = 0; k < NS; k++)
-    put32le(rp + 4 * k, x[k]);
+    gz_put32le(rp + 4 * k, x[k]);
   return (size_t)(end - rp);
 }
 
@@ -253,7 +254,7 @@ int gz_rans32_decode(const uint8_t *in, size_t size, size_t n, const uint32_t f[
   if (cum != PROB_SCALE)
     return -1;
   for (int k = 0; k < NS; k++) {
-    x[k] = get32le(in + 4 * k);
+    x[k] = gz_get32le(in + 4 * k);
     if (x[k] < L32 || x[k] >= (1u << 31))
       return -1;
   }
