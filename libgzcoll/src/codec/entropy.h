@@ -15,7 +15,7 @@ enum {
   GZ_RES_BYTES = 1,
   GZ_RES_PLANES = 2,
   GZ_RES_RANS = 3,  /* two interleaved states (decoded, no longer written) */
-  GZ_RES_RANS4 = 4, /* four */
+  GZ_RES_RANS4 = 4, /* four (decoded, no longer written) */
   GZ_RES_RANS32 = 5 /* 32, 16-bit renormalisation (rans32.c) */
 };
 

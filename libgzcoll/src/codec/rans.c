@@ -1,6 +1,7 @@
-/* rans.c - residual codings GZ_RES_RANS and GZ_RES_RANS4 of format 2: an
- * order-0 range asymmetric numeral system coder with a static table per
- * chunk.
+/* rans.c - residual codings GZ_RES_RANS, GZ_RES_RANS4 and GZ_RES_RANS32 of
+ * format 2: an order-0 range asymmetric numeral system coder with a static
+ * table per chunk (RANS32: the symbols, table and raw bits below, the
+ * states coded by rans32.c).
  *
  * A residual u maps to a symbol (u itself below 16; else its bit length nb
  * and the two bits after its leading one: 16 + 4 (nb - 5) + top, at most
