@@ -4,8 +4,8 @@
  * (tests/codec/golden/make_golden_v1.c), and version 2 as first written,
  * with the zstd-coded residuals the encoder no longer produces
  * (make_golden_v2z.c), and version 2 with residuals coded by two
- * interleaved rANS states (chunk coding 3, v2r) and by four (coding 4, v2s;
- * make_golden_v2r.c). The folder is the first argument. */
+ * interleaved rANS states (chunk coding 3, v2r), by four (coding 4, v2s)
+ * and by 32 (coding 5, v2t; make_golden_v2r.c). The folder is the first argument. */
 #include "gz_test.h"
 
 #include "gzcoll.h"
@@ -43,7 +43,13 @@ static const struct {
                {"v2s_specials_f32_auto3d", 2},
                {"v2s_smooth_f32_lorenzo1d", 2},
                {"v2s_noise_f64_auto2d", 2},
-               {"v2s_smooth_f32_auto3d_chunks", 2}};
+               {"v2s_smooth_f32_auto3d_chunks", 2},
+               {"v2t_smooth_f32_qinterp3d", 2},
+               {"v2t_smooth_f64_qlorenzo2d", 2},
+               {"v2t_specials_f32_auto3d", 2},
+               {"v2t_smooth_f32_lorenzo1d", 2},
+               {"v2t_noise_f64_auto2d", 2},
+               {"v2t_smooth_f32_auto3d_chunks", 2}};
 
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "golden";

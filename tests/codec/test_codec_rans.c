@@ -1,12 +1,14 @@
 /* test_codec_rans.c - white-box: the rANS residual codings of format 2
- * (libgzcoll/src/codec/rans.c) on two states (coding 3, decoded only) and
- * four (coding 4, written): residual mixes from all zeros to 63-bit values
- * and the edges of the symbol classes, the AVX2 symbol pass (where the CPU
- * has it) writing the same bytes as the portable one,
- * lengths around every multiple of the state count, every value decoded
- * back exactly; every truncation and a corrupted byte at each offset of a
- * short stream refused or decoded without a memory error (ASan), and a
- * stream read with the other state count never gives the residuals back. */
+ * (libgzcoll/src/codec/rans.c, rans32.c) on two states (coding 3), four
+ * (coding 4; both decoded only) and 32 (coding 5, written): residual mixes
+ * from all zeros to 63-bit values and the edges of the symbol classes, the
+ * AVX2 symbol pass and 32-state encoder (where the CPU has it) writing the
+ * same bytes as the portable ones and the portable 32-state decoder reading
+ * them, lengths around every multiple of the state count (and of 32, the
+ * AVX2 coder's round), every value decoded back exactly; every truncation
+ * and a corrupted byte at each offset of a short stream refused or decoded without a
+ * memory error (ASan; both 32-state decoders), and a stream read with the other state
+ * count never gives the residuals back. */
 #include "gz_test.h"
 
 #include "codec/chunk2.h"
@@ -69,15 +71,18 @@ static void roundtrip(size_t n, int m, int states, gz_rng_t *rng) {
            m, states, len);
   GZ_CHECK(gz_res_unrans(out, len, n, states, v) == 0 && memcmp(u, v, n * sizeof *u) == 0,
            "n %zu mix %d states %d: decoded exactly", n, m, states);
-  if (gz_cpu_avx2()) { /* the portable symbol pass writes the same bytes */
+  if (gz_cpu_avx2()) { /* the portable passes write the same bytes, read them */
     uint8_t *again = malloc(gz_res_rans_max(n));
     size_t len0, psize0 = 0;
     gz_chunk2_simd(0);
     len0 = gz_res_rans(u, n, states, syms, again, &psize0);
+    memset(v, 0xa5, n * sizeof *v);
+    GZ_CHECK(gz_res_unrans(out, len, n, states, v) == 0 &&
+                 memcmp(u, v, n * sizeof *u) == 0,
+             "n %zu mix %d states %d: portable decoder decodes exactly", n, m, states);
     gz_chunk2_simd(1);
     GZ_CHECK(len0 == len && psize0 == psize && memcmp(out, again, len) == 0,
-             "n %zu mix %d states %d: AVX2 and portable symbol passes agree", n, m,
-             states);
+             "n %zu mix %d states %d: AVX2 and portable encoders agree", n, m, states);
     free(again);
   }
   /* one residual more or fewer than written is refused (where symbols
@@ -123,14 +128,16 @@ static void hostile(int states, gz_rng_t *rng) {
 
 int main(void) {
   gz_rng_t rng;
-  static const size_t lengths[] = {1, 2,    3,    4,    5,    7,    8,
-                                   9, 1023, 1024, 1025, 1026, 1027, 65537};
+  static const size_t lengths[] = {1,    2,    3,    4,    5,     7,    8,   9,  1023,
+                                   1024, 1025, 1026, 1027, 65537, 31,   32,  33, 63,
+                                   64,   65,   95,   96,   97,    4096, 4127};
+  static const int nstates[] = {2, 4, GZ_RANS32_STATES};
   gz_rng_seed(&rng, 1818);
-  for (int states = 2; states <= 4; states += 2)
+  for (size_t si = 0; si < sizeof nstates / sizeof *nstates; si++)
     for (int m = 0; m <= 6; m++)
       for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++)
         if (lengths[k] > 1)
-          roundtrip(lengths[k], m, states, &rng);
+          roundtrip(lengths[k], m, nstates[si], &rng);
   {
     /* a stream of four states read as two (and the reverse) is refused
      * whenever the states' final values do not fit: here always */
@@ -143,6 +150,13 @@ int main(void) {
              "four states read as two do not give the residuals back");
     len = gz_res_rans(u, n, 2, syms, out, NULL);
     GZ_CHECK(gz_res_unrans(out, len, n, 4, v) != 0, "two states read as four refused");
+    len = gz_res_rans(u, n, GZ_RANS32_STATES, syms, out, NULL);
+    GZ_CHECK(gz_res_unrans(out, len, n, 4, v) != 0 || memcmp(u, v, n * sizeof *u) != 0,
+             "32 states read as four do not give the residuals back");
+    len = gz_res_rans(u, n, 4, syms, out, NULL);
+    GZ_CHECK(gz_res_unrans(out, len, n, GZ_RANS32_STATES, v) != 0 ||
+                 memcmp(u, v, n * sizeof *u) != 0,
+             "four states read as 32 do not give the residuals back");
     free(u);
     free(v);
     free(syms);
@@ -150,5 +164,11 @@ int main(void) {
   }
   hostile(2, &rng);
   hostile(4, &rng);
+  hostile(GZ_RANS32_STATES, &rng);
+  if (gz_cpu_avx2()) { /* and the portable decoder */
+    gz_chunk2_simd(0);
+    hostile(GZ_RANS32_STATES, &rng);
+    gz_chunk2_simd(1);
+  }
   return gz_test_finish();
 }

@@ -14,6 +14,7 @@
  *   byte 1  residual coding: 0 = bit-packed, 1 = bytes, 2 = byte planes
  *           (1 and 2 through zstd; decoded, no longer written), 3 = rANS on
  *           two states (decoded, no longer written), 4 = rANS on four
+ *           (decoded, no longer written), 5 = rANS on 32 (rans32.c)
  *   varint  common factor g >= 1 of the codes (predicted divided by g; 1
  *           for kinds 3 and 4)
  *   section R: the n residuals in that coding          (entropy.h)
@@ -529,9 +530,9 @@ static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_
                                uint8_t *out, int *coding) {
   size_t psize, len;
   if (n >= RANS_MIN) {
-    len = gz_res_rans(u, n, 4, syms, sym, &psize); /* psize: bit packing's */
+    len = gz_res_rans(u, n, GZ_RANS32_STATES, syms, sym, &psize); /* psize: packing's */
     if (len < psize) {
-      *coding = GZ_RES_RANS4;
+      *coding = GZ_RES_RANS32;
       return gz_section_put(sym, len, 0, out, NULL);
     }
   }
@@ -684,7 +685,7 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
   if (in[0] == GZ_PRED_NONE)
     return gz_decode_values(dtype, in + 1, size - 1, n, qp, out);
   if (size < 2 || (in[0] & 15) < GZ_PRED_LORENZO || (in[0] & 15) > KIND_QINTERP ||
-      (in[0] >> 4) > 2 || in[1] > GZ_RES_RANS4 ||
+      (in[0] >> 4) > 2 || in[1] > GZ_RES_RANS32 ||
       ((in[0] & 15) >= KIND_QLORENZO && !(qp->eb > 0)))
     return GZ_ERR_CORRUPT;
   view_box(d, in[0] >> 4, v);
@@ -707,11 +708,12 @@ gz_result_t gz_chunk2_decode(gz_dtype_t dtype, const uint8_t *in, size_t size,
   adopt_zstd(w);
   if (gz_section_get(in + hdr, raw, rraw, &w->zd) != 0)
     goto done;
-  if (in[1] == GZ_RES_PACKED  ? gz_res_unpack(raw, rraw, n, u) != 0
-      : in[1] == GZ_RES_BYTES ? gz_res_unbytes(raw, rraw, n, u) != 0
-      : in[1] == GZ_RES_RANS  ? gz_res_unrans(raw, rraw, n, 2, u) != 0
-      : in[1] == GZ_RES_RANS4 ? gz_res_unrans(raw, rraw, n, 4, u) != 0
-                              : gz_res_unplanes(raw, rraw, n, u) != 0)
+  if (in[1] == GZ_RES_PACKED   ? gz_res_unpack(raw, rraw, n, u) != 0
+      : in[1] == GZ_RES_BYTES  ? gz_res_unbytes(raw, rraw, n, u) != 0
+      : in[1] == GZ_RES_RANS   ? gz_res_unrans(raw, rraw, n, 2, u) != 0
+      : in[1] == GZ_RES_RANS4  ? gz_res_unrans(raw, rraw, n, 4, u) != 0
+      : in[1] == GZ_RES_RANS32 ? gz_res_unrans(raw, rraw, n, GZ_RANS32_STATES, u) != 0
+                               : gz_res_unplanes(raw, rraw, n, u) != 0)
     goto done;
   if ((in[0] & 15) >= KIND_QLORENZO) {
     if (g != 1)

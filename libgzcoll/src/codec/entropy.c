@@ -173,15 +173,6 @@ int gz_res_unplanes(const uint8_t *in, size_t size, size_t n, uint64_t *u) {
   return 0;
 }
 
-static void put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
 size_t gz_section_max(size_t len) {
   size_t z = ZSTD_compressBound(len);
   return GZ_SECTION_HEADER + (z > len ? z : len);
@@ -209,8 +200,8 @@ size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out
   }
   if (out[0] == 0 && len)
     memcpy(out + GZ_SECTION_HEADER, raw, len);
-  put32(out + 1, (uint32_t)len);
-  put32(out + 5, (uint32_t)stored);
+  gz_put32le(out + 1, (uint32_t)len);
+  gz_put32le(out + 5, (uint32_t)stored);
   return GZ_SECTION_HEADER + stored;
 }
 
@@ -224,8 +215,8 @@ int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw
   size_t raw, stored;
   if (avail < GZ_SECTION_HEADER || in[0] > 1)
     return -1;
-  raw = get32(in + 1);
-  stored = get32(in + 5);
+  raw = gz_get32le(in + 1);
+  stored = gz_get32le(in + 5);
   if (raw > max_raw || stored > avail - GZ_SECTION_HEADER ||
       (in[0] == 0 && raw != stored))
     return -1;
@@ -235,7 +226,7 @@ int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw
 }
 
 int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len, void **zd) {
-  size_t stored = get32(in + 5), got;
+  size_t stored = gz_get32le(in + 5), got;
   if (in[0] == 0) {
     if (raw_len)
       memcpy(raw, in + GZ_SECTION_HEADER, raw_len);

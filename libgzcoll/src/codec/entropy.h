@@ -14,8 +14,9 @@ enum {
   GZ_RES_PACKED = 0,
   GZ_RES_BYTES = 1,
   GZ_RES_PLANES = 2,
-  GZ_RES_RANS = 3, /* two interleaved states (decoded, no longer written) */
-  GZ_RES_RANS4 = 4 /* four */
+  GZ_RES_RANS = 3,  /* two interleaved states (decoded, no longer written) */
+  GZ_RES_RANS4 = 4, /* four (decoded, no longer written) */
+  GZ_RES_RANS32 = 5 /* 32, 16-bit renormalisation (rans32.c) */
 };
 
 /* PACKED: per block of 32, a width byte then the residuals in that many bits
@@ -34,9 +35,10 @@ int gz_res_unbytes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 size_t gz_res_planes(const uint64_t *u, size_t n, size_t k, uint8_t *out);
 int gz_res_unplanes(const uint8_t *in, size_t size, size_t n, uint64_t *u);
 
-/* RANS, RANS4 (rans.c): order-0 rANS of per-residual symbols (small values,
- * or bit length and two top bits) and raw low bits, on states = 2 (RANS) or
- * 4 (RANS4) interleaved states. gz_res_rans writes at most
+/* RANS, RANS4, RANS32 (rans.c): order-0 rANS of per-residual symbols
+ * (small values, or bit length and two top bits) and raw low bits, on
+ * states = 2 (RANS), 4 (RANS4) or GZ_RANS32_STATES (RANS32) interleaved
+ * states. gz_res_rans writes at most
  * gz_res_rans_max(n) bytes, using n bytes of syms as scratch, and stores
  * gz_res_packed_size(u, n) in *packed (when not NULL), found in the same
  * pass over u. */
@@ -44,6 +46,18 @@ size_t gz_res_rans_max(size_t n);
 size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out,
                    size_t *packed);
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u);
+
+/* The state coding of RANS32 (rans32.c): the n symbols syms (frequencies
+ * f, in units of 2^-14, summing to 2^14) written backwards ending at
+ * end (room for 2 n + 4 GZ_RANS32_STATES + 16 bytes below it; returns the
+ * bytes written), and read back from exactly size bytes at in (-1 on a
+ * table that does not sum to 2^14 or a stream that does not decode to n
+ * symbols). simd: the AVX2 path (gz_chunk2_simd), the same bytes. */
+#define GZ_RANS32_STATES 32
+size_t gz_rans32_encode(const uint8_t *syms, size_t n, const uint32_t f[256], int simd,
+                        uint8_t *end);
+int gz_rans32_decode(const uint8_t *in, size_t size, size_t n, const uint32_t f[256],
+                     int simd, uint8_t *syms);
 
 /* Write raw (len bytes) as a section at out, compressed with zstd when that
  * is smaller (try_zstd), else stored; out needs gz_section_max(len). *zc
@@ -63,6 +77,16 @@ int gz_section_peek(const uint8_t *in, size_t avail, size_t max_raw, size_t *raw
 /* Unpack the section at in (already peeked) into raw (raw_len bytes); *zd
  * the decompression context kept across calls, as *zc above. */
 int gz_section_get(const uint8_t *in, uint8_t *raw, size_t raw_len, void **zd);
+
+/* Little-endian u32 at p (the sections' lengths, the rANS states). */
+static inline void gz_put32le(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t gz_get32le(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
 
 /* LEB128 varints. */
 size_t gz_varint_put(uint64_t v, uint8_t *out);

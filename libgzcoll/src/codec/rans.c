@@ -1,6 +1,7 @@
-/* rans.c - residual codings GZ_RES_RANS and GZ_RES_RANS4 of format 2: an
- * order-0 range asymmetric numeral system coder with a static table per
- * chunk.
+/* rans.c - residual codings GZ_RES_RANS, GZ_RES_RANS4 and GZ_RES_RANS32 of
+ * format 2: an order-0 range asymmetric numeral system coder with a static
+ * table per chunk (RANS32: the symbols, table and raw bits below, the
+ * states coded by rans32.c).
  *
  * A residual u maps to a symbol (u itself below 16; else its bit length nb
  * and the two bits after its leading one: 16 + 4 (nb - 5) + top, at most
@@ -34,15 +35,6 @@
  * on memory (the 16 MB of a chunk's residuals are not in cache), 10-20 %
  * less with the hint */
 #define PREFETCH 256
-
-static void put32le(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32le(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
 
 static inline void store16be(uint8_t *p, uint16_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -107,7 +99,9 @@ static void normalise(const size_t count[256], size_t n, uint32_t f[256]) {
 
 /* table, raw bits (at most 61 per residual), rANS bytes (at most 2 per
  * symbol: a state below 2^31 keeps at least 17 bits) and states */
-size_t gz_res_rans_max(size_t n) { return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 16; }
+size_t gz_res_rans_max(size_t n) {
+  return 32 + 3 * 256 + 4 + 8 * n + 2 * n + 4 * GZ_RANS32_STATES + 16;
+}
 
 /* The encoder's table, an array per field, so that a symbol indexes each
  * directly (scaled addressing, no index arithmetic) */
@@ -310,10 +304,17 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
       cum += f[s];
     }
   }
-  put32le(p, (uint32_t)rlen);
+  gz_put32le(p, (uint32_t)rlen);
   p += 4;
   memmove(p, raw, rlen);
   p += rlen;
+  if (states == GZ_RANS32_STATES) { /* rans32.c, into the same room */
+    size_t len;
+    end = p + 2 * n + 4 * GZ_RANS32_STATES + 16;
+    len = gz_rans32_encode(syms, n, f, simd, end);
+    memmove(p, end - len, len);
+    return (size_t)(p + len - out);
+  }
 
   /* rANS, backwards, into the space after the raw bits' worst case */
   end = p + 2 * n + 16;
@@ -349,7 +350,7 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   }
   rp -= 4 * (size_t)(m + 1);
   for (unsigned k = 0; k <= m; k++)
-    put32le(rp + 4 * k, x[k]);
+    gz_put32le(rp + 4 * k, x[k]);
   memmove(p, rp, (size_t)(end - rp));
   p += end - rp;
   return (size_t)(p - out);
@@ -366,7 +367,7 @@ typedef struct rawr {
 
 static inline void raw_refill(rawr_t *r) {
   if (r->len - r->pos >= 4) {
-    r->acc |= (uint64_t)get32le(r->raw + r->pos) << r->nbits;
+    r->acc |= (uint64_t)gz_get32le(r->raw + r->pos) << r->nbits;
     r->pos += 4;
     r->nbits += 32;
   } else {
@@ -398,14 +399,30 @@ typedef struct dec_tab {
   uint8_t kbits[256], slot_sym[PROB_SCALE];
 } dec_tab_t;
 
+/* The residual of symbol s into *ui: its base and its raw bits (up to 61)
+ * from r; -1 past the end of the raw bits. */
+static inline int raw_residual(const dec_tab_t *t, unsigned s, rawr_t *r, uint64_t *ui) {
+  unsigned k = t->kbits[s];
+  uint64_t v = 0;
+  if (k > 32) {
+    uint64_t hi;
+    if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
+      return -1;
+    v |= hi << 32;
+  } else if (raw_take(r, k, &v) != 0) {
+    return -1;
+  }
+  *ui = t->base[s] | v;
+  return 0;
+}
+
 /* Symbol i from state *xs: its residual into *ui, the state renormalised from
  * the bytes at *rs (end: their end). -1 on a stream that runs out. */
 static inline __attribute__((always_inline)) int
 dec_step(uint32_t *xs, const dec_tab_t *t, const uint8_t **rs, const uint8_t *end,
          rawr_t *r, uint64_t *ui) {
   uint32_t st = *xs, slot = st & (PROB_SCALE - 1), b;
-  unsigned s = t->slot_sym[slot], k = t->kbits[s];
-  uint64_t v = 0;
+  unsigned s = t->slot_sym[slot];
   const uint8_t *q = *rs;
   st = t->f[s] * (st >> PROB_BITS) + slot - t->start[s];
   /* at most two bytes (the encoder wrote at most two), branch-free while
@@ -425,22 +442,42 @@ dec_step(uint32_t *xs, const dec_tab_t *t, const uint8_t **rs, const uint8_t *en
   }
   *rs = q;
   *xs = st;
-  if (k > 32) {
-    uint64_t hi;
-    if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
-      return -1;
-    v |= hi << 32;
-  } else if (raw_take(r, k, &v) != 0) {
+  return raw_residual(t, s, r, ui);
+}
+
+/* Coding 5: the symbols of rans32.c (at the top of u: the residual of
+ * symbol i, written after reading it, ends below symbol i + 1), then their
+ * raw bits in order. */
+static int unrans32(const dec_tab_t *t, rawr_t *r, const uint8_t *rs, size_t size,
+                    size_t n, uint64_t *u) {
+  uint8_t *syms = (uint8_t *)u + 7 * n;
+  size_t i = 0;
+  if (gz_rans32_decode(rs, size, n, t->f, gz_chunk2_simd(-1), syms) != 0)
     return -1;
+  while (i < n) {
+    size_t stop = n;
+    if (n - i >= 8) { /* eight symbols below 16 (no raw bits): their values */
+      uint64_t w;
+      memcpy(&w, syms + i, 8);
+      if (!(w & 0xf0f0f0f0f0f0f0f0ull)) {
+        for (unsigned j = 0; j < 8; j++)
+          u[i + j] = (w >> 8 * j) & 0xff;
+        i += 8;
+        continue;
+      }
+      stop = i + 8;
+    }
+    for (; i < stop; i++)
+      if (raw_residual(t, syms[i], r, u + i) != 0)
+        return -1;
   }
-  *ui = t->base[s] | v;
-  return 0;
+  return (r->used + 7) / 8 == r->len ? 0 : -1;
 }
 
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u) {
   const uint8_t *p = in, *end = in + size, *rs;
   uint32_t sum = 0, x[4] = {0};
-  unsigned ns = states == 4 ? 4 : 2;
+  unsigned ns = states == GZ_RANS32_STATES ? GZ_RANS32_STATES : states == 4 ? 4 : 2;
   dec_tab_t t;
   rawr_t r;
   size_t i = 0;
@@ -465,14 +502,16 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t
   if (sum != PROB_SCALE || (size_t)(end - p) < 4)
     return -1;
   memset(&r, 0, sizeof r);
-  r.len = get32le(p);
+  r.len = gz_get32le(p);
   p += 4;
   if (r.len > (size_t)(end - p) || (size_t)(end - p) - r.len < 4 * ns)
     return -1;
   r.raw = p;
   rs = p + r.len;
+  if (ns == GZ_RANS32_STATES)
+    return unrans32(&t, &r, rs, (size_t)(end - rs), n, u);
   for (unsigned k = 0; k < ns; k++) {
-    x[k] = get32le(rs + 4 * k);
+    x[k] = gz_get32le(rs + 4 * k);
     if (x[k] < RANS_L || x[k] >= (1u << 31))
       return -1;
   }

@@ -1,14 +1,19 @@
-/* make_golden_v2r.c - wrote the v2r_* and v2s_* golden streams in this
+/* make_golden_v2r.c - wrote the v2r_*, v2s_* and v2t_* golden streams in this
  * folder: format version 2 with residuals coded by rANS, from the record's
  * prefix argument:
  *   v2r  as written at commit 90e37a9: two interleaved rANS states (chunk
  *        coding 3), which the codec no longer writes but must still decode;
- *   v2s  as written from issue 18's four-state coder on (chunk coding 4).
+ *   v2s  as written from issue 18's four-state coder on (chunk coding 4),
+ *        which the codec no longer writes but must still decode;
+ *   v2t  as written from the 32-state coder of rans32.c on (chunk coding
+ *        5; the same values decoded as v2s).
  * Each case prints its chunks' predictor and coding bytes, so a record shows
  * that it holds the coding it is for. Kept for the record; not built:
  *   cc -std=c11 -Ilibgzcoll/include -Itests/codec make_golden_v2r.c \
  *      build/libgzcoll/libgzcoll.a -lzstd -lz -lm -fopenmp
- *   ./a.out v2r        (in this folder; v2s with the newer build) */
+ *   ./a.out v2r        (in this folder; v2s, v2t with the newer builds;
+ *   the build's libgz_testlib.a, libgz_device.a and -lstdc++ as well where
+ *   the tree has them) */
 #include "golden_write.h"
 
 #include <string.h>
