@@ -470,100 +470,6 @@ static void test_wide_deltas(void) {
   free(x);
 }
 
-/* The float pre-pass of the 32-bit quantizer (values.c): values whose
- * fraction v / step - code is near 1/2, where float's own rounding of v / step
- * and of the reconstruction decides both the code and whether the value is
- * within the bound, at codes from 50 to 2^22 (past 2^15 a chunk starts
- * without the pre-pass: the double path's bytes) and bounds 1e-6..0.37.
- * Two blocks of each eight hold one such value (the pre-pass keeps going
- * while no more than two eights of eight blocks need the double path), the
- * rest ordinary values; every 16th value is past the code limit (surely
- * refused, settled by the pre-pass too). A pre-pass with a margin too
- * narrow accepts values the reference escapes or codes it rounds the other
- * way, and writes other bytes. */
-static void test_float_prepass(void) {
-  const double bounds[] = {0.37, 1e-2, 1e-4, 3e-5, 1e-6};
-  const double codes[] = {50, 3000, 0x1p17 + 5, 0x1p21 - 7, 0x1p22 - 3};
-  size_t n = 8 * 64 * GZ_BLOCK;
-  float *x = malloc(n * sizeof *x);
-  gz_rng_t rng;
-  gz_rng_seed(&rng, 31);
-  for (size_t e = 0; e < sizeof bounds / sizeof *bounds; e++) {
-    gz_quant_t qp = gz_codec_quant(bounds[e]);
-    for (size_t c = 0; c < sizeof codes / sizeof *codes; c++) {
-      char what[80];
-      for (size_t i = 0; i < n; i++) {
-        size_t b = i / GZ_BLOCK;
-        double q = codes[c] + (double)(gz_rng_next(&rng) % 64),
-               sign = gz_rng_next(&rng) & 1 ? 1 : -1;
-        x[i] = (float)(sign * (q + 0.2 * gz_rng_uniform(&rng)) * qp.step);
-        if (b % 4 == 0 && i % GZ_BLOCK == (b / 4) % GZ_BLOCK) {
-          /* a fraction 1/2 - d, d from 0 to 2^-8 (past the margin at every
-           * code here), or the bound's edge k float ulps inside or out */
-          double d = ldexp(gz_rng_uniform(&rng), -(int)(gz_rng_next(&rng) % 24) - 8),
-                 k = (double)((int)(gz_rng_next(&rng) % 9) - 4);
-          x[i] = (float)(b % 8 == 0 ? sign * (q + 0.5 - d) * qp.step
-                                    : sign * (q * qp.step + qp.eb * (1 - k * 0x1p-23)));
-        }
-        if (i % 16 == 9 && b % 3 == 1)
-          x[i] = (float)(sign * 4 * qp.code_max * qp.step);
-      }
-      snprintf(what, sizeof what, "float pre-pass e=%g codes %.0f", bounds[e], codes[c]);
-      GZ_CHECK(check_all(what, x, n, bounds[e]) == 0, "%s", what);
-    }
-  }
-  free(x);
-}
-
-/* The pre-pass's test with its margin halved, as values.c computes it. */
-static int half_margin_passes(float x, const gz_quant_t *qp) {
-  float ih = (float)qp->inv_step, pf = x * ih, f = pf - rintf(pf),
-        kx = (float)(((double)ih * 0x1p-23 + fabs(qp->inv_step - (double)ih)) *
-                     (1 + 0x1p-16)) /
-             2;
-  return fabsf(f) + fabsf(x) * kx <= 0.5f - 0x1p-19f;
-}
-
-/* Values that a margin half as wide would take with the code rintf(x ih)
- * while the reference refuses them or rounds them to another code (found
- * by a seeded search near fractions of 1/2, codes 16..4096): one in each of
- * two blocks of every eight, among values far from any edge, so the
- * pre-pass keeps running and meets every one of them. */
-static void test_float_margin(void) {
-  const double bounds[] = {2.5e-3, 1e-2}; /* (where the search finds them) */
-  enum { TRAPS = 48 };
-  size_t n = 8 * TRAPS / 2 * GZ_BLOCK;
-  float *x = malloc(n * sizeof *x), trap[TRAPS];
-  gz_rng_t rng;
-  gz_rng_seed(&rng, 37);
-  for (size_t e = 0; e < sizeof bounds / sizeof *bounds; e++) {
-    gz_quant_t qp = gz_codec_quant(bounds[e]);
-    int found = 0;
-    char what[64];
-    for (long tries = 0; tries < 4000000 && found < TRAPS; tries++) {
-      double q = (double)(16 + gz_rng_next(&rng) % 4081),
-             d = gz_rng_uniform(&rng) * q * 0x1p-22;
-      float v = (float)((gz_rng_next(&rng) & 1 ? 1 : -1) * (q + 0.5 - d) * qp.step);
-      int64_t code;
-      int ok = gz_quantize_one_f32(v, &qp, 1, &code);
-      if (half_margin_passes(v, &qp) &&
-          (!ok || code != (int64_t)rintf(v * (float)qp.inv_step)))
-        trap[found++] = v;
-    }
-    GZ_CHECK(found == TRAPS, "e=%g: %d values a halved margin takes wrongly", bounds[e],
-             found);
-    for (size_t i = 0; i < n; i++) {
-      size_t b = i / GZ_BLOCK;
-      x[i] = (float)((double)(100 + i % 200) * qp.step + 0.1 * qp.eb);
-      if (b % 4 == 1 && i % GZ_BLOCK == b % GZ_BLOCK && found > 0)
-        x[i] = trap[b / 4 % (size_t)found];
-    }
-    snprintf(what, sizeof what, "float margin e=%g", bounds[e]);
-    GZ_CHECK(check_all(what, x, n, bounds[e]) == 0, "%s", what);
-  }
-  free(x);
-}
-
 int main(void) {
   if (!gz_isa_available(GZ_ISA_AVX2))
     printf("note: no AVX2 on this CPU, the portable set only\n");
@@ -575,8 +481,6 @@ int main(void) {
   test_escape_masks();
   test_code_limits();
   test_wide_deltas();
-  test_float_prepass();
-  test_float_margin();
   test_stream();
   return gz_test_finish();
 }

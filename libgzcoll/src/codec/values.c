@@ -8,9 +8,7 @@
  *    every value is quantizable (AVX2 when the CPU has it, else the reference
  *    per-value routine); with AVX2, every block is first tried in 32-bit
  *    lanes, eight values a step, which settle it when each value is surely
- *    accepted with a code in (-2^30, 2^30) or surely refused; each eight
- *    first in float alone (the float pre-pass), in double where that cannot
- *    settle it;
+ *    accepted with a code in (-2^30, 2^30) or surely refused;
  *  - deltas and zigzag of the block, and the OR that gives its width;
  *  - packing and unpacking of the 31 deltas as straight-line code per width
  *    (1..32 bits), with no carried bit cursor: each 64-bit word of the
@@ -63,10 +61,7 @@ typedef struct quant32_consts {
   float eb_out;     /* a float above eb by a margin: a surely failed bound */
   uint32_t xbad;    /* bits of a float at which every larger |x| (Inf, NaN) is
                      * refused for its range: |code| > code_max */
-  float ih;         /* inv_step in float (the float pre-pass) */
-  float kx;         /* its margin per |x| (quant32_prepare) */
   int usable;       /* 0: the 32-bit quantizer is not tried */
-  int usable_f;     /* 0: its float pre-pass is not tried */
 } quant32_consts_t;
 
 typedef struct values_kernels {
@@ -80,11 +75,9 @@ typedef struct values_kernels {
    * *ok (bit i: x[i] quantizable, as quant says), and u and *all as quant
    * gives them for the codes where each refused value takes the code of the
    * last quantizable one before it, or 0 (a MIXED block's codes); else 0
-   * (then nothing is known; NULL: no such kernel). try_float: eights are
-   * first tried in float (see quant32_avx2); *slow: the eights that took
-   * the double path. */
-  int (*quant32)(const float *x, const quant32_consts_t *c, int try_float, uint32_t *u,
-                 uint32_t *all, uint32_t *ok, int *slow);
+   * (then nothing is known; NULL: no such kernel). */
+  int (*quant32)(const float *x, const quant32_consts_t *c, uint32_t *u, uint32_t *all,
+                 uint32_t *ok);
   /* y[i] = (float)(step * q[i]) for 32 codes */
   void (*dequant)(const int64_t *q, const gz_quant_t *qp, float *y);
   /* y from a PACKED payload pay (8 (PAY_WORDS + 1) bytes readable) of delta
@@ -375,76 +368,43 @@ fill_refused(const __m256i *codes, uint32_t good, uint32_t *u) {
  * about 32 2^-20 of ordinary blocks) returns 0 and is quantized again by
  * quant_avx2. */
 static inline __attribute__((always_inline, target("avx2"))) int
-quant32_body(const float *x, const quant32_consts_t *c, const int try_float, uint32_t *u,
-             uint32_t *all, uint32_t *ok, int *slow) {
+quant32_avx2(const float *x, const quant32_consts_t *c, uint32_t *u, uint32_t *all,
+             uint32_t *ok) {
   const __m256d inv = _mm256_set1_pd(c->inv), step = _mm256_set1_pd(c->step),
                 shift = _mm256_set1_pd(GZ_RINT_SHIFT);
   const __m256 xmax = _mm256_set1_ps(c->xmax), eb = _mm256_set1_ps(c->eb),
-               absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)),
-               ih = _mm256_set1_ps(c->ih), kx = _mm256_set1_ps(c->kx),
-               tf = _mm256_set1_ps(0.5f - 0x1p-19f);
+               absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256i zero = _mm256_setzero_si256(),
-                below_normal = _mm256_set1_epi32(0x007fffff),
-                below_bad = _mm256_set1_epi32((int)(c->xbad - 1));
+                below_normal = _mm256_set1_epi32(0x007fffff);
   __m256i prev = zero, ors = zero, codes[4];
   __m256 good[4], dist[4], every = _mm256_castsi256_ps(_mm256_cmpeq_epi32(zero, zero));
-  int doubles = 0;
   for (int i = 0; i < 32; i += 8) {
-    __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm);
-    __m256i d, z, qv = zero;
-    int in_float = 0;
-    /* not -0.0 or a subnormal (|x| < FLT_MIN with bits not 0), in range */
-    __m256 normal = _mm256_castsi256_ps(
-               _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_normal),
-                               _mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero))),
-           usual = _mm256_and_ps(normal, _mm256_cmp_ps(ax, xmax, _CMP_LE_OQ));
-    if (try_float) {
-      /* The float pre-pass: p = x ih in float, its code rint(p) and
-       * fraction f = p - code (exact); where |f| + |x| kx <= 1/2 - 2^-19,
-       * the code is the double path's and the value is within its bound
-       * (p's rounding, ih's, the reconstruction's, all within the margin:
-       * proof in docs/codec.md). Eights where each value is that or surely
-       * refused are settled here, the rest take the double path. */
-      __m256 pf = _mm256_mul_ps(xf, ih);
-      __m256i qf = _mm256_cvtps_epi32(pf);
-      __m256 fr = _mm256_sub_ps(pf, _mm256_cvtepi32_ps(qf));
-      __m256 margin = _mm256_add_ps(_mm256_and_ps(fr, absm), _mm256_mul_ps(ax, kx));
-      __m256 sure = _mm256_and_ps(usual, _mm256_cmp_ps(margin, tf, _CMP_LE_OQ));
-      qv = qf;
-      in_float = _mm256_movemask_ps(sure) == 0xff;
-      if (!in_float) { /* the rest must be surely refused: -0.0,
-                        * subnormals, |x| >= xbad */
-        __m256 open = _mm256_andnot_ps(
-            _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_bad)),
-            normal);
-        in_float = _mm256_movemask_ps(_mm256_andnot_ps(sure, open)) == 0;
-      }
-      good[i / 8] = sure;
-      dist[i / 8] = _mm256_setzero_ps();
-      every = _mm256_and_ps(every, sure);
+    __m256 xf = _mm256_loadu_ps(x + i), ax = _mm256_and_ps(xf, absm), back;
+    __m256i d, z, qv;
+    __m256d sh[2];
+    __m128 r[2];
+    for (int h = 0; h < 2; h++) {
+      __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * h));
+      sh[h] = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
+      r[h] = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(sh[h], shift), step));
     }
-    if (!in_float) { /* the double path */
-      __m256d sh[2];
-      __m128 r[2];
-      __m256 back;
-      doubles++;
-      for (int h = 0; h < 2; h++) {
-        __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * h));
-        sh[h] = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
-        r[h] = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(sh[h], shift), step));
-      }
-      back = _mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1);
-      /* the codes are the low mantissa bits of sh (two's complement): the
-       * low halves of both, in the order 0 1 4 5 2 3 6 7, then put in order */
-      qv = _mm256_permute4x64_epi64(
-          _mm256_castps_si256(
-              _mm256_shuffle_ps(_mm256_castpd_ps(sh[0]), _mm256_castpd_ps(sh[1]), 0x88)),
-          0xd8);
-      dist[i / 8] = _mm256_and_ps(_mm256_sub_ps(xf, back), absm);
-      /* and within the bound */
-      good[i / 8] = _mm256_and_ps(usual, _mm256_cmp_ps(dist[i / 8], eb, _CMP_LE_OQ));
-      every = _mm256_and_ps(every, good[i / 8]);
-    }
+    back = _mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1);
+    /* the codes are the low mantissa bits of sh (two's complement): the low
+     * halves of both, in the order 0 1 4 5 2 3 6 7, then put in order */
+    qv = _mm256_permute4x64_epi64(
+        _mm256_castps_si256(
+            _mm256_shuffle_ps(_mm256_castpd_ps(sh[0]), _mm256_castpd_ps(sh[1]), 0x88)),
+        0xd8);
+    dist[i / 8] = _mm256_and_ps(_mm256_sub_ps(xf, back), absm);
+    /* not -0.0 or a subnormal (|x| < FLT_MIN with bits not 0), in range,
+     * within the bound */
+    good[i / 8] =
+        _mm256_and_ps(_mm256_castsi256_ps(_mm256_or_si256(
+                          _mm256_cmpgt_epi32(_mm256_castps_si256(ax), below_normal),
+                          _mm256_cmpeq_epi32(_mm256_castps_si256(xf), zero))),
+                      _mm256_and_ps(_mm256_cmp_ps(ax, xmax, _CMP_LE_OQ),
+                                    _mm256_cmp_ps(dist[i / 8], eb, _CMP_LE_OQ)));
+    every = _mm256_and_ps(every, good[i / 8]);
     codes[i / 8] = qv;
     /* deltas against [last code of the previous eight, q0, ..., q6] */
     d = _mm256_sub_epi32(
@@ -454,7 +414,6 @@ quant32_body(const float *x, const quant32_consts_t *c, const int try_float, uin
     ors = _mm256_or_si256(ors, i ? z : _mm256_blend_epi32(z, zero, 0x01));
     prev = qv;
   }
-  *slow = doubles;
   if (_mm256_movemask_ps(every) != 0xff) {
     /* Some value failed: the block is decided when each of those is surely
      * refused: whatever its code, -0.0 and subnormals, and |x| >= xbad (Inf
@@ -462,6 +421,7 @@ quant32_body(const float *x, const quant32_consts_t *c, const int try_float, uin
      * margin: the reconstruction is gz_quantize_one's whenever its code is
      * below 2^51 (else that refuses it for its range), and the float
      * difference is within 2^-24 of the exact one */
+    const __m256i below_bad = _mm256_set1_epi32((int)(c->xbad - 1));
     const __m256 eb_out = _mm256_set1_ps(c->eb_out);
     uint32_t good_bits = 0, decided = 0;
     for (int i = 0; i < 32; i += 8) {
@@ -495,16 +455,6 @@ quant32_body(const float *x, const quant32_consts_t *c, const int try_float, uin
     *all = (uint32_t)_mm_cvtsi128_si32(o);
   }
   return 1;
-}
-
-/* quant32_body with and without the float pre-pass, each compiled on its
- * own (the second is the double path alone). */
-static inline __attribute__((always_inline, target("avx2"))) int
-quant32_avx2(const float *x, const quant32_consts_t *c, int try_float, uint32_t *u,
-             uint32_t *all, uint32_t *ok, int *slow) {
-  if (try_float && c->usable_f)
-    return quant32_body(x, c, 1, u, all, ok, slow);
-  return quant32_body(x, c, 0, u, all, ok, slow);
 }
 
 __attribute__((target("avx2"))) static void dequant_avx2(const int64_t *q,
@@ -654,15 +604,6 @@ static quant32_consts_t quant32_prepare(const gz_quant_t *qp) {
   c.eb_out = c.usable && qp->eb * (1 + 0x1p-20) < FLT_MAX
                  ? (float)(qp->eb * (1 + 0x1p-20))
                  : INFINITY;
-  /* the float pre-pass, when inv_step is far from float's limits: ih =
-   * (float)inv_step, and a margin of |x| (ih 2^-23 + |inv_step - ih|) (1 +
-   * 2^-16) (docs/codec.md has the proof) */
-  c.usable_f = c.usable && qp->inv_step >= 0x1p-60 && qp->inv_step <= 0x1p60;
-  c.ih = c.usable_f ? (float)qp->inv_step : 0;
-  c.kx = c.usable_f
-             ? (float)(((double)c.ih * 0x1p-23 + fabs(qp->inv_step - (double)c.ih)) *
-                       (1 + 0x1p-16))
-             : 0;
   c.xbad = 0x7f800000u; /* Inf: only Inf and NaN */
   if (c.usable && xbad < FLT_MAX) {
     float f = (float)xbad; /* (rounded by at most 2^-24 of it: within the margin) */
@@ -865,39 +806,20 @@ static size_t encode_mixed32_f32(const float *x, const uint32_t *u, uint32_t all
  * them twice would cost more than the 32-bit path saves. */
 #define SKIP_AFTER_REFUSAL 8
 
-/* The float pre-pass is dropped for the rest of a chunk when it leaves
- * more than FLOAT_GIVE_UP of the eights of FLOAT_WINDOW blocks to the double
- * path (ERSST, WRF: about 1 in 10; TREFHT, F3: most; the smooth field: 1 in
- * 300): each costs the pre-pass and a branch mispredicted. */
-#define FLOAT_WINDOW 8
-#define FLOAT_GIVE_UP 2
-
-/* What the block loop carries from block to block. */
-typedef struct encode_state {
-  int skip32;      /* blocks left before the 32-bit quantizer is tried again */
-  int window;      /* blocks of the float pre-pass's window so far */
-  int doubles;     /* eights left to the double path in the window */
-  int after_const; /* the last block was CONST */
-} encode_state_t;
-
-/* Encode 32 lossy values at out, which has FAST_ROOM bytes; use_float:
- * the 32-bit quantizer tries the float pre-pass. */
+/* Encode 32 lossy values at out, which has FAST_ROOM bytes; *skip32 counts
+ * the blocks left before the 32-bit quantizer is tried again. */
 static inline __attribute__((always_inline)) size_t
 encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
-           const quant32_consts_t *c32, encode_state_t *st, const int use_float,
-           uint8_t *out) {
+           const quant32_consts_t *c32, int *skip32, uint8_t *out) {
   uint64_t u[32], all;
   int64_t q[32];
-  int w, w0, slow = 0;
+  int w, w0;
   size_t size;
   uint32_t ok, u32[32], all32;
-  if (st->skip32 > 0) {
-    --st->skip32;
+  if (*skip32 > 0) {
+    --*skip32;
   } else if (k->quant32 && c32->usable) {
-    int settled = k->quant32(x, c32, use_float, u32, &all32, &ok, &slow);
-    if (use_float)
-      st->doubles += slow;
-    if (settled) {
+    if (k->quant32(x, c32, u32, &all32, &ok)) {
       if (ok != 0xffffffffu)
         return encode_mixed32_f32(x, u32, all32, ~ok, out);
       w = gz_bit_width(all32); /* the common case */
@@ -913,7 +835,7 @@ encode_f32(const values_kernels_t *k, const float *x, const gz_quant_t *qp,
         put_payload(u32[0], u32, w, w0, out + 2);
       return size;
     }
-    st->skip32 = SKIP_AFTER_REFUSAL;
+    *skip32 = SKIP_AFTER_REFUSAL;
   }
   ok = k->quant(x, qp, q, u, &all);
   if (ok != 0xffffffffu)
@@ -1004,25 +926,17 @@ decode_mixed_f32(const values_kernels_t *k, const uint8_t *in, size_t avail,
 
 /* ---- chunks ------------------------------------------------------------------ */
 
-/* The full lossy blocks *bp.. of x (to nblocks) at p, whose room ends at
- * end; with use_float, only while the float pre-pass settles blocks. Sets
- * *bp to the next block and returns where the blocks end. */
+/* The nblocks full lossy blocks of x at p, whose room ends at end; returns
+ * where they end. Inlined once per kernel set, so that the kernels' calls
+ * are direct (and the 32-bit quantizer inlined) in the loop. */
 static inline __attribute__((always_inline)) uint8_t *
-encode_run(const values_kernels_t *k, const float *x, size_t *bp, size_t nblocks,
-           const gz_quant_t *qp, const quant32_consts_t *c32, encode_state_t *st,
-           const int use_float, uint8_t *p, const uint8_t *end) {
-  encode_state_t s = *st; /* (a copy no call can see: kept in registers) */
-  int after_const = s.after_const;
-  size_t b;
-  for (b = *bp; b < nblocks; b++) {
+encode_blocks(const values_kernels_t *k, const float *x, size_t nblocks,
+              const gz_quant_t *qp, uint8_t *p, const uint8_t *end) {
+  const quant32_consts_t c32 = quant32_prepare(qp);
+  int skip32 = 0, after_const = 0;
+  for (size_t b = 0; b < nblocks; b++) {
     const float *xb = x + GZ_BLOCK * b;
     size_t size;
-    if (use_float && ++s.window > FLOAT_WINDOW) {
-      if (s.doubles > FLOAT_GIVE_UP)
-        break;
-      s.window = 1;
-      s.doubles = 0;
-    }
     /* fill values come in runs: after a CONST block, a block of 32 equal
      * refused values is written as CONST without quantizing it */
     if (after_const && (size_t)(end - p) >= 5 &&
@@ -1031,81 +945,31 @@ encode_run(const values_kernels_t *k, const float *x, size_t *bp, size_t nblocks
       continue;
     }
     if ((size_t)(end - p) >= FAST_ROOM) {
-      size = encode_f32(k, xb, qp, c32, &s, use_float, p);
+      size = encode_f32(k, xb, qp, &c32, &skip32, p);
       after_const = p[0] == GZ_KIND_CONST;
       p += size;
     } else { /* near the end: through a scratch block */
       uint8_t tmp[FAST_ROOM];
-      size = encode_f32(k, xb, qp, c32, &s, use_float, tmp);
+      size = encode_f32(k, xb, qp, &c32, &skip32, tmp);
       after_const = tmp[0] == GZ_KIND_CONST;
       memcpy(p, tmp, size);
       p += size;
     }
   }
-  s.after_const = after_const;
-  *st = s;
-  *bp = b;
   return p;
-}
-
-/* Whether to start a chunk with the float pre-pass: its margin at the
- * largest |x| in range of the first block is below 2^-8 (beyond that about
- * 1 value in 100 misses it, so 1 eight in 12 takes the double path, and
- * encode_run would drop it: ERSST, WRF, TREFHT, F3 at 1e-4). */
-static int float_pays(const float *x, size_t nblocks, const quant32_consts_t *c) {
-  float top = 0;
-  if (!c->usable || !c->usable_f || nblocks == 0)
-    return 0;
-  for (int i = 0; i < GZ_BLOCK; i++) {
-    float a = fabsf(x[i]);
-    top = a <= c->xmax && a > top ? a : top;
-  }
-  return top * c->kx < 0x1p-8f;
-}
-
-/* encode_run with the float pre-pass, compiled for one kernel set. */
-typedef uint8_t *(*encode_run_fn)(const float *x, size_t *bp, size_t nblocks,
-                                  const gz_quant_t *qp, const quant32_consts_t *c32,
-                                  encode_state_t *st, uint8_t *p, const uint8_t *end);
-
-/* The nblocks full lossy blocks of x at p, whose room ends at end; returns
- * where they end: with the float pre-pass (float_run, when not NULL) while
- * it pays, then without it. Inlined once per kernel set, so that the
- * kernels' calls are direct (and the 32-bit quantizer inlined) in the
- * loops. */
-static inline __attribute__((always_inline)) uint8_t *
-encode_blocks(const values_kernels_t *k, encode_run_fn float_run, const float *x,
-              size_t nblocks, const gz_quant_t *qp, uint8_t *p, const uint8_t *end) {
-  const quant32_consts_t c32 = quant32_prepare(qp);
-  encode_state_t st = {0, 0, 0, 0};
-  size_t b = 0;
-  if (float_run && float_pays(x, nblocks, &c32)) {
-    quant32_consts_t cf = c32; /* (c32 itself stays out of any call) */
-    p = float_run(x, &b, nblocks, qp, &cf, &st, p, end);
-  }
-  return encode_run(k, x, &b, nblocks, qp, &c32, &st, 0, p, end);
 }
 
 static uint8_t *encode_blocks_portable(const float *x, size_t nblocks,
                                        const gz_quant_t *qp, uint8_t *p,
                                        const uint8_t *end) {
-  return encode_blocks(&portable, NULL, x, nblocks, qp, p, end);
+  return encode_blocks(&portable, x, nblocks, qp, p, end);
 }
 
 #ifdef HAVE_AVX2_PATH
-/* The run with the float pre-pass, a function of its own: the loop without
- * it is compiled as if it did not exist. */
-__attribute__((noinline, target("avx2"))) static uint8_t *
-encode_float_avx2(const float *x, size_t *bp, size_t nblocks, const gz_quant_t *qp,
-                  const quant32_consts_t *c32, encode_state_t *st, uint8_t *p,
-                  const uint8_t *end) {
-  return encode_run(&avx2, x, bp, nblocks, qp, c32, st, 1, p, end);
-}
-
 __attribute__((target("avx2"))) static uint8_t *
 encode_blocks_avx2(const float *x, size_t nblocks, const gz_quant_t *qp, uint8_t *p,
                    const uint8_t *end) {
-  return encode_blocks(&avx2, encode_float_avx2, x, nblocks, qp, p, end);
+  return encode_blocks(&avx2, x, nblocks, qp, p, end);
 }
 #endif
 
