@@ -20,7 +20,7 @@
 #      each algorithm forced by GZCOLL_ALGO.
 # Environment: BENCH_ITERS (3), BENCH_OUT, BENCH_DATA (/tmp/gz15), STEPS
 # ("model coll stack pmpi"), LEARN_SIZE (16MiB), CHECK_CALLS (3), STACK_REPS
-# (1: rounds of the four gzstack runs, interleaved; the medians and auto's
+# (1: rounds of the four gzstack runs, interleaved in a balanced order; the medians and auto's
 # distance to the best forced one are printed), PMPI_REPS (1: the same for
 # plain_allreduce through libgzcoll_pmpi, auto and each algorithm forced).
 set -euo pipefail
@@ -81,9 +81,14 @@ if [[ " $STEPS " == *" stack "* ]]; then
   fi
   [ -s "${IN%% *}" ] || "$BUILD/examples/wavefield_gen" --nx 4096 --nz 4096 \
     --snapshots "$N" -o "$IN" --force -q
-  # the algorithms interleaved, STACK_REPS rounds; then each one's median
+  # the algorithms interleaved, STACK_REPS rounds; the order of a round
+  # cycles through a balanced Latin square (each algorithm first once and
+  # right after each other one once in every four rounds: no run always
+  # follows the same one); then each one's median
+  ORDERS=("auto mpi redoub ring" "mpi ring auto redoub" "ring redoub mpi auto"
+    "redoub auto ring mpi")
   for rep in $(seq "$STACK_REPS"); do
-    for algo in auto mpi ring redoub; do
+    for algo in ${ORDERS[$(((rep - 1) % 4))]}; do
       echo "## gzstack -i $IN --var /wavefield --op sum -e 1e-4 --algo $algo (round $rep)" >>"$LOG"
       # shellcheck disable=SC2086 # IN may name two files
       launch "$BUILD/app/gzstack" -i $IN --var /wavefield --op sum -e 1e-4 --algo "$algo" \
