@@ -24,7 +24,10 @@
  * symbol and raw-bit boundaries; the AVX2 symbol pass takes groups of eight
  * below 2^52, so that groups on both sides of 2^52 occur), 6 rare: zeros
  * and ones with a few wide values, whose symbols get the least frequency 1
- * (the encoder's reciprocal has a case of its own for it). */
+ * (the encoder's reciprocal has a case of its own for it), 7 raw-bit
+ * counts (bit length - 3) of 2 to 14 and one in eight up to 49: reads of
+ * the decoder's 8-byte raw-bit reader from every bit offset, up to its
+ * 57 bits in one read, and ending within the last seven bytes. */
 static void fill(uint64_t *u, size_t n, int m, gz_rng_t *rng) {
   for (size_t i = 0; i < n; i++) {
     uint64_t r = gz_rng_next(rng);
@@ -52,9 +55,15 @@ static void fill(uint64_t *u, size_t n, int m, gz_rng_t *rng) {
       u[i] = (1ull << k) - 1 + (r >> 32) % 3;
       break;
     }
-    default:
+    case 6:
       u[i] = r % 4096 == 0 ? (r >> 12) & ((1ull << (r % 40)) - 1) : r % 2;
       break;
+    default: {
+      unsigned nb =
+          r % 8 == 0 ? 5 + (unsigned)(r >> 8) % 48 : 5 + (unsigned)(r >> 8) % 13;
+      u[i] = 1ull << (nb - 1) | ((r >> 14) & ((1ull << (nb - 1)) - 1));
+      break;
+    }
     }
   }
 }
@@ -134,7 +143,7 @@ int main(void) {
   static const int nstates[] = {2, 4, GZ_RANS32_STATES};
   gz_rng_seed(&rng, 1818);
   for (size_t si = 0; si < sizeof nstates / sizeof *nstates; si++)
-    for (int m = 0; m <= 6; m++)
+    for (int m = 0; m <= 7; m++)
       for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++)
         if (lengths[k] > 1)
           roundtrip(lengths[k], m, nstates[si], &rng);

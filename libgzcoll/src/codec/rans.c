@@ -144,7 +144,10 @@ typedef struct bitw {
   unsigned nbits;
 } bitw_t;
 
-/* k <= 57 bits v into w (at most 7 are pending), its whole bytes out */
+/* k <= 56 bits v into w (at most 7 are pending), its whole bytes out:
+ * 7 + 56 bits stay below 64, so that acc is shifted by less than 64 (by
+ * 64 is undefined, and on x86 leaves acc as it was); sym_raw writes 32 at
+ * most */
 static inline void bitw_put(bitw_t *w, uint64_t v, unsigned k) {
   w->acc |= v << w->nbits;
   w->nbits += k;
@@ -356,39 +359,42 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   return (size_t)(p - out);
 }
 
-/* The raw-bit reader of the decoder: at least 32 bits in acc after a
- * refill while the raw bytes last. */
+/* The raw-bit reader of the decoder: a bit position, and for each read the
+ * eight bytes from the one holding it (at most 57 bits wanted: the first
+ * may start 7 bits in). The position is the only chain from one residual
+ * to the next, where a 64-bit accumulator refilled 32 bits at a time had a
+ * refill branch and a shift on it; the last seven bytes are read through a
+ * zero-padded copy, so that nothing past the raw bits is loaded. */
 typedef struct rawr {
   const uint8_t *raw;
-  size_t len, pos;
-  uint64_t acc, used; /* used: bits taken so far */
-  unsigned nbits;
+  size_t len; /* bytes */
+  size_t pos; /* bits taken so far */
 } rawr_t;
 
-static inline void raw_refill(rawr_t *r) {
-  if (r->len - r->pos >= 4) {
-    r->acc |= (uint64_t)gz_get32le(r->raw + r->pos) << r->nbits;
-    r->pos += 4;
-    r->nbits += 32;
-  } else {
-    while (r->nbits <= 56 && r->pos < r->len) {
-      r->acc |= (uint64_t)r->raw[r->pos++] << r->nbits;
-      r->nbits += 8;
-    }
-  }
+static inline uint64_t load64le(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8); /* one load */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
 }
 
-/* Take k <= 32 bits; -1 past the end of the raw bits. */
+/* Take k <= 57 bits; -1 past the end of the raw bits. */
 static inline int raw_take(rawr_t *r, unsigned k, uint64_t *v) {
-  if (r->nbits < k) {
-    raw_refill(r);
-    if (r->nbits < k)
-      return -1;
+  size_t at = r->pos >> 3;
+  uint64_t word;
+  if (k > 8 * r->len - r->pos)
+    return -1;
+  if (r->len - at >= 8) {
+    word = load64le(r->raw + at);
+  } else {
+    uint8_t tail[8] = {0};
+    memcpy(tail, r->raw + at, r->len - at);
+    word = load64le(tail);
   }
-  *v = r->acc & ((1ull << k) - 1);
-  r->acc >>= k;
-  r->nbits -= k;
-  r->used += k;
+  *v = (word >> (r->pos & 7)) & ((1ull << k) - 1);
+  r->pos += k;
   return 0;
 }
 
@@ -404,7 +410,7 @@ typedef struct dec_tab {
 static inline int raw_residual(const dec_tab_t *t, unsigned s, rawr_t *r, uint64_t *ui) {
   unsigned k = t->kbits[s];
   uint64_t v = 0;
-  if (k > 32) {
+  if (k > 57) { /* rare: residuals of 2^60 and more */
     uint64_t hi;
     if (raw_take(r, 32, &v) != 0 || raw_take(r, k - 32, &hi) != 0)
       return -1;
@@ -471,7 +477,7 @@ static int unrans32(const dec_tab_t *t, rawr_t *r, const uint8_t *rs, size_t siz
       if (raw_residual(t, syms[i], r, u + i) != 0)
         return -1;
   }
-  return (r->used + 7) / 8 == r->len ? 0 : -1;
+  return (r->pos + 7) / 8 == r->len ? 0 : -1;
 }
 
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u) {
@@ -537,7 +543,7 @@ int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t
   }
   for (; i < n && !bad; i++)
     bad = dec_step(&x[i % ns], &t, &rs, end, &r, u + i);
-  if (bad || rs != end || (r.used + 7) / 8 != r.len)
+  if (bad || rs != end || (r.pos + 7) / 8 != r.len)
     return -1;
   for (unsigned k = 0; k < ns; k++)
     if (x[k] != RANS_L)
