@@ -195,6 +195,18 @@ static void quant_f32_portable(const float *v, size_t n, const gz_quant_t *qp, i
 }
 
 #ifdef HAVE_AVX2_PATH
+/* The escape flags of four lanes from the mask of the good ones: byte j is
+ * 1 where bit j is 0 (a table instead of the shifts and masks that were
+ * half of the loop's instructions). */
+#define GZ_ESC4(g)                                                                       \
+  ((uint32_t)(!((g)&1)) | (uint32_t)(!((g)&2)) << 8 | (uint32_t)(!((g)&4)) << 16 |       \
+   (uint32_t)(!((g)&8)) << 24)
+static const uint32_t escape_bytes[16] = {
+    GZ_ESC4(0),  GZ_ESC4(1),  GZ_ESC4(2),  GZ_ESC4(3), GZ_ESC4(4),  GZ_ESC4(5),
+    GZ_ESC4(6),  GZ_ESC4(7),  GZ_ESC4(8),  GZ_ESC4(9), GZ_ESC4(10), GZ_ESC4(11),
+    GZ_ESC4(12), GZ_ESC4(13), GZ_ESC4(14), GZ_ESC4(15)};
+#undef GZ_ESC4
+
 __attribute__((target("avx2"))) static void
 quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8_t *esc) {
   const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
@@ -221,10 +233,8 @@ quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8
         _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rf), absm), eb, _CMP_LE_OQ);
     unsigned good = (unsigned)_mm256_movemask_pd(_mm256_and_pd(in, close)) &
                     ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(refused));
-    uint32_t flags = 0x01010101u & ~((good & 1) | (good & 2) << 7 | (good & 4) << 14 |
-                                     (good & 8) << 21);
     _mm256_storeu_si256((__m256i *)(void *)(q + i), qi);
-    memcpy(esc + i, &flags, 4); /* little-endian: byte j is lane j */
+    memcpy(esc + i, &escape_bytes[good], 4); /* little-endian: byte j is lane j */
   }
   quant_f32_portable(x + i, n - i, qp, q + i, esc + i);
 }
@@ -325,13 +335,10 @@ static int allowed(int kind, int p, double eb) {
                                  : kind == KIND_QINTERP;
 }
 
-/* Sample box `box` of the chunk (s values per axis, m in all) into sx, its
- * codes into sq (divided by their common factor) and escape flags into esc. */
-static void sample_box(gz_dtype_t dtype, const void *x, const size_t d[3],
-                       const size_t s[3], int box, const gz_quant_t *qp, uint8_t *sx,
-                       int64_t *sq, uint8_t *esc) {
-  size_t o[3], nesc, elem = gz_dtype_size(dtype), m = s[0] * s[1] * s[2];
-  uint64_t g;
+/* The values of sample box `box` of the chunk (s values per axis) into sx. */
+static void copy_box(gz_dtype_t dtype, const void *x, const size_t d[3],
+                     const size_t s[3], int box, uint8_t *sx) {
+  size_t o[3], elem = gz_dtype_size(dtype);
   o[0] = (d[0] - s[0]) / 2;
   o[1] = (d[1] - s[1]) * (box & 1 ? 3 : 1) / 4;
   o[2] = (d[2] - s[2]) * (box == 1 || box == 2 ? 3 : 1) / 4;
@@ -340,49 +347,67 @@ static void sample_box(gz_dtype_t dtype, const void *x, const size_t d[3],
       memcpy(sx + (i * s[1] + j) * s[2] * elem,
              (const uint8_t *)x + (((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2]) * elem,
              s[2] * elem);
+}
+
+/* Sample box `box` of the chunk (m values) into sx, its codes into sq
+ * (divided by their common factor) and escape flags into esc. */
+static void sample_box(gz_dtype_t dtype, const void *x, const size_t d[3],
+                       const size_t s[3], int box, const gz_quant_t *qp, uint8_t *sx,
+                       int64_t *sq, uint8_t *esc) {
+  size_t nesc, m = s[0] * s[1] * s[2];
+  uint64_t g;
+  copy_box(dtype, x, d, s, box, sx);
   quantize(dtype, sx, m, qp, sq, esc, &nesc);
   g = common_factor(sq, m);
   if (g > 1)
     divide_codes(sq, m, g);
 }
 
-/* The estimated bits of kind in view on the sample (sx, sq; m values of box
- * s), using sq + SAMPLE_VALUES, su and esc as scratch. */
+/* The scratch of the trials: m values of a sample box in each array (the
+ * chunk's own buffers, which the trials use before the chunk is coded). */
+typedef struct trial_buf {
+  uint8_t *sx;  /* the box's values */
+  int64_t *sq;  /* their codes (only read by the predictors on codes) */
+  uint64_t *sr; /* reconstructed codes of QLORENZO and QINTERP */
+  uint64_t *su; /* residuals */
+  uint8_t *esc; /* escape flags */
+} trial_buf_t;
+
+/* The estimated bits of kind in view on the sample (b->sx, b->sq; m values
+ * of box s). */
 static double trial(int kind, int view, gz_dtype_t dtype, const size_t s[3], size_t m,
-                    const uint8_t *sx, int64_t *sq, uint64_t *su, uint8_t *esc,
-                    double eb) {
+                    const trial_buf_t *b, double eb) {
   size_t v[3];
   view_box(s, view, v);
   /* escapes are left out: their section is zstd-coded, and zeros that
    * QINTERP escapes cost next to nothing there */
-  if (kind < KIND_QLORENZO) {
-    memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
-    run_encode(kind, sq + SAMPLE_VALUES, v, su);
-  } else {
+  if (kind < KIND_QLORENZO)
+    run_encode(kind, b->sq, v, b->su);
+  else
     gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
-                    dtype == GZ_FLOAT64, sx, v, eb, su + SAMPLE_VALUES, su, esc);
-  }
-  return cost_bits(su, m);
+                    dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc);
+  return cost_bits(b->su, m);
 }
 
 /* The (kind, view) with the smallest estimated size on four boxes of the
  * chunk spread over it (so that land masks and quiet traces are seen), the
  * same samples for every candidate, flattened as each view says. Returns
- * kind | view << 4, 0 when out of memory.
+ * kind | view << 4. The boxes are at most the chunk (b: room for m of its
+ * values).
  *
  * When both Lorenzo kinds compete (AUTO, lossy), QLORENZO is tried in the
  * view where Lorenzo on codes did best only: their estimates differ by
  * under 2 % on every field measured and rank the views alike, and a
  * QLORENZO trial costs several of Lorenzo's (a third of all trials' time
- * saved, which was a third of a compress of WRF). */
+ * saved, which was a third of a compress of WRF). It reads only the boxes'
+ * values: they are copied again, not quantized again (and one box is still
+ * in b->sx). */
 static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
-                  const gz_quant_t *qp, int predictor, double *bits_per_value) {
-  size_t s[3], m, elem = gz_dtype_size(dtype);
+                  const gz_quant_t *qp, int predictor, const trial_buf_t *b,
+                  double *bits_per_value) {
+  size_t s[3], m;
   double cost[5][3] = {{0}}, best_cost = HUGE_VAL;
   int tried[5][3] = {{0}};
-  uint8_t *sx = malloc(SAMPLE_VALUES * elem), *esc = malloc(SAMPLE_VALUES);
-  int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
-  uint64_t *su = malloc(2 * SAMPLE_VALUES * sizeof *su);
   int best = 0, boxes,
       later = allowed(1, predictor, qp->eb) && allowed(KIND_QLORENZO, predictor, qp->eb);
   /* boxes of 4 x 16 x 128 (2-D: 64 x 128; 1-D: SAMPLE_VALUES), chosen on
@@ -403,8 +428,6 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
    * values) */
   boxes = (int)(d[0] * d[1] * d[2] / (BOX_SHARE * m));
   boxes = boxes < 1 ? 1 : boxes > SAMPLE_BOXES ? SAMPLE_BOXES : boxes;
-  if (!sx || !esc || !sq || !su)
-    goto done;
   for (int kind = 1; kind <= KIND_QINTERP; kind++)
     for (int view = 0; view < 3; view++)
       tried[kind][view] = allowed(kind, predictor, qp->eb) &&
@@ -412,11 +435,11 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
                           !(view == 2 && s[0] * s[1] == 1) && /* before */
                           !(later && kind == KIND_QLORENZO);
   for (int box = 0; box < boxes; box++) {
-    sample_box(dtype, x, d, s, box, qp, sx, sq, esc);
+    sample_box(dtype, x, d, s, box, qp, b->sx, b->sq, b->esc);
     for (int kind = 1; kind <= KIND_QINTERP; kind++)
       for (int view = 0; view < 3; view++)
         if (tried[kind][view])
-          cost[kind][view] += trial(kind, view, dtype, s, m, sx, sq, su, esc, qp->eb);
+          cost[kind][view] += trial(kind, view, dtype, s, m, b, qp->eb);
   }
   if (later) { /* QLORENZO in Lorenzo's best view */
     int v = 0;
@@ -425,9 +448,9 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
         v = view;
     tried[KIND_QLORENZO][v] = 1;
     for (int box = 0; box < boxes; box++) {
-      sample_box(dtype, x, d, s, box, qp, sx, sq, esc);
-      cost[KIND_QLORENZO][v] +=
-          trial(KIND_QLORENZO, v, dtype, s, m, sx, sq, su, esc, qp->eb);
+      if (boxes > 1)
+        copy_box(dtype, x, d, s, box, b->sx);
+      cost[KIND_QLORENZO][v] += trial(KIND_QLORENZO, v, dtype, s, m, b, qp->eb);
     }
   }
   for (int kind = 1; kind <= KIND_QINTERP; kind++)
@@ -437,11 +460,6 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
         best = kind | view << 4;
         *bits_per_value = best_cost / (double)(m * (size_t)boxes);
       }
-done:
-  free(sx);
-  free(esc);
-  free(sq);
-  free(su);
   return best;
 }
 
@@ -569,9 +587,10 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   if (!q || !u || !esc || !sec || !sym || !syms)
     goto nomem;
   adopt_zstd(w);
-  predictor = choose(dtype, x, d, qp, predictor, &est);
-  if (!predictor)
-    goto nomem;
+  { /* the trials' scratch in buffers of n values and more, not used yet */
+    trial_buf_t b = {sec, q, (uint64_t *)(void *)sym, u, esc};
+    predictor = choose(dtype, x, d, qp, predictor, &b, &est);
+  }
   if (est > 0.9 * 8.0 * (double)elem)
     goto fallback; /* incompressible on the sample: format-1 blocks, fast */
   kind = predictor & 15;
