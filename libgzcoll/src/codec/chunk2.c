@@ -187,11 +187,17 @@ int gz_chunk2_simd(int want) {
 
 /* float32 codes and escape flags, as gz_quantize_one_f32 for a stream:
  * one value at a time, or (quant_f32_avx2) four lanes of the same double
- * operations, no FMA, so both give the same codes and flags. */
-static void quant_f32_portable(const float *v, size_t n, const gz_quant_t *qp, int64_t *q,
-                               uint8_t *esc) {
-  for (size_t i = 0; i < n; i++)
+ * operations, no FMA, so both give the same codes and flags. Both return
+ * the number of escapes (counted as they are flagged, not in a pass of
+ * their own). */
+static size_t quant_f32_portable(const float *v, size_t n, const gz_quant_t *qp,
+                                 int64_t *q, uint8_t *esc) {
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
     esc[i] = (uint8_t)!gz_quantize_one_f32(v[i], qp, 1, &q[i]);
+    bad += esc[i];
+  }
+  return bad;
 }
 
 #ifdef HAVE_AVX2_PATH
@@ -207,7 +213,7 @@ static const uint32_t escape_bytes[16] = {
     GZ_ESC4(12), GZ_ESC4(13), GZ_ESC4(14), GZ_ESC4(15)};
 #undef GZ_ESC4
 
-__attribute__((target("avx2"))) static void
+__attribute__((target("avx2"))) static size_t
 quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8_t *esc) {
   const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
                 eb = _mm256_set1_pd(qp->eb), cmax = _mm256_set1_pd(qp->code_max),
@@ -215,7 +221,7 @@ quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8
                 absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
   const __m256i base = _mm256_castpd_si256(shift);
   const __m128i expo = _mm_set1_epi32(0x7f800000), zero = _mm_setzero_si128();
-  size_t i = 0;
+  size_t i = 0, bad = 0;
   for (; i + 4 <= n; i += 4) {
     __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
     /* -0.0 and subnormals: exponent field 0, bits not 0 */
@@ -235,8 +241,9 @@ quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8
                     ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(refused));
     _mm256_storeu_si256((__m256i *)(void *)(q + i), qi);
     memcpy(esc + i, &escape_bytes[good], 4); /* little-endian: byte j is lane j */
+    bad += (size_t)__builtin_popcount(good ^ 15);
   }
-  quant_f32_portable(x + i, n - i, qp, q + i, esc + i);
+  return bad + quant_f32_portable(x + i, n - i, qp, q + i, esc + i);
 }
 #endif
 
@@ -247,17 +254,17 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
     if (dtype == GZ_FLOAT32) {
 #ifdef HAVE_AVX2_PATH
       if (gz_chunk2_simd(-1))
-        quant_f32_avx2(x, n, qp, q, esc);
+        bad = quant_f32_avx2(x, n, qp, q, esc);
       else
 #endif
-        quant_f32_portable(x, n, qp, q, esc);
+        bad = quant_f32_portable(x, n, qp, q, esc);
     } else {
       const double *v = x;
-      for (size_t i = 0; i < n; i++)
+      for (size_t i = 0; i < n; i++) {
         esc[i] = (uint8_t)!gz_quantize_one_f64(v[i], qp, 1, &q[i]);
+        bad += esc[i];
+      }
     }
-    for (size_t i = 0; i < n; i++)
-      bad += esc[i];
     if (bad) /* an escape repeats the previous code */
       for (size_t i = find_flag(esc, 0, n, 1); i < n; i = find_flag(esc, i + 1, n, 1))
         q[i] = i ? q[i - 1] : 0;
@@ -273,28 +280,37 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
   *nesc = bad;
 }
 
-/* Estimated coded size of n residuals in bits: the order-0 entropy of the
- * symbols min(u, 255) (what the byte coder and zstd's Huffman stage see)
- * plus the width of every residual of 255 and more. */
+/* Estimated coded size of n <= 2^32 residuals in bits: the order-0
+ * entropy of the symbols min(u, 255) (what the byte coder and zstd's
+ * Huffman stage see) plus the width of every residual of 255 and more. */
 static double cost_bits(const uint64_t *u, size_t n) {
-  size_t hist[4][256], h;
+  uint32_t hist[4][256];
   uint64_t wide = 0; /* integer, so the same total as adding widths one by one */
+  size_t h[256], i = 0;
   double bits;
   memset(hist, 0, sizeof hist);
-  /* no branch per residual, and four histograms so that runs of one symbol
-   * do not wait on one counter */
-  for (size_t i = 0; i < n; i++) {
-    uint64_t v = u[i];
-    int big = v >= 255;
-    hist[i & 3][big ? 255 : v]++;
-    wide += big ? (uint64_t)(64 - __builtin_clzll(v | 1)) : 0;
+  /* four histograms so that runs of one symbol do not wait on one counter;
+   * every residual's width is added without a branch, the small ones'
+   * taken off below from their counts */
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; j++) {
+      uint64_t v = u[i + j];
+      hist[j][v < 255 ? v : 255]++;
+      wide += (uint64_t)(64 - __builtin_clzll(v | 1));
+    }
+  for (; i < n; i++) {
+    hist[0][u[i] < 255 ? u[i] : 255]++;
+    wide += (uint64_t)(64 - __builtin_clzll(u[i] | 1));
+  }
+  for (int k = 0; k < 256; k++) {
+    h[k] = (size_t)hist[0][k] + hist[1][k] + hist[2][k] + hist[3][k];
+    if (k < 255)
+      wide -= h[k] * (uint64_t)(64 - __builtin_clzll((uint64_t)k | 1));
   }
   bits = (double)wide;
-  for (int k = 0; k < 256; k++) {
-    h = hist[0][k] + hist[1][k] + hist[2][k] + hist[3][k];
-    if (h)
-      bits -= (double)h * log2((double)h / (double)n);
-  }
+  for (int k = 0; k < 256; k++)
+    if (h[k])
+      bits -= (double)h[k] * log2((double)h[k] / (double)n);
   return bits;
 }
 
