@@ -10,7 +10,7 @@
  * inputs: a change of a chunk's predictor choice, view or coding shows. */
 #include "gz_test.h"
 
-#include "codec_fields.h"
+#include "golden/golden_write.h"
 #include "gzcoll.h"
 
 #include <stdio.h>
@@ -57,15 +57,7 @@ static const struct {
 /* make_golden_v2r.c's cases (seed 2700 + index; the last in chunks of 4800
  * values): three AUTO, whose sampled trials choose among the kinds and
  * views, and one forced kind each. */
-static const struct {
-  const char *name;
-  field_kind_t kind;
-  int is_f32;
-  double eb;
-  gz_predictor_t pred;
-  unsigned ndims;
-  size_t dims[3];
-} rewrites[] = {
+static const golden_case_t rewrites[] = {
     {"smooth_f32_qinterp3d", FIELD_SMOOTH, 1, 1e-4, GZ_PRED_QINTERP, 3, {16, 24, 40}},
     {"smooth_f64_qlorenzo2d", FIELD_SMOOTH, 0, 1e-6, GZ_PRED_QLORENZO, 2, {50, 61}},
     {"specials_f32_auto3d", FIELD_SPECIALS, 1, 1e-3, GZ_PRED_AUTO, 3, {9, 20, 33}},
@@ -77,28 +69,21 @@ static const struct {
 static void rewrite_v2t(const char *dir) {
   size_t ncases = sizeof rewrites / sizeof *rewrites;
   for (size_t c = 0; c < ncases; c++) {
-    gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
-    size_t n = 1, gsize = 0, size = 0, cap;
+    const golden_case_t *g = &rewrites[c];
+    size_t n, gsize = 0, size = 0, cap;
+    gz_codec_params_t p = golden_params(g->is_f32, g->eb, g->pred, g->ndims, g->dims, &n);
     uint8_t *golden, *s;
     void *x;
     char path[1024];
-    p.dtype = rewrites[c].is_f32 ? GZ_FLOAT32 : GZ_FLOAT64;
-    p.error_bound = rewrites[c].eb;
-    p.predictor = rewrites[c].pred;
-    p.ndims = rewrites[c].ndims;
     p.chunk_len = c + 1 == ncases ? 4800 : 0;
-    for (unsigned k = 0; k < p.ndims; k++) {
-      p.dims[k] = rewrites[c].dims[k];
-      n *= p.dims[k];
-    }
     cap = gz_compress_bound(p.dtype, n, p.chunk_len);
     x = malloc(n * gz_dtype_size(p.dtype));
     s = malloc(cap);
-    snprintf(path, sizeof path, "%s/v2t_%s.gzc", dir, rewrites[c].name);
+    snprintf(path, sizeof path, "%s/v2t_%s.gzc", dir, g->name);
     golden = gz_test_read_file(path, &gsize);
     GZ_CHECK(x && s && golden, "%s: golden readable", path);
     if (x && s && golden) {
-      field_fill(rewrites[c].kind, rewrites[c].is_f32, x, n, 2700 + c);
+      field_fill(g->kind, g->is_f32, x, n, 2700 + c);
       GZ_CHECK(gz_compress(&p, x, n, s, cap, &size) == GZ_OK, "%s: compresses", path);
       GZ_CHECK(size == gsize && memcmp(s, golden, size) == 0,
                "%s: written again byte for byte (%zu bytes, golden %zu)", path, size,
