@@ -5,9 +5,12 @@
  * with the zstd-coded residuals the encoder no longer produces
  * (make_golden_v2z.c), and version 2 with residuals coded by two
  * interleaved rANS states (chunk coding 3, v2r), by four (coding 4, v2s)
- * and by 32 (coding 5, v2t; make_golden_v2r.c). The folder is the first argument. */
+ * and by 32 (coding 5, v2t; make_golden_v2r.c). The folder is the first argument.
+ * And the encoder still writes the v2t streams byte for byte from the same
+ * inputs: a change of a chunk's predictor choice, view or coding shows. */
 #include "gz_test.h"
 
+#include "golden/golden_write.h"
 #include "gzcoll.h"
 
 #include <stdio.h>
@@ -51,8 +54,50 @@ static const struct {
                {"v2t_noise_f64_auto2d", 2},
                {"v2t_smooth_f32_auto3d_chunks", 2}};
 
+/* make_golden_v2r.c's cases (seed 2700 + index; the last in chunks of 4800
+ * values): three AUTO, whose sampled trials choose among the kinds and
+ * views, and one forced kind each. */
+static const golden_case_t rewrites[] = {
+    {"smooth_f32_qinterp3d", FIELD_SMOOTH, 1, 1e-4, GZ_PRED_QINTERP, 3, {16, 24, 40}},
+    {"smooth_f64_qlorenzo2d", FIELD_SMOOTH, 0, 1e-6, GZ_PRED_QLORENZO, 2, {50, 61}},
+    {"specials_f32_auto3d", FIELD_SPECIALS, 1, 1e-3, GZ_PRED_AUTO, 3, {9, 20, 33}},
+    {"smooth_f32_lorenzo1d", FIELD_SMOOTH, 1, 1e-3, GZ_PRED_LORENZO, 1, {6001}},
+    {"noise_f64_auto2d", FIELD_NOISE, 0, 1e-2, GZ_PRED_AUTO, 2, {45, 47}},
+    {"smooth_f32_auto3d_chunks", FIELD_SMOOTH, 1, 1e-4, GZ_PRED_AUTO, 3, {12, 30, 40}}};
+
+/* The encoder writes the v2t golden of each case from its input again. */
+static void rewrite_v2t(const char *dir) {
+  size_t ncases = sizeof rewrites / sizeof *rewrites;
+  for (size_t c = 0; c < ncases; c++) {
+    const golden_case_t *g = &rewrites[c];
+    size_t n, gsize = 0, size = 0, cap;
+    gz_codec_params_t p = golden_params(g->is_f32, g->eb, g->pred, g->ndims, g->dims, &n);
+    uint8_t *golden, *s;
+    void *x;
+    char path[1024];
+    p.chunk_len = c + 1 == ncases ? 4800 : 0;
+    cap = gz_compress_bound(p.dtype, n, p.chunk_len);
+    x = malloc(n * gz_dtype_size(p.dtype));
+    s = malloc(cap);
+    snprintf(path, sizeof path, "%s/v2t_%s.gzc", dir, g->name);
+    golden = gz_test_read_file(path, &gsize);
+    GZ_CHECK(x && s && golden, "%s: golden readable", path);
+    if (x && s && golden) {
+      field_fill(g->kind, g->is_f32, x, n, 2700 + c);
+      GZ_CHECK(gz_compress(&p, x, n, s, cap, &size) == GZ_OK, "%s: compresses", path);
+      GZ_CHECK(size == gsize && memcmp(s, golden, size) == 0,
+               "%s: written again byte for byte (%zu bytes, golden %zu)", path, size,
+               gsize);
+    }
+    free(x);
+    free(s);
+    free(golden);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "golden";
+  rewrite_v2t(dir);
   for (size_t g = 0; g < sizeof goldens / sizeof *goldens; g++) {
     const char *name = goldens[g].name;
     char path[1024];

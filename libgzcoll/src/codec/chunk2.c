@@ -187,15 +187,33 @@ int gz_chunk2_simd(int want) {
 
 /* float32 codes and escape flags, as gz_quantize_one_f32 for a stream:
  * one value at a time, or (quant_f32_avx2) four lanes of the same double
- * operations, no FMA, so both give the same codes and flags. */
-static void quant_f32_portable(const float *v, size_t n, const gz_quant_t *qp, int64_t *q,
-                               uint8_t *esc) {
-  for (size_t i = 0; i < n; i++)
+ * operations, no FMA, so both give the same codes and flags. Both return
+ * the number of escapes (counted as they are flagged, not in a pass of
+ * their own). */
+static size_t quant_f32_portable(const float *v, size_t n, const gz_quant_t *qp,
+                                 int64_t *q, uint8_t *esc) {
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
     esc[i] = (uint8_t)!gz_quantize_one_f32(v[i], qp, 1, &q[i]);
+    bad += esc[i];
+  }
+  return bad;
 }
 
 #ifdef HAVE_AVX2_PATH
-__attribute__((target("avx2"))) static void
+/* The escape flags of four lanes from the mask of the good ones: byte j is
+ * 1 where bit j is 0 (a table instead of the shifts and masks that were
+ * half of the loop's instructions). */
+#define GZ_ESC4(g)                                                                       \
+  ((uint32_t)(!((g)&1)) | (uint32_t)(!((g)&2)) << 8 | (uint32_t)(!((g)&4)) << 16 |       \
+   (uint32_t)(!((g)&8)) << 24)
+static const uint32_t escape_bytes[16] = {
+    GZ_ESC4(0),  GZ_ESC4(1),  GZ_ESC4(2),  GZ_ESC4(3), GZ_ESC4(4),  GZ_ESC4(5),
+    GZ_ESC4(6),  GZ_ESC4(7),  GZ_ESC4(8),  GZ_ESC4(9), GZ_ESC4(10), GZ_ESC4(11),
+    GZ_ESC4(12), GZ_ESC4(13), GZ_ESC4(14), GZ_ESC4(15)};
+#undef GZ_ESC4
+
+__attribute__((target("avx2"))) static size_t
 quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8_t *esc) {
   const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
                 eb = _mm256_set1_pd(qp->eb), cmax = _mm256_set1_pd(qp->code_max),
@@ -203,7 +221,7 @@ quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8
                 absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
   const __m256i base = _mm256_castpd_si256(shift);
   const __m128i expo = _mm_set1_epi32(0x7f800000), zero = _mm_setzero_si128();
-  size_t i = 0;
+  size_t i = 0, bad = 0;
   for (; i + 4 <= n; i += 4) {
     __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
     /* -0.0 and subnormals: exponent field 0, bits not 0 */
@@ -221,12 +239,11 @@ quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8
         _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rf), absm), eb, _CMP_LE_OQ);
     unsigned good = (unsigned)_mm256_movemask_pd(_mm256_and_pd(in, close)) &
                     ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(refused));
-    uint32_t flags = 0x01010101u & ~((good & 1) | (good & 2) << 7 | (good & 4) << 14 |
-                                     (good & 8) << 21);
     _mm256_storeu_si256((__m256i *)(void *)(q + i), qi);
-    memcpy(esc + i, &flags, 4); /* little-endian: byte j is lane j */
+    memcpy(esc + i, &escape_bytes[good], 4); /* little-endian: byte j is lane j */
+    bad += (size_t)__builtin_popcount(good ^ 15);
   }
-  quant_f32_portable(x + i, n - i, qp, q + i, esc + i);
+  return bad + quant_f32_portable(x + i, n - i, qp, q + i, esc + i);
 }
 #endif
 
@@ -237,17 +254,17 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
     if (dtype == GZ_FLOAT32) {
 #ifdef HAVE_AVX2_PATH
       if (gz_chunk2_simd(-1))
-        quant_f32_avx2(x, n, qp, q, esc);
+        bad = quant_f32_avx2(x, n, qp, q, esc);
       else
 #endif
-        quant_f32_portable(x, n, qp, q, esc);
+        bad = quant_f32_portable(x, n, qp, q, esc);
     } else {
       const double *v = x;
-      for (size_t i = 0; i < n; i++)
+      for (size_t i = 0; i < n; i++) {
         esc[i] = (uint8_t)!gz_quantize_one_f64(v[i], qp, 1, &q[i]);
+        bad += esc[i];
+      }
     }
-    for (size_t i = 0; i < n; i++)
-      bad += esc[i];
     if (bad) /* an escape repeats the previous code */
       for (size_t i = find_flag(esc, 0, n, 1); i < n; i = find_flag(esc, i + 1, n, 1))
         q[i] = i ? q[i - 1] : 0;
@@ -263,28 +280,37 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
   *nesc = bad;
 }
 
-/* Estimated coded size of n residuals in bits: the order-0 entropy of the
- * symbols min(u, 255) (what the byte coder and zstd's Huffman stage see)
- * plus the width of every residual of 255 and more. */
+/* Estimated coded size of n <= 2^32 residuals in bits: the order-0
+ * entropy of the symbols min(u, 255) (what the byte coder and zstd's
+ * Huffman stage see) plus the width of every residual of 255 and more. */
 static double cost_bits(const uint64_t *u, size_t n) {
-  size_t hist[4][256], h;
+  uint32_t hist[4][256];
   uint64_t wide = 0; /* integer, so the same total as adding widths one by one */
+  size_t h[256], i = 0;
   double bits;
   memset(hist, 0, sizeof hist);
-  /* no branch per residual, and four histograms so that runs of one symbol
-   * do not wait on one counter */
-  for (size_t i = 0; i < n; i++) {
-    uint64_t v = u[i];
-    int big = v >= 255;
-    hist[i & 3][big ? 255 : v]++;
-    wide += big ? (uint64_t)(64 - __builtin_clzll(v | 1)) : 0;
+  /* four histograms so that runs of one symbol do not wait on one counter;
+   * every residual's width is added without a branch, the small ones'
+   * taken off below from their counts */
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; j++) {
+      uint64_t v = u[i + j];
+      hist[j][v < 255 ? v : 255]++;
+      wide += (uint64_t)(64 - __builtin_clzll(v | 1));
+    }
+  for (; i < n; i++) {
+    hist[0][u[i] < 255 ? u[i] : 255]++;
+    wide += (uint64_t)(64 - __builtin_clzll(u[i] | 1));
+  }
+  for (int k = 0; k < 256; k++) {
+    h[k] = (size_t)hist[0][k] + hist[1][k] + hist[2][k] + hist[3][k];
+    if (k < 255)
+      wide -= h[k] * (uint64_t)(64 - __builtin_clzll((uint64_t)k | 1));
   }
   bits = (double)wide;
-  for (int k = 0; k < 256; k++) {
-    h = hist[0][k] + hist[1][k] + hist[2][k] + hist[3][k];
-    if (h)
-      bits -= (double)h * log2((double)h / (double)n);
-  }
+  for (int k = 0; k < 256; k++)
+    if (h[k])
+      bits -= (double)h[k] * log2((double)h[k] / (double)n);
   return bits;
 }
 
@@ -325,13 +351,10 @@ static int allowed(int kind, int p, double eb) {
                                  : kind == KIND_QINTERP;
 }
 
-/* Sample box `box` of the chunk (s values per axis, m in all) into sx, its
- * codes into sq (divided by their common factor) and escape flags into esc. */
-static void sample_box(gz_dtype_t dtype, const void *x, const size_t d[3],
-                       const size_t s[3], int box, const gz_quant_t *qp, uint8_t *sx,
-                       int64_t *sq, uint8_t *esc) {
-  size_t o[3], nesc, elem = gz_dtype_size(dtype), m = s[0] * s[1] * s[2];
-  uint64_t g;
+/* The values of sample box `box` of the chunk (s values per axis) into sx. */
+static void copy_box(gz_dtype_t dtype, const void *x, const size_t d[3],
+                     const size_t s[3], int box, uint8_t *sx) {
+  size_t o[3], elem = gz_dtype_size(dtype);
   o[0] = (d[0] - s[0]) / 2;
   o[1] = (d[1] - s[1]) * (box & 1 ? 3 : 1) / 4;
   o[2] = (d[2] - s[2]) * (box == 1 || box == 2 ? 3 : 1) / 4;
@@ -340,49 +363,67 @@ static void sample_box(gz_dtype_t dtype, const void *x, const size_t d[3],
       memcpy(sx + (i * s[1] + j) * s[2] * elem,
              (const uint8_t *)x + (((o[0] + i) * d[1] + o[1] + j) * d[2] + o[2]) * elem,
              s[2] * elem);
+}
+
+/* Sample box `box` of the chunk (m values) into sx, its codes into sq
+ * (divided by their common factor) and escape flags into esc. */
+static void sample_box(gz_dtype_t dtype, const void *x, const size_t d[3],
+                       const size_t s[3], int box, const gz_quant_t *qp, uint8_t *sx,
+                       int64_t *sq, uint8_t *esc) {
+  size_t nesc, m = s[0] * s[1] * s[2];
+  uint64_t g;
+  copy_box(dtype, x, d, s, box, sx);
   quantize(dtype, sx, m, qp, sq, esc, &nesc);
   g = common_factor(sq, m);
   if (g > 1)
     divide_codes(sq, m, g);
 }
 
-/* The estimated bits of kind in view on the sample (sx, sq; m values of box
- * s), using sq + SAMPLE_VALUES, su and esc as scratch. */
+/* The scratch of the trials: m values of a sample box in each array (the
+ * chunk's own buffers, which the trials use before the chunk is coded). */
+typedef struct trial_buf {
+  uint8_t *sx;  /* the box's values */
+  int64_t *sq;  /* their codes (only read by the predictors on codes) */
+  uint64_t *sr; /* reconstructed codes of QLORENZO and QINTERP */
+  uint64_t *su; /* residuals */
+  uint8_t *esc; /* escape flags */
+} trial_buf_t;
+
+/* The estimated bits of kind in view on the sample (b->sx, b->sq; m values
+ * of box s). */
 static double trial(int kind, int view, gz_dtype_t dtype, const size_t s[3], size_t m,
-                    const uint8_t *sx, int64_t *sq, uint64_t *su, uint8_t *esc,
-                    double eb) {
+                    const trial_buf_t *b, double eb) {
   size_t v[3];
   view_box(s, view, v);
   /* escapes are left out: their section is zstd-coded, and zeros that
    * QINTERP escapes cost next to nothing there */
-  if (kind < KIND_QLORENZO) {
-    memcpy(sq + SAMPLE_VALUES, sq, m * sizeof *sq);
-    run_encode(kind, sq + SAMPLE_VALUES, v, su);
-  } else {
+  if (kind < KIND_QLORENZO)
+    run_encode(kind, b->sq, v, b->su);
+  else
     gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
-                    dtype == GZ_FLOAT64, sx, v, eb, su + SAMPLE_VALUES, su, esc);
-  }
-  return cost_bits(su, m);
+                    dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc);
+  return cost_bits(b->su, m);
 }
 
 /* The (kind, view) with the smallest estimated size on four boxes of the
  * chunk spread over it (so that land masks and quiet traces are seen), the
  * same samples for every candidate, flattened as each view says. Returns
- * kind | view << 4, 0 when out of memory.
+ * kind | view << 4. The boxes are at most the chunk (b: room for m of its
+ * values).
  *
  * When both Lorenzo kinds compete (AUTO, lossy), QLORENZO is tried in the
  * view where Lorenzo on codes did best only: their estimates differ by
  * under 2 % on every field measured and rank the views alike, and a
  * QLORENZO trial costs several of Lorenzo's (a third of all trials' time
- * saved, which was a third of a compress of WRF). */
+ * saved, which was a third of a compress of WRF). It reads only the boxes'
+ * values: they are copied again, not quantized again (and one box is still
+ * in b->sx). */
 static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
-                  const gz_quant_t *qp, int predictor, double *bits_per_value) {
-  size_t s[3], m, elem = gz_dtype_size(dtype);
+                  const gz_quant_t *qp, int predictor, const trial_buf_t *b,
+                  double *bits_per_value) {
+  size_t s[3], m;
   double cost[5][3] = {{0}}, best_cost = HUGE_VAL;
   int tried[5][3] = {{0}};
-  uint8_t *sx = malloc(SAMPLE_VALUES * elem), *esc = malloc(SAMPLE_VALUES);
-  int64_t *sq = malloc(2 * SAMPLE_VALUES * sizeof *sq);
-  uint64_t *su = malloc(2 * SAMPLE_VALUES * sizeof *su);
   int best = 0, boxes,
       later = allowed(1, predictor, qp->eb) && allowed(KIND_QLORENZO, predictor, qp->eb);
   /* boxes of 4 x 16 x 128 (2-D: 64 x 128; 1-D: SAMPLE_VALUES), chosen on
@@ -403,8 +444,6 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
    * values) */
   boxes = (int)(d[0] * d[1] * d[2] / (BOX_SHARE * m));
   boxes = boxes < 1 ? 1 : boxes > SAMPLE_BOXES ? SAMPLE_BOXES : boxes;
-  if (!sx || !esc || !sq || !su)
-    goto done;
   for (int kind = 1; kind <= KIND_QINTERP; kind++)
     for (int view = 0; view < 3; view++)
       tried[kind][view] = allowed(kind, predictor, qp->eb) &&
@@ -412,11 +451,11 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
                           !(view == 2 && s[0] * s[1] == 1) && /* before */
                           !(later && kind == KIND_QLORENZO);
   for (int box = 0; box < boxes; box++) {
-    sample_box(dtype, x, d, s, box, qp, sx, sq, esc);
+    sample_box(dtype, x, d, s, box, qp, b->sx, b->sq, b->esc);
     for (int kind = 1; kind <= KIND_QINTERP; kind++)
       for (int view = 0; view < 3; view++)
         if (tried[kind][view])
-          cost[kind][view] += trial(kind, view, dtype, s, m, sx, sq, su, esc, qp->eb);
+          cost[kind][view] += trial(kind, view, dtype, s, m, b, qp->eb);
   }
   if (later) { /* QLORENZO in Lorenzo's best view */
     int v = 0;
@@ -425,9 +464,9 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
         v = view;
     tried[KIND_QLORENZO][v] = 1;
     for (int box = 0; box < boxes; box++) {
-      sample_box(dtype, x, d, s, box, qp, sx, sq, esc);
-      cost[KIND_QLORENZO][v] +=
-          trial(KIND_QLORENZO, v, dtype, s, m, sx, sq, su, esc, qp->eb);
+      if (boxes > 1)
+        copy_box(dtype, x, d, s, box, b->sx);
+      cost[KIND_QLORENZO][v] += trial(KIND_QLORENZO, v, dtype, s, m, b, qp->eb);
     }
   }
   for (int kind = 1; kind <= KIND_QINTERP; kind++)
@@ -437,11 +476,6 @@ static int choose(gz_dtype_t dtype, const void *x, const size_t d[3],
         best = kind | view << 4;
         *bits_per_value = best_cost / (double)(m * (size_t)boxes);
       }
-done:
-  free(sx);
-  free(esc);
-  free(sq);
-  free(su);
   return best;
 }
 
@@ -569,9 +603,10 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   if (!q || !u || !esc || !sec || !sym || !syms)
     goto nomem;
   adopt_zstd(w);
-  predictor = choose(dtype, x, d, qp, predictor, &est);
-  if (!predictor)
-    goto nomem;
+  { /* the trials' scratch in buffers of n values and more, not used yet */
+    trial_buf_t b = {sec, q, (uint64_t *)(void *)sym, u, esc};
+    predictor = choose(dtype, x, d, qp, predictor, &b, &est);
+  }
   if (est > 0.9 * 8.0 * (double)elem)
     goto fallback; /* incompressible on the sample: format-1 blocks, fast */
   kind = predictor & 15;
