@@ -469,43 +469,71 @@ size_t gz_block_len(size_t count, int P, int b) {
   return count / (size_t)P + ((size_t)b < count % (size_t)P ? 1 : 0);
 }
 
-gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
-                    void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run) {
+/* Complete a part's receive and send (either may be MPI_REQUEST_NULL):
+ * quietly, or with MPI's blocking wait. Both are completed even when one
+ * fails; st[0] receives the receive's status. */
+static gz_result_t wait_part(MPI_Request req[2], MPI_Status st[2], int quiet) {
+  gz_result_t rc = GZ_OK;
+  if (!quiet && MPI_Waitall(2, req, st) != MPI_SUCCESS)
+    rc = GZ_ERR_MPI;
+  for (int k = 0; quiet && k < 2; k++) {
+    gz_result_t r = gz_wait_quietly(&req[k], &st[k]);
+    rc = rc == GZ_OK ? r : rc;
+  }
+  return rc;
+}
+
+gz_result_t gz_transfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
+                        void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run,
+                        int quiet) {
   const unsigned char *sp = sbuf;
   unsigned char *rp = rbuf;
   size_t sent = 0, got = 0, part = ctx->part_bytes;
   int sdone = dest == MPI_PROC_NULL, rdone = src == MPI_PROC_NULL;
-  if (rsize)
-    *rsize = 0;
-  while (!sdone || !rdone) {
-    size_t slen = 0, rlen = 0;
-    int to = MPI_PROC_NULL, from = MPI_PROC_NULL, n = 0;
-    MPI_Status st;
-    if (!sdone) {
+  gz_result_t rc = GZ_OK;
+  while ((!sdone || !rdone) && rc == GZ_OK) {
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* receive, send */
+    MPI_Status st[2];
+    size_t slen = 0;
+    int n = 0, recv = !rdone, send = !sdone;
+    if (recv &&
+        MPI_Irecv(rp ? rp + got : NULL, (int)(rcap - got < part ? rcap - got : part),
+                  MPI_BYTE, src, tag, ctx->comm, &req[0]) != MPI_SUCCESS) {
+      req[0] = MPI_REQUEST_NULL;
+      rc = GZ_ERR_MPI;
+    }
+    if (send && rc == GZ_OK) {
       slen = ssize - sent < part ? ssize - sent : part;
       sdone = slen < part; /* a short part (possibly empty) ends the message */
-      to = dest;
+      if (MPI_Isend(sp ? sp + sent : NULL, (int)slen, MPI_BYTE, dest, tag, ctx->comm,
+                    &req[1]) != MPI_SUCCESS) {
+        req[1] = MPI_REQUEST_NULL;
+        if (req[0] != MPI_REQUEST_NULL) /* unmatched: cancelled; matched: completes */
+          MPI_Cancel(&req[0]);
+        rc = GZ_ERR_MPI;
+      }
     }
-    if (!rdone) {
-      rlen = rcap - got < part ? rcap - got : part;
-      from = src;
-    }
-    if (MPI_Sendrecv(sp ? sp + sent : NULL, (int)slen, MPI_BYTE, to, tag,
-                     rp ? rp + got : NULL, (int)rlen, MPI_BYTE, from, tag, ctx->comm,
-                     &st) != MPI_SUCCESS)
-      return GZ_ERR_MPI;
-    sent += slen;
-    if (run && to != MPI_PROC_NULL)
-      run->bytes_sent += slen;
-    if (from != MPI_PROC_NULL) {
-      MPI_Get_count(&st, MPI_BYTE, &n);
+    if (wait_part(req, st, quiet) != GZ_OK)
+      rc = GZ_ERR_MPI;
+    if (rc == GZ_OK && recv) {
+      MPI_Get_count(&st[0], MPI_BYTE, &n);
       got += (size_t)n;
       rdone = (size_t)n < part;
+    }
+    if (rc == GZ_OK && send) {
+      sent += slen;
+      if (run)
+        run->bytes_sent += slen;
     }
   }
   if (rsize)
     *rsize = got;
-  return GZ_OK;
+  return rc;
+}
+
+gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
+                    void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run) {
+  return gz_transfer(ctx, tag, sbuf, ssize, dest, rbuf, rcap, src, rsize, run, 0);
 }
 
 gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st) {
@@ -529,32 +557,6 @@ gz_result_t gz_max_quietly(gz_ctx_t ctx, double *v, int n) {
       MPI_SUCCESS)
     return GZ_ERR_MPI;
   return gz_wait_quietly(&req, MPI_STATUS_IGNORE);
-}
-
-gz_result_t gz_recv_quietly(gz_ctx_t ctx, int tag, void *rbuf, size_t rcap, int src,
-                            size_t *rsize) {
-  unsigned char *rp = rbuf;
-  size_t got = 0, part = ctx->part_bytes;
-  gz_result_t rc = GZ_OK;
-  int more = 1;
-  while (more && rc == GZ_OK) { /* gz_xfer's parts: a short one ends the message */
-    size_t rlen = rcap - got < part ? rcap - got : part;
-    MPI_Request req;
-    MPI_Status st;
-    int n = 0;
-    if (MPI_Irecv(rp ? rp + got : NULL, (int)rlen, MPI_BYTE, src, tag, ctx->comm, &req) !=
-        MPI_SUCCESS)
-      rc = GZ_ERR_MPI;
-    else
-      rc = gz_wait_quietly(&req, &st);
-    if (rc == GZ_OK) {
-      MPI_Get_count(&st, MPI_BYTE, &n);
-      got += (size_t)n;
-      more = (size_t)n >= part;
-    }
-  }
-  *rsize = got;
-  return rc;
 }
 
 gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count) {

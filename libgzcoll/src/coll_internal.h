@@ -532,7 +532,14 @@ size_t gz_block_off(size_t count, int P, int b);
 size_t gz_block_len(size_t count, int P, int b);
 /* Send ssize bytes to dest and receive up to rcap bytes from src (either may
  * be MPI_PROC_NULL), in parts of at most ctx->part_bytes; a part shorter than
- * that ends a message. *rsize receives the bytes received. */
+ * that ends a message. Each part is a non-blocking receive and send, waited
+ * for with MPI_Waitall, or with quiet by gz_wait_quietly (a scatter's
+ * receivers, which wait while the root compresses). *rsize (may be NULL)
+ * receives the bytes received; run (may be NULL) counts the bytes sent. */
+gz_result_t gz_transfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
+                        void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run,
+                        int quiet);
+/* gz_transfer waited for by MPI (not quiet). */
 gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int dest,
                     void *rbuf, size_t rcap, int src, size_t *rsize, gz_run_t *run);
 /* Complete req without spinning for long: MPI_Test for 50 us, then 50 us
@@ -544,10 +551,6 @@ gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st);
  * agreements of rooted calls, whose ranks wait while the root or the
  * receivers compress: gz_agree with quiet, gz_agree_final). */
 gz_result_t gz_max_quietly(gz_ctx_t ctx, double *v, int n);
-/* Receive one message of gz_xfer's parts (up to rcap bytes) from src,
- * waiting quietly (gz_wait_quietly); *rsize receives the bytes received. */
-gz_result_t gz_recv_quietly(gz_ctx_t ctx, int tag, void *rbuf, size_t rcap, int src,
-                            size_t *rsize);
 /* A committed datatype of n contiguous elements (n may exceed INT_MAX);
  * *count receives the count to pass with it. Free with gz_mpi_block_free. */
 gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count);

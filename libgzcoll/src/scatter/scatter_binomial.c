@@ -28,7 +28,7 @@
  *   encode (on a GPU GZ_DEV_STREAMS blocks at a time on concurrent streams,
  *   each with its own scratch), decode into codes, and the driver
  *   dequantizes.
- *   Receivers wait for their message quietly (gz_recv_quietly; the
+ *   Receivers wait for their message quietly (gz_transfer with quiet; the
  *   driver's agreements of a rooted call too): on ranks that share cores,
  *   they nap instead of spinning in MPI while the root compresses.
  *
@@ -264,8 +264,9 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   } else {
     while (!(rr & mask))
       mask <<= 1;
-    rc = gz_recv_quietly(ctx, GZ_TAG_SCATTER, rec, recb, (ctx->rank - mask + P) % P,
-                         &got); /* no spinning while the root compresses */
+    /* quietly: no spinning while the root compresses */
+    rc = gz_transfer(ctx, GZ_TAG_SCATTER, NULL, 0, MPI_PROC_NULL, rec, recb,
+                     (ctx->rank - mask + P) % P, &got, run, 1);
     if (rc != GZ_OK)
       return rc;
   }
