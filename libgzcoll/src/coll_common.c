@@ -551,12 +551,17 @@ gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st) {
   return GZ_OK;
 }
 
-gz_result_t gz_max_quietly(gz_ctx_t ctx, double *v, int n) {
+gz_result_t gz_allreduce_max(gz_ctx_t ctx, double *v, int n, int quiet) {
   MPI_Request req;
-  if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, ctx->comm, &req) !=
-      MPI_SUCCESS)
-    return GZ_ERR_MPI;
-  return gz_wait_quietly(&req, MPI_STATUS_IGNORE);
+  gz_result_t rc = GZ_ERR_MPI;
+  if (!quiet) {
+    if (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS)
+      rc = GZ_OK;
+  } else if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, ctx->comm, &req) ==
+             MPI_SUCCESS) {
+    rc = gz_wait_quietly(&req, MPI_STATUS_IGNORE);
+  }
+  return rc;
 }
 
 gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count) {

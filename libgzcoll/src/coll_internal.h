@@ -328,7 +328,7 @@ typedef struct gz_agree {
   double absmax;   /* in/out: largest finite |x| (local / over all ranks) */
   double lo, hi;   /* in/out: finite min / max (local / over all ranks) */
   double sig[4];   /* in: the call's signature, must match on all ranks */
-  int quiet;       /* in: wait without spinning (gz_max_quietly) */
+  int quiet;       /* in: wait without spinning (gz_allreduce_max) */
 } gz_agree_t;
 
 void gz_agree_init(gz_agree_t *a);
@@ -337,7 +337,7 @@ void gz_agree_init(gz_agree_t *a);
  * the others, GZ_ERR_ARG on all when the signatures differ. */
 gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a);
 /* Agree on the outcome of the data movement (same return convention);
- * quiet: wait without spinning (gz_max_quietly). */
+ * quiet: wait without spinning (gz_allreduce_max). */
 gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local, int quiet);
 /* The first message of a host algorithm (its row's first hook): codes
  * [off, off + len) in the indexed encoding, in pieces of piece codes (the
@@ -547,10 +547,11 @@ gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int d
  * receivers while the root compresses) leaves the CPU to ranks that work
  * where ranks share cores. st may be MPI_STATUS_IGNORE. */
 gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st);
-/* MPI_Allreduce(MAX) of n doubles in place, waited for quietly (the
- * agreements of rooted calls, whose ranks wait while the root or the
- * receivers compress: gz_agree with quiet, gz_agree_final). */
-gz_result_t gz_max_quietly(gz_ctx_t ctx, double *v, int n);
+/* MPI_Allreduce(MAX) of n doubles in place over ctx->comm; with quiet
+ * waited for quietly (gz_wait_quietly: the agreements of rooted calls,
+ * whose ranks wait while the root or the receivers compress: gz_agree with
+ * quiet, gz_agree_final). */
+gz_result_t gz_allreduce_max(gz_ctx_t ctx, double *v, int n, int quiet);
 /* A committed datatype of n contiguous elements (n may exceed INT_MAX);
  * *count receives the count to pass with it. Free with gz_mpi_block_free. */
 gz_result_t gz_mpi_block(gz_dtype_t dtype, size_t n, MPI_Datatype *type, int *count);

@@ -58,7 +58,7 @@
  *   gz_agree_final is one MPI_MAX of a flag after the data moved (overflow
  *   or a corrupt message on one rank becomes an error on all).
  *   Cost: one small allreduce, ceil(log2 P) alpha, each. Rooted calls
- *   (bcast, scatter) wait in them quietly (gz_max_quietly): their receivers
+ *   (bcast, scatter) wait in them quietly (gz_allreduce_max): their receivers
  *   wait while the root compresses, the root while they decode, and a
  *   waiting rank that naps instead of spinning in MPI leaves the core to
  *   the working ones where ranks share cores. Unrooted calls spin (every
@@ -120,9 +120,7 @@ gz_result_t gz_agree(gz_ctx_t ctx, gz_agree_t *a) {
   else
     memset(v + AG_MODEL, 0, GZ_MODEL_AG_N * sizeof *v);
   ctx->cur.t_in = MPI_Wtime();
-  if (a->quiet ? gz_max_quietly(ctx, v, AG_N) != GZ_OK
-               : MPI_Allreduce(MPI_IN_PLACE, v, AG_N, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
-                     MPI_SUCCESS)
+  if (gz_allreduce_max(ctx, v, AG_N, a->quiet) != GZ_OK)
     return GZ_ERR_MPI;
   if (first) {
     ctx->cur.t_out = MPI_Wtime();
@@ -150,9 +148,7 @@ gz_result_t gz_agree_final(gz_ctx_t ctx, gz_result_t local, int quiet) {
     return local; /* the communicator itself failed: do not wait on it */
   v[0] = local != GZ_OK;
   gz_model_final_pack(ctx, v + 1); /* the call's time so far, slowest rank */
-  if (quiet ? gz_max_quietly(ctx, v, 3) != GZ_OK
-            : MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, ctx->comm) !=
-                  MPI_SUCCESS)
+  if (gz_allreduce_max(ctx, v, 3, quiet) != GZ_OK)
     return GZ_ERR_MPI;
   gz_model_final_unpack(ctx, v + 1, v[0] == 0);
   if (v[0] == 0)
