@@ -539,16 +539,18 @@ gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int d
 gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st) {
   const struct timespec nap = {0, 50000};
   double t0 = MPI_Wtime();
-  int done = 0;
-  if (MPI_Test(req, &done, st) != MPI_SUCCESS)
-    return GZ_ERR_MPI;
-  while (!done) { /* spin 50 us (short waits stay fast), then nap between tests */
+  int done = 0, err = MPI_Test(req, &done, st);
+  while (err == MPI_SUCCESS && !done) { /* spin 50 us, then nap between tests */
     if (MPI_Wtime() - t0 > 50e-6)
       nanosleep(&nap, NULL);
-    if (MPI_Test(req, &done, st) != MPI_SUCCESS)
-      return GZ_ERR_MPI;
+    err = MPI_Test(req, &done, st);
   }
-  return GZ_OK;
+  /* a failed test may leave the request pending (MPI frees one that failed
+   * itself): MPI's wait completes it, never left behind (a collective's
+   * request cannot be cancelled) */
+  if (err != MPI_SUCCESS && *req != MPI_REQUEST_NULL)
+    MPI_Wait(req, st);
+  return err == MPI_SUCCESS ? GZ_OK : GZ_ERR_MPI;
 }
 
 gz_result_t gz_allreduce_max(gz_ctx_t ctx, double *v, int n, int quiet) {

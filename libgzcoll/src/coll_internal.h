@@ -545,7 +545,10 @@ gz_result_t gz_xfer(gz_ctx_t ctx, int tag, const void *sbuf, size_t ssize, int d
 /* Complete req without spinning for long: MPI_Test for 50 us, then 50 us
  * naps between tests, so a rank that waits for another (a scatter's
  * receivers while the root compresses) leaves the CPU to ranks that work
- * where ranks share cores. st may be MPI_STATUS_IGNORE. */
+ * where ranks share cores. st may be MPI_STATUS_IGNORE. A failed MPI_Test
+ * returns GZ_ERR_MPI with the request complete (*req MPI_REQUEST_NULL): one
+ * that MPI did not complete is waited for with MPI_Wait, never left
+ * pending. */
 gz_result_t gz_wait_quietly(MPI_Request *req, MPI_Status *st);
 /* MPI_Allreduce(MAX) of n doubles in place over ctx->comm; with quiet
  * waited for quietly (gz_wait_quietly: the agreements of rooted calls,
