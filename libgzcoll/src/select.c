@@ -35,6 +35,9 @@
  *              binomial 3g + 5 n t + L (alpha + D beta / CR)
  *   scatter    mpi     g + L alpha + (P-1) D beta
  *              binomial 3g + 2 P n t + L alpha + (P-1) D beta / CR
+ *                      (2 P n t: the root's one read quantizes P n values and
+ *                      encodes the other blocks' (P-1) n codes from L1, a
+ *                      receiver decodes n straight into values)
  *   alltoall   mpi     g + (P-1)(alpha + D beta)
  *              pairwise 3g + P n t + (P-1)(alpha + D beta / CR + 3 n t)
  *   p2p        mpi     alpha + D beta;  compressed alpha + D beta / CR + 4 n t

@@ -726,6 +726,58 @@ static void test_predict_redoub_p2(void) {
            "redoub at P = 4: %g s", r4);
 }
 
+/* The binomial scatter's and MPI's modelled seconds (n float32 per rank). */
+static void scatter_at(int ranks, double link, double alpha, double eps, double ratio,
+                       size_t n, double *binomial, double *mpi) {
+  gz_model_t m = GZ_MODEL_INIT;
+  gz_prediction_t p[4];
+  size_t np = 0;
+  m.ranks = ranks;
+  m.alpha = alpha;
+  m.link_bps = link;
+  m.codec_eps = eps;
+  m.ratio = ratio;
+  *binomial = *mpi = -1;
+  if (gz_model_predict(&m, "scatter", n, GZ_FLOAT32, p, 4, &np) != GZ_OK)
+    return;
+  *binomial = seconds_of(p, np, "binomial");
+  *mpi = seconds_of(p, np, "mpi");
+}
+
+/* The binomial scatter, 2 P n t of codec: the root's one read of its P
+ * blocks quantizes P n values and encodes the (P-1) n codes of the others
+ * from L1 ((2P - 1) n t: fused, the encoding is still work, 1.5-1.8 t per
+ * value measured, and it is what the root's codec sample counts), then a
+ * receiver decodes into values (n t); the tree's L alpha and (P-1) C beta
+ * out of the root. At odd and non-power-of-two P. And auto's choice with
+ * the inputs the probe measured (i17x's runs, BENCHMARKS.md; ratio 4
+ * before any call, 61.24 after): binomial on 4 emulated hosts at 1 Gbit,
+ * MPI on shared memory. */
+static void test_predict_scatter(void) {
+  const size_t n = (size_t)1 << 22;
+  const double t = 1 / 5.6e8, a = 1e-5, C = 4.0 * (double)n / 61.24;
+  double bin, mpi;
+  for (int P = 3; P <= 8; P++) {
+    int L = (int)ceil(log2(P));
+    scatter_at(P, 1e8, a, 5.6e8, 61.24, n, &bin, &mpi);
+    double root = (2 * P - 1) * (double)n * t, receiver = (double)n * t;
+    GZ_CHECK(fabs(bin / (3 * L * a + root + receiver + L * a + (P - 1) * C / 1e8) - 1) <
+                 1e-12,
+             "scatter binomial at P = %d: %g s", P, bin);
+    GZ_CHECK(fabs(mpi / (L * a + L * a + (P - 1) * 4.0 * (double)n / 1e8) - 1) < 1e-12,
+             "scatter mpi at P = %d: %g s", P, mpi);
+  }
+  for (int k = 0; k < 2; k++) {
+    double ratio = k ? 61.24 : 4;
+    scatter_at(4, 6.66e7, 1.6e-5, 2.26e9 / 4, ratio, n, &bin, &mpi); /* 4 hosts, 1 Gbit */
+    GZ_CHECK(bin > 0 && bin < mpi, "4 hosts, ratio %g: binomial %g s, mpi %g s", ratio,
+             bin, mpi);
+    scatter_at(4, 1.11e10, 1.57e-6, 2.13e9 / 4, ratio, n, &bin, &mpi); /* shared memory */
+    GZ_CHECK(mpi > 0 && mpi < bin, "shared memory, ratio %g: mpi %g s, binomial %g s",
+             ratio, mpi, bin);
+  }
+}
+
 /* A real call that explores reports it (gz_report_t.explored, what the
  * interposer's "explored" counter sums), and the calls around it do not.
  * The model is set by hand to choose mpi, and from call 2 the class looks
@@ -781,5 +833,6 @@ int main(int argc, char **argv) {
   test_link_from_mpi();
   test_predict();
   test_predict_redoub_p2();
+  test_predict_scatter();
   return gz_test_end_mpi();
 }

@@ -34,10 +34,14 @@
  *
  * Cost (n codes per block, D raw bytes per block, CR compression ratio)
  *   ceil(log2 P) alpha + (P-1) D / CR beta out of the root, halving down
- *   the tree; compression: P-1 encodes of n at the root (on the host in its
- *   one pass over the P blocks, with the quantization), one decode of n
- *   per rank (on the host with the dequantization); every element carries
- *   one quantization (<= eb). Records live
+ *   the tree; compression 2 P n t: the root's one read of its P blocks
+ *   quantizes P n values and encodes the (P-1) n codes of the others from
+ *   L1, (2P - 1) n t (fused, the encoding is not a pass of its own, but it
+ *   is still work: on one core the read took 1.5-1.8 t per value at P = 4,
+ *   against 1.75 for 2P - 1 operations and 1 for a single pass, i17c in
+ *   BENCHMARKS.md; the root's codec sample counts the same operations,
+ *   gz_run_quantize_range), then one receiver's decode of n straight into
+ *   values, n t. Every element carries one quantization (<= eb). Records live
  *   in host memory: device ranks keep them in the pinned staging (they copy
  *   only their own compressed record in, the root its compressed blocks
  *   out), whether or not MPI is CUDA-aware.
@@ -329,6 +333,7 @@ static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
   return local;
 }
 
+/* The root's read ((2P - 1) n t), the tree, one receiver's decode (n t). */
 static double cost(const gz_cost_t *c) {
   return 3 * c->g + 2 * c->P * c->n * c->t + c->L * c->alpha +
          (c->P - 1) * c->C * c->beta;
