@@ -91,8 +91,7 @@ static gz_result_t quantize(const gz_args_t *a, gz_run_t *run, const gz_plan_t *
 
 /* Dequantize the result codes; *amax: their largest |code| (reductions). */
 static gz_result_t dequantize(const gz_coll_desc_t *d, const gz_args_t *a, gz_run_t *run,
-                              const int64_t *codes, int narrow, double eb,
-                              int64_t *amax) {
+                              const void *codes, int narrow, double eb, int64_t *amax) {
   gz_exec_t *ex = a->ex;
   gz_result_t rc;
   double t;
@@ -299,11 +298,10 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     goto uncompressed;
   }
 
-  /* quantize once (a host allreduce into int32 codes while its range fits),
+  /* quantize once (a host reduction into int32 codes while its range fits),
    * agree; the agreed range decides the width on every rank alike */
   terms = sum ? ctx->size : 1;
-  narrow = fused && d->coll == GZ_COLL_ALLREDUCE && !a->in_off && !a->out_off &&
-           !ctx->wide_codes;
+  narrow = fused && d->reduces && !a->in_off && !ctx->wide_codes;
   if (a->quantizes)
     local = quantize(a, &run, &plan, codes + a->in_off,
                      fused && (sum || !d->reduces || narrow) ? &ag : NULL, &narrow, terms,
@@ -315,8 +313,7 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
     why = GZ_WHY_ESCAPE;
     goto uncompressed;
   }
-  if (fused && d->coll == GZ_COLL_ALLREDUCE && !a->in_off && !a->out_off &&
-      !ctx->wide_codes) {
+  if (fused && d->reduces && !a->in_off && !ctx->wide_codes) {
     int fit = gz_codes_fit32(ag.absmax, plan.eb, terms);
     if (narrow && !fit) /* another rank's range is wider */
       gz_codes_widen(codes, a->n_in);
@@ -337,7 +334,8 @@ gz_result_t gz_coll_run(gz_ctx_t ctx, const gz_coll_desc_t *d, gz_args_t *a,
   if (job.dequantized) /* its last decodes wrote the values */
     amax = job.amax;
   else
-    rc = dequantize(d, a, &run, codes + a->out_off, narrow, plan.eb / a->divisor, &amax);
+    rc = dequantize(d, a, &run, gz_code_at(codes, narrow, a->out_off), narrow,
+                    plan.eb / a->divisor, &amax);
   if (rc == GZ_OK && d->own)
     rc = d->own(ctx, a);
   if (rc != GZ_OK)

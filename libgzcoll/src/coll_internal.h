@@ -772,6 +772,12 @@ struct gz_ring {
   gz_run_t *run;
 };
 
+/* A ring algorithm's first message (its row's first hook): block r - 1 of
+ * count codes in the pipeline's chunks, not kept (step 0 sends it and the
+ * ring never reads its codes). gz_ring_first_ws: ws plus its buffer and
+ * sizes (taken by the driver). */
+void gz_ring_first(gz_ctx_t ctx, size_t count, gz_first_t *f);
+size_t gz_ring_first_ws(gz_ctx_t ctx, size_t count, size_t ws);
 /* pre: step 0's chunks come encoded (they use one set of slots less) */
 size_t gz_ring_ws(gz_ctx_t ctx, const gz_ring_ops_t *ops, size_t count, int pre);
 /* Run the P-1 steps of the ring; the first local failure or GZ_OK.

@@ -49,6 +49,23 @@ static size_t nsends(const gz_ring_ops_t *ops, size_t nch, int P) {
   return ops->keep ? nch * (size_t)P : 2 * nch;
 }
 
+void gz_ring_first(gz_ctx_t ctx, size_t count, gz_first_t *f) {
+  int P = ctx->size, b = (ctx->rank + P - 1) % P;
+  size_t nch;
+  gz_ring_geometry(ctx, count, &f->piece, &nch);
+  f->off = gz_block_off(count, P, b);
+  f->len = P > 1 ? gz_block_len(count, P, b) : 0;
+  f->stride = gz_codes_indexed_bound(f->piece);
+  f->keep = 0;
+}
+
+size_t gz_ring_first_ws(gz_ctx_t ctx, size_t count, size_t ws) {
+  size_t chunk, nch;
+  gz_ring_geometry(ctx, count, &chunk, &nch);
+  return gz_ws_add(gz_ws_add(ws, nch, gz_codes_indexed_bound(chunk)), nch,
+                   sizeof(size_t));
+}
+
 size_t gz_ring_ws(gz_ctx_t ctx, const gz_ring_ops_t *ops, size_t count, int pre) {
   size_t chunk, nch, ws = 0;
   gz_ring_geometry(ctx, count, &chunk, &nch);

@@ -1,9 +1,11 @@
 /* test_coll_reduce_scatter.c - gz_reduce_scatter_block against MPI's
  * MPI_Reduce_scatter_block in double: auto, mpi and ring forced in turn,
  * both types, all ops, counts 0, 1, P-1, odd and large, in place, a split
- * sub-communicator, the escape path and failure agreement. The compressed
- * result of block r must be bit-identical to block r of gz_allreduce on the
- * same input (the integer total does not depend on the algorithm). */
+ * sub-communicator, int32 against int64 codes, the escape path and failure
+ * agreement. The compressed result of block r must be bit-identical to
+ * block r of gz_allreduce on the same input (the integer total does not
+ * depend on the algorithm). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "coll_util.h"
 
 #include <math.h>
@@ -97,6 +99,65 @@ static void test_matrix(MPI_Comm comm, const size_t *counts, int ncounts) {
   gz_ctx_destroy(redoub);
 }
 
+/* int32 codes allowed and int64 codes forced (GZCOLL_WIDE_CODES) give the
+ * same bytes and bounds, within the bound of MPI's result in double: kind 0
+ * fits int32; kind 1 has one large value in the last block of the last rank
+ * (quantized late: that rank widens, the agreed range makes every rank
+ * wide); kind 2 puts on every rank a code that fits int32 at the same index
+ * of block 0, whose sum over the ranks does not (SUM must be wide). */
+static void test_code_width(void) {
+  const size_t n = 4099, total = n * (size_t)world_size, at = 5;
+  for (int t = 0; t < 2; t++)
+    for (int op = GZ_OP_SUM; op <= GZ_OP_MIN; op++)
+      for (int kind = 0; kind < 3; kind++) {
+        gz_dtype_t dt = t ? GZ_FLOAT64 : GZ_FLOAT32;
+        size_t esz = gz_dtype_size(dt);
+        void *in = cu_alloc(dt, total), *out = cu_alloc(dt, n), *wide = cu_alloc(dt, n);
+        double *dref = malloc(total * sizeof *dref),
+               *dslop = malloc(total * sizeof *dslop);
+        double eb = op == GZ_OP_SUM ? E / world_size : E;
+        gz_report_t rep, rep_wide;
+        gz_ctx_t ctx, ctx_wide;
+        gz_result_t rc, rc_wide;
+        char what[128];
+        cu_fill(dt, in, total, 31ull * (uint64_t)(world_rank + 1) + (uint64_t)op, 5.0);
+        if (kind == 1 && world_rank == world_size - 1)
+          cu_set(dt, in, total - 3, 1e7);
+        if (kind == 2) /* |code| = 1.5 * 2^31 / P on every rank: the sum does not fit */
+          cu_set(dt, in, at, ldexp(1.5, 31) / world_size * 2 * eb);
+        cu_reference(MPI_COMM_WORLD, dt, (gz_op_t)op, in, total, dref, dslop);
+        snprintf(what, sizeof what, "code width %s %s kind %d P=%d", cu_dtype_name(dt),
+                 cu_op_name((gz_op_t)op), kind, world_size);
+        ctx = cu_ctx(MPI_COMM_WORLD, "ring", E, GZ_EB_ABS, GZ_BOUND_STRICT);
+        setenv("GZCOLL_WIDE_CODES", "1", 1);
+        ctx_wide = cu_ctx(MPI_COMM_WORLD, "ring", E, GZ_EB_ABS, GZ_BOUND_STRICT);
+        unsetenv("GZCOLL_WIDE_CODES");
+        rc = gz_reduce_scatter_block(ctx, in, out, n, dt, (gz_op_t)op, &rep);
+        rc_wide =
+            gz_reduce_scatter_block(ctx_wide, in, wide, n, dt, (gz_op_t)op, &rep_wide);
+        GZ_CHECK(rc == GZ_OK && rc_wide == GZ_OK, "%s: %s / %s", what, gz_strerror(rc),
+                 gz_strerror(rc_wide));
+        if (rc == GZ_OK && rc_wide == GZ_OK && world_size > 1) {
+          const double *ref = dref + (size_t)world_rank * n;
+          const double *slop = dslop + (size_t)world_rank * n;
+          GZ_CHECK(rep.compressed && rep_wide.compressed, "%s: compressed", what);
+          GZ_CHECK(memcmp(out, wide, n * esz) == 0, "%s: int32 and int64 codes differ",
+                   what);
+          GZ_CHECK(rep.result_bound == rep_wide.result_bound, "%s: bounds %g / %g", what,
+                   rep.result_bound, rep_wide.result_bound);
+          GZ_CHECK(cu_count_wrong(dt, out, ref, slop, n, rep.result_bound, what) == 0,
+                   "%s: elements outside the bound %g", what, rep.result_bound);
+        }
+        gz_ctx_destroy(ctx);
+        gz_ctx_destroy(ctx_wide);
+        free(in);
+        free(out);
+        free(wide);
+        free(dref);
+        free(dslop);
+      }
+}
+
 static void test_escape_and_failures(void) {
   const size_t n = 2001, total = n * (size_t)world_size;
   double *in = cu_alloc(GZ_FLOAT64, total), *out = cu_alloc(GZ_FLOAT64, total);
@@ -141,6 +202,7 @@ int main(int argc, char **argv) {
     test_matrix(half, counts, 2);
   }
   MPI_Comm_free(&half);
+  test_code_width();
   test_escape_and_failures();
   return gz_test_end_mpi();
 }

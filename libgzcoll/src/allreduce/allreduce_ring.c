@@ -41,22 +41,14 @@
  * (its codes are never written: step 0 sends it, stage 2 decodes its total
  * straight into the output). */
 static void first(gz_ctx_t ctx, const gz_args_t *a, gz_first_t *f) {
-  int P = ctx->size, b = (ctx->rank + P - 1) % P;
-  size_t nch;
-  gz_ring_geometry(ctx, a->count, &f->piece, &nch);
-  f->off = gz_block_off(a->count, P, b);
-  f->len = P > 1 ? gz_block_len(a->count, P, b) : 0;
-  f->stride = gz_codes_indexed_bound(f->piece);
-  f->keep = 0;
+  gz_ring_first(ctx, a->count, f);
 }
 
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  size_t chunk, nch, rs = gz_reduce_scatter_ring_ws(ctx, a->count, 1),
-                     ag = gz_allgather_ring_ws(ctx, a->count);
-  gz_ring_geometry(ctx, a->count, &chunk, &nch);
+  size_t rs = gz_reduce_scatter_ring_ws(ctx, a->count, 1),
+         ag = gz_allgather_ring_ws(ctx, a->count);
   /* the first message (the driver's) stays; the stages run one after the other */
-  return gz_ws_add(gz_ws_add(rs > ag ? rs : ag, nch, gz_codes_indexed_bound(chunk)), nch,
-                   sizeof(size_t));
+  return gz_ring_first_ws(ctx, a->count, rs > ag ? rs : ag);
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {

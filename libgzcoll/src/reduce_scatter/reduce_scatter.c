@@ -4,8 +4,10 @@
  * block r. Algorithms: reduce_scatter_mpi.c, reduce_scatter_ring.c.
  *
  * Every rank quantizes its P blocks of recvcount values once (the same
- * bounds as allreduce: strict SUM eb = e / P, MAX/MIN eb = e), the ring
- * combines codes exactly, and rank r dequantizes block r once. The result
+ * bounds as allreduce: strict SUM eb = e / P, MAX/MIN eb = e; int32 codes
+ * while the agreed range keeps every sum below 2^31, as allreduce; the
+ * ring's first message encoded in the same pass), the ring combines codes
+ * exactly, and rank r dequantizes block r once. The result
  * of block r is bit-identical to the block r of gz_allreduce on the same
  * input. In place (GZ_IN_PLACE): the input is recvbuf (P * recvcount
  * values), the result its first recvcount values.

@@ -27,9 +27,9 @@
  *   Least bytes on the wire; many small codec calls.
  *
  * Restrictions
- *   Ops SUM, MAX, MIN on int64 codes. Local codec failures are remembered
- *   and the ring keeps going (an empty message stands for a chunk that
- *   could not be encoded); the caller agrees on the outcome.
+ *   Ops SUM, MAX, MIN on int64 or int32 codes. Local codec failures are
+ *   remembered and the ring keeps going (an empty message stands for a
+ *   chunk that could not be encoded); the caller agrees on the outcome.
  */
 #include "coll_internal.h"
 
@@ -53,12 +53,20 @@ gz_result_t gz_reduce_scatter_ring(gz_ctx_t ctx, void *acc, int narrow, size_t c
   return gz_ring_run(ctx, &ring_rs, acc, narrow, count, op, pre, NULL, run);
 }
 
+/* The first message: block r - 1, encoded by the driver's quantization
+ * (its codes are never written: step 0 sends it, and rank r's result is
+ * block r). */
+static void first(gz_ctx_t ctx, const gz_args_t *a, gz_first_t *f) {
+  gz_ring_first(ctx, a->total, f);
+}
+
 static size_t ws(gz_ctx_t ctx, const gz_args_t *a) {
-  return gz_reduce_scatter_ring_ws(ctx, a->total, 0);
+  return gz_ring_first_ws(ctx, a->total, gz_reduce_scatter_ring_ws(ctx, a->total, 1));
 }
 
 static gz_result_t run(gz_ctx_t ctx, gz_job_t *j) {
-  return gz_reduce_scatter_ring(ctx, j->codes, 0, j->a->total, j->a->op, NULL, j->run);
+  return gz_reduce_scatter_ring(ctx, j->codes, j->narrow, j->a->total, j->a->op, j->first,
+                                j->run);
 }
 
 static double cost(const gz_cost_t *c) {
@@ -67,5 +75,9 @@ static double cost(const gz_cost_t *c) {
          (c->P - 1) * (c->alpha + (cb > tt ? cb : tt));
 }
 
-const gz_algorithm_t gz_algo_reduce_scatter_ring = {
-    .name = "ring", .coll = GZ_COLL_REDUCE_SCATTER, .ws = ws, .run = run, .cost = cost};
+const gz_algorithm_t gz_algo_reduce_scatter_ring = {.name = "ring",
+                                                    .coll = GZ_COLL_REDUCE_SCATTER,
+                                                    .ws = ws,
+                                                    .run = run,
+                                                    .cost = cost,
+                                                    .first = first};
