@@ -1023,15 +1023,15 @@ static int put_values(hid_t dset, hid_t mtype, const gz_meta_t *meta,
 /* A filtered dataset's values from src, one chunk per box, each whole: the
  * filter's chunks (whole inner dimensions, one partial dimension, ones
  * before it: gz_h5z_setup) are runs of consecutive values, an edge chunk's
- * values the first rows of its full shape (padded: readers never see the
- * padding). Each chunk is
- * encoded here as the filter encodes it (gz_h5z_encode), the file's space
- * so far and the chunk's reserved, and the encoding stored as it is
- * (H5Dwrite_chunk): its size is known before libhdf5 gives it an address,
- * so a full disk or a file-size limit fails in the reservation, and what
- * libhdf5 has allocated stays within blocks the file has. Memory: a chunk
- * and its encoding. 0, -1 (HDF5 or the reservation failed: errno), or -2
- * (err: the source failed, or the codec). */
+ * values the first rows of its full shape (the rest padding, which readers
+ * never see). Each chunk is encoded here as the filter encodes it
+ * (gz_h5z_encode), the file's space so far and the chunk's reserved, and
+ * the encoding stored as it is (H5Dwrite_chunk): its size is known before
+ * libhdf5 gives it an address, so a full disk or a file-size limit fails in
+ * the reservation, and what libhdf5 has allocated stays within blocks the
+ * file has. Memory: a chunk and its encoding. 0, -1 (HDF5 or the
+ * reservation failed: errno), or -2 (err: the source failed, or the
+ * codec). */
 static int put_chunks(hid_t file, hid_t dset, const char *path, const gz_meta_t *meta,
                       const gz_io_source_t *src, const h5_filter_t *f, char *err,
                       size_t errlen) {
@@ -1068,7 +1068,7 @@ static int put_chunks(hid_t file, hid_t dset, const char *path, const gz_meta_t 
       rc = -2;
       break;
     }
-    if (k < most) { /* an edge chunk: its last row repeated (cheap to encode) */
+    if (k < most) { /* an edge chunk, padded with its last row */
       if (!pad && !(pad = malloc(bytes)))
         goto nomem;
       memcpy(pad, p, k * elem);
