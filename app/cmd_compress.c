@@ -194,25 +194,6 @@ static int check_recorded(const gz_meta_t *m, const gz_io_bound_t *b, const char
   return 0;
 }
 
-/* n bytes at offset off of fd; -1 with errno set. */
-static int put_bytes(int fd, const void *buf, size_t n, off_t off) {
-  const uint8_t *p = buf;
-  while (n) {
-    ssize_t k = pwrite(fd, p, n, off);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0) {
-      if (k == 0)
-        errno = EIO;
-      return -1;
-    }
-    p += k;
-    n -= (size_t)k;
-    off += k;
-  }
-  return 0;
-}
-
 /* Streaming works on batches of about this many values (a few chunks). */
 #define GZ_STREAM_BATCH ((size_t)1 << 18)
 
@@ -381,7 +362,7 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
     snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
     goto fail;
   }
-  if (put_bytes(fd, header, GZA_HEADER + msize, 0) != 0)
+  if (gz_io_pwrite_all(fd, header, GZA_HEADER + msize, 0) != 0)
     goto write_error;
   pos = GZA_HEADER + msize + lay.head_size; /* the head goes before, at the end */
   /* with --threads > 1 a thread reads the next batch meanwhile; one thread
@@ -413,7 +394,7 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
       snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(rc));
       goto fail;
     }
-    if (put_bytes(fd, cbuf, size, (off_t)pos) != 0)
+    if (gz_io_pwrite_all(fd, cbuf, size, (off_t)pos) != 0)
       goto write_error;
     pos += size;
   }
@@ -421,7 +402,7 @@ static int compress_streamed(const compress_opts_t *o, const char *in, const cha
     snprintf(err, errlen, "%s: compression failed: %s", in, gz_strerror(GZ_ERR_ARG));
     goto fail;
   }
-  if (put_bytes(fd, head, lay.head_size, (off_t)(GZA_HEADER + msize)) != 0)
+  if (gz_io_pwrite_all(fd, head, lay.head_size, (off_t)(GZA_HEADER + msize)) != 0)
     goto write_error;
   if (close(fd) != 0) {
     fd = -1;

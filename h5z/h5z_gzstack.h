@@ -15,6 +15,18 @@
  * HDF5 header): for H5PLget_plugin_info and H5Zregister. */
 const void *gz_h5z_filter_class(void);
 
+/* The most bytes gz_h5z_encode() writes for a chunk of nbytes under cd (the
+ * filter's cd_values, n_cd of them: gz_h5z_setup), or 0 for cd values the
+ * filter does not know. */
+size_t gz_h5z_encode_bound(size_t n_cd, const unsigned cd[], size_t nbytes);
+
+/* The chunk of nbytes (a whole chunk, edge chunks padded to it) encoded as
+ * the filter encodes it, into out (cap bytes): for writers that store
+ * chunks themselves (H5Dwrite_chunk, io/io_hdf5.c). Its size, or 0 on a
+ * failure. */
+size_t gz_h5z_encode(size_t n_cd, const unsigned cd[], const void *chunk, size_t nbytes,
+                     void *out, size_t cap);
+
 /* What a file written with the filter says about it (its variable's
  * gzstack_compression attribute). */
 #define GZ_H5Z_NOTE                                                                    \

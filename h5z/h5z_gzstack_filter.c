@@ -25,34 +25,58 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t compress_chunk(size_t n_cd, const unsigned cd[], size_t nbytes,
-                             size_t *buf_size, void **buf) {
-  gz_codec_params_t p = GZ_CODEC_PARAMS_INIT;
+/* The codec's parameters for a chunk of nbytes under cd (see the top). 0,
+ * or -1 for cd values this filter does not write or a size that is not
+ * whole values. */
+static int chunk_params(size_t n_cd, const unsigned cd[], size_t nbytes,
+                        gz_codec_params_t *p, size_t *n) {
   uint64_t bits;
-  size_t elem, n, cap, size = 0, prod = 1;
-  void *out;
+  size_t elem, prod = 1;
   if (n_cd < 6 || cd[0] != 1 || (cd[1] != 1 && cd[1] != 2) || cd[2] != 0 || cd[5] > 8 ||
       n_cd < 6 + (size_t)cd[5])
-    return 0;
-  p.dtype = (gz_dtype_t)cd[1];
-  elem = gz_dtype_size(p.dtype);
+    return -1;
+  *p = (gz_codec_params_t)GZ_CODEC_PARAMS_INIT;
+  p->dtype = (gz_dtype_t)cd[1];
+  elem = gz_dtype_size(p->dtype);
   bits = (uint64_t)cd[3] | (uint64_t)cd[4] << 32;
-  memcpy(&p.error_bound, &bits, sizeof bits);
-  p.predictor = GZ_PRED_AUTO;
-  p.threads = 1;
-  n = nbytes / elem;
-  if (n * elem != nbytes)
-    return 0;
+  memcpy(&p->error_bound, &bits, sizeof bits);
+  p->predictor = GZ_PRED_AUTO;
+  p->threads = 1;
+  *n = nbytes / elem;
+  if (*n * elem != nbytes)
+    return -1;
   for (unsigned k = 0; k < cd[5]; k++)
     prod *= cd[6 + k];
-  if (prod == n) { /* a whole chunk (edge chunks are padded to it) */
-    p.ndims = cd[5];
+  if (prod == *n) { /* a whole chunk (edge chunks are padded to it) */
+    p->ndims = cd[5];
     for (unsigned k = 0; k < cd[5]; k++)
-      p.dims[k] = cd[6 + k];
+      p->dims[k] = cd[6 + k];
   }
-  cap = gz_compress_bound(p.dtype, n, 0);
-  out = cap ? malloc(cap) : NULL;
-  if (!out || gz_compress(&p, *buf, n, out, cap, &size) != GZ_OK) {
+  return 0;
+}
+
+size_t gz_h5z_encode_bound(size_t n_cd, const unsigned cd[], size_t nbytes) {
+  gz_codec_params_t p;
+  size_t n;
+  return chunk_params(n_cd, cd, nbytes, &p, &n) == 0 ? gz_compress_bound(p.dtype, n, 0)
+                                                      : 0;
+}
+
+size_t gz_h5z_encode(size_t n_cd, const unsigned cd[], const void *chunk, size_t nbytes,
+                     void *out, size_t cap) {
+  gz_codec_params_t p;
+  size_t n, size = 0;
+  if (chunk_params(n_cd, cd, nbytes, &p, &n) != 0 ||
+      gz_compress(&p, chunk, n, out, cap, &size) != GZ_OK)
+    return 0;
+  return size;
+}
+
+static size_t compress_chunk(size_t n_cd, const unsigned cd[], size_t nbytes,
+                             size_t *buf_size, void **buf) {
+  size_t cap = gz_h5z_encode_bound(n_cd, cd, nbytes), size;
+  void *out = cap ? malloc(cap) : NULL;
+  if (!out || (size = gz_h5z_encode(n_cd, cd, *buf, nbytes, out, cap)) == 0) {
     free(out);
     return 0;
   }

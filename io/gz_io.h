@@ -276,8 +276,9 @@ int gz_io_write_netcdf_gz(const char *tmp, const char *path, const gz_meta_t *me
  * dimension), whole inner dimensions and part of one more. */
 size_t gz_io_gz_chunk_values(const gz_meta_t *meta);
 /* The same as a plain HDF5 file: gz_io_write()'s HDF5 layout (attributes,
- * dimension scales), the dataset chunked and compressed with the filter
- * (io_hdf5.c). */
+ * dimension scales), the dataset chunked and compressed with the filter's
+ * encoding, written into tmp a chunk at a time (memory: a chunk and its
+ * encoding; io_hdf5.c). */
 int gz_io_write_hdf5_gz(const char *tmp, const char *path, const gz_meta_t *meta,
                         const gz_io_source_t *src, const gz_io_bound_t *b, char *err,
                         size_t errlen);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* 0 if path may be written: it does not exist (or force is set) and its
  * folder exists and is writable. Otherwise
@@ -35,15 +36,9 @@ int gz_io_open_temp(const char *tmp);
  * errno. */
 FILE *gz_io_fopen_temp(const char *tmp);
 
-/* Write the n bytes at buf to tmp (created or emptied: gz_io_open_temp).
- * The filtered HDF5 writer builds its file in memory and writes it with
- * this, so a disk that fills up mid-write fails here, cleanly, and never
- * inside libhdf5 (1.10.8 crashes at exit after a flush it could not finish:
- * io_hdf5.c; netCDF-4 recovers from the same failure:
- * tests/io/test_io_full.c). -1 with "PATH: write failed:
- * reason" (path names the final file). */
-int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
-                      char *err, size_t errlen);
+/* The n bytes at buf written to fd at offset off (pwrite until all are
+ * written, EINTR retried). 0, or -1 with errno (EIO for a write of 0). */
+int gz_io_pwrite_all(int fd, const void *buf, size_t n, off_t off);
 
 /* A temporary file for writing path, its name in tmp for the writer to open
  * (fopen, open, nc_create, H5Fcreate). Where the file system allows it

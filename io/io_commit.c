@@ -305,22 +305,22 @@ FILE *gz_io_fopen_temp(const char *tmp) {
   return f;
 }
 
-int gz_io_write_bytes(const char *tmp, const char *path, const void *buf, size_t n,
-                      char *err, size_t errlen) {
-  FILE *f = gz_io_fopen_temp(tmp);
-  int ok;
-  if (!f) {
-    snprintf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-    return -1;
+int gz_io_pwrite_all(int fd, const void *buf, size_t n, off_t off) {
+  const char *p = buf;
+  while (n) {
+    ssize_t k = pwrite(fd, p, n, off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      if (k == 0)
+        errno = EIO;
+      return -1;
+    }
+    p += k;
+    n -= (size_t)k;
+    off += k;
   }
-  ok = fwrite(buf, 1, n, f) == n && fflush(f) == 0;
-  if (!ok)
-    snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-  if (fclose(f) != 0 && ok) {
-    snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-    ok = 0;
-  }
-  return ok ? 0 : -1;
+  return 0;
 }
 
 int gz_io_check_space(const char *path, unsigned long long bytes, char *err,

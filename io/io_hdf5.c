@@ -11,11 +11,11 @@
  * datasets are read as double. HDF5's own error printing is switched off;
  * the innermost message of its error stack is appended to ours.
  *
- * Writing: see gz_io_write() in gz_io.h. A plain (contiguous) dataset is
- * written straight into the file a box at a time (memory: one box, not the
- * field); a filtered one is built in memory (the compressed file) and
- * written out whole by gz_io_write_bytes(): see write_hdf5() for why and
- * how a failed write never reaches libhdf5's flush. The Dimension Scale attributes
+ * Writing: see gz_io_write() in gz_io.h. The dataset is written straight
+ * into the file, a plain (contiguous) one a box at a time (memory: one box,
+ * not the field), a filtered one a chunk at a time (memory: a chunk and its
+ * encoding, not the file): see write_hdf5() for why and how a failed write
+ * never reaches libhdf5's flush. The Dimension Scale attributes
  * (CLASS, NAME, REFERENCE_LIST, DIMENSION_LIST) are written with the core
  * library, with the types the HL library uses, so h5dump, h5py and netCDF
  * recognise them without linking libhdf5_hl. */
@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NC_BARE_DIM "This is a netCDF dimension but not a netCDF variable"
@@ -874,42 +876,127 @@ static int set_layout(hid_t dcpl, const gz_meta_t *meta, const h5_filter_t *f) {
              : 0;
 }
 
-/* The dataset's values from src, a box (gz_io_next_box) at a time. A
- * chunked, filtered dataset takes one chunk per box, each written once and
- * whole (a chunk written in parts would be filtered, read back and filtered
- * again): its chunks (whole inner dimensions, one partial dimension, ones
- * before it: gz_h5z_setup) are runs of consecutive values. 0, -1 (HDF5
- * failed), or -2 (the source did: err). */
+/* libhdf5 1.10.8 cannot survive a failed flush of its metadata cache: the
+ * failure leaves the cache's skip list enabled, every later flush (the one
+ * in H5Fclose too) then fails with "slist already enabled?", H5Fclose
+ * fails, and H5close (at exit, or in MPI_Finalize) dereferences the
+ * half-closed file and crashes. A failed write of raw data is harmless.
+ * So a file on disk is written in this order: all the metadata (dataset,
+ * attributes, dimension scales), its space then reserved with the data's
+ * (reserve; a filtered dataset's space is reserved as it grows, before
+ * each chunk), the data, the space up to the file's end reserved again,
+ * and H5Fclose, whose flush then only writes into blocks the file already
+ * has. When a reservation or a write fails, libhdf5's descriptor is
+ * pointed at an anonymous in-memory file (divert), so that the flush of
+ * H5Fclose succeeds there, and the temporary is dropped by the caller. */
+
+/* libhdf5's descriptor of file (the sec2 driver's), or -1. */
+static int h5_descriptor(hid_t file) {
+  void *h = NULL;
+  return H5Fget_vfd_handle(file, H5P_DEFAULT, &h) >= 0 && h ? *(int *)h : -1;
+}
+
+/* Zeros written over every hole of fd's first end bytes (the regions never
+ * written: SEEK_HOLE, or everything past the end of the file where the file
+ * system does not report holes), so that blocks exist there. 0, or -1 with
+ * errno. */
+static int fill_holes(int fd, off_t end) {
+  static const char zeros[65536];
+  for (off_t pos = 0; pos < end;) {
+    off_t hole = lseek(fd, pos, SEEK_HOLE), data;
+    if (hole < 0 && errno != ENXIO)
+      return -1;
+    if (hole < 0)
+      hole = pos; /* pos at or past the end of the file: a hole to end */
+    if (hole >= end)
+      break;
+    data = lseek(fd, hole, SEEK_DATA);
+    if (data < 0 && errno != ENXIO)
+      return -1;
+    if (data < 0 || data > end)
+      data = end; /* no data after the hole (ENXIO), or past end */
+    for (off_t at = hole; at < data; at += (off_t)sizeof zeros) {
+      size_t n = data - at < (off_t)sizeof zeros ? (size_t)(data - at) : sizeof zeros;
+      if (gz_io_pwrite_all(fd, zeros, n, at) != 0)
+        return -1;
+    }
+    pos = data;
+  }
+  return 0;
+}
+
+/* Blocks on disk for the file's bytes so far (everything libhdf5 has
+ * allocated: its end of allocation) and more bytes after them: fallocate. 0,
+ * or -1 with errno (ENOSPC, EFBIG). Where the file system cannot reserve
+ * (EOPNOTSUPP: some network and FUSE file systems), the bytes so far get
+ * their blocks by writing zeros into the holes among them (fill_holes: the
+ * metadata libhdf5 has allocated but not yet written; never a written byte),
+ * the file-size limit is checked for the more bytes, and they are not
+ * reserved: the data are then written unreserved, where a failed write is
+ * harmless (the data's own blocks), and only the metadata needs blocks. */
+static int reserve(hid_t file, size_t more) {
+  struct rlimit rl;
+  haddr_t end = 0;
+  int fd = h5_descriptor(file);
+  if (fd < 0 || H5Fget_eoa(file, &end) < 0) {
+    errno = EIO;
+    return -1;
+  }
+  if (end + more == 0 || fallocate(fd, 0, 0, (off_t)(end + more)) == 0)
+    return 0;
+  if (errno != EOPNOTSUPP && errno != ENOSYS)
+    return -1;
+  if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      end + more > (haddr_t)rl.rlim_cur) {
+    errno = EFBIG;
+    return -1;
+  }
+  return fill_holes(fd, (off_t)end);
+}
+
+/* The file cut to libhdf5's end of allocation where a reservation (of a
+ * chunk's room) left it longer: the file libhdf5 would have written. 0, or
+ * -1 with errno. */
+static int trim(hid_t file) {
+  haddr_t end = 0;
+  struct stat st;
+  int fd = h5_descriptor(file);
+  if (fd < 0 || H5Fget_eoa(file, &end) < 0 || fstat(fd, &st) != 0) {
+    errno = EIO;
+    return -1;
+  }
+  return (haddr_t)st.st_size > end ? ftruncate(fd, (off_t)end) : 0;
+}
+
+/* After a failure: what libhdf5 still writes while the file closes goes to
+ * an anonymous in-memory file, sparse, dropped with its descriptor. */
+static void divert(hid_t file) {
+  int fd = h5_descriptor(file), m;
+  if (fd < 0 || (m = memfd_create("gzstack-h5-discard", MFD_CLOEXEC)) < 0)
+    return;
+  dup2(m, fd);
+  close(m);
+}
+
+/* A plain dataset's values from src, a box (gz_io_next_box) at a time. 0,
+ * -1 (HDF5 failed: errno), or -2 (the source did: err). */
 static int put_values(hid_t dset, hid_t mtype, const gz_meta_t *meta,
-                      const gz_io_source_t *src, const h5_filter_t *f, char *err,
-                      size_t errlen) {
-  size_t n = gz_meta_count(meta), most = GZ_IO_PIECE;
+                      const gz_io_source_t *src, char *err, size_t errlen) {
+  size_t n = gz_meta_count(meta);
   hid_t fspace = -1, mspace = -1;
   int rc = 0;
-  if (f->ncd) {
-    most = 1;
-    for (int d = 0; d < meta->ndims; d++)
-      most *= f->chunk[d];
-  }
   if ((fspace = H5Dget_space(dset)) < 0)
     return -1;
   for (size_t flat = 0, k; flat < n && rc == 0; flat += k) {
     size_t start[GZ_IO_MAXDIMS], count[GZ_IO_MAXDIMS];
     hsize_t hs[GZ_IO_MAXDIMS], hc[GZ_IO_MAXDIMS];
     const void *p;
-    k = gz_io_next_box(meta, flat, most, start, count);
+    k = gz_io_next_box(meta, flat, GZ_IO_PIECE, start, count);
     for (int d = 0; d < meta->ndims; d++) {
       hs[d] = start[d];
       hc[d] = count[d];
-      if (f->ncd && (start[d] % f->chunk[d] != 0 ||
-                     count[d] != (f->chunk[d] < meta->dims[d] - start[d]
-                                      ? f->chunk[d]
-                                      : meta->dims[d] - start[d]))) {
-        gz_io_errorf(err, errlen, "internal: box %zu is not a chunk", flat);
-        rc = -2; /* cannot happen with gz_h5z_setup's chunks */
-      }
     }
-    if (rc != 0 || !(p = gz_io_source_get(src, meta, flat, k, err, errlen))) {
+    if (!(p = gz_io_source_get(src, meta, flat, k, err, errlen))) {
       rc = -2;
       break;
     }
@@ -927,56 +1014,94 @@ static int put_values(hid_t dset, hid_t mtype, const gz_meta_t *meta,
   return rc;
 }
 
-/* libhdf5 1.10.8 cannot survive a failed flush of its metadata cache: the
- * failure leaves the cache's skip list enabled, every later flush (the one
- * in H5Fclose too) then fails with "slist already enabled?", H5Fclose
- * fails, and H5close (at exit, or in MPI_Finalize) dereferences the
- * half-closed file and crashes. A failed write of raw data is harmless.
- * So a file on disk is written in this order: all the metadata (dataset,
- * attributes, dimension scales), its space then reserved with the data's
- * (reserve), the data, the space up to the file's end reserved again, and
- * H5Fclose, whose flush then only writes into blocks the file already
- * has. When a reservation or a write fails, libhdf5's descriptor is
- * pointed at an anonymous in-memory file (divert), so that the flush of
- * H5Fclose succeeds there, and the temporary is dropped by the caller. */
+/* Room reserved beyond a chunk for what storing it adds to the chunk index:
+ * a v1 B-tree, whose split allocates two nodes of at most 5736 bytes (64
+ * children; 65 keys of 8 + 8 x (ndims + 1) bytes, ndims <= 8), and a 2 KiB
+ * block of libhdf5's metadata aggregator. */
+#define GZ_H5_INDEX_ROOM ((size_t)16 << 10)
 
-/* libhdf5's descriptor of file (the sec2 driver's), or -1. */
-static int h5_descriptor(hid_t file) {
-  void *h = NULL;
-  return H5Fget_vfd_handle(file, H5P_DEFAULT, &h) >= 0 && h ? *(int *)h : -1;
-}
-
-/* Blocks on disk for the file's bytes so far and more bytes after them. 0
- * (also where the file system cannot reserve: writes are then checked as
- * they come), or -1 with errno (ENOSPC, EFBIG). */
-static int reserve(hid_t file, size_t more) {
-  haddr_t end = 0;
-  int fd = h5_descriptor(file);
-  if (fd < 0 || H5Fget_eoa(file, &end) < 0) {
-    errno = EIO;
-    return -1;
+/* A filtered dataset's values from src, one chunk per box, each whole: the
+ * filter's chunks (whole inner dimensions, one partial dimension, ones
+ * before it: gz_h5z_setup) are runs of consecutive values, an edge chunk's
+ * values the first rows of its full shape (the rest padding, which readers
+ * never see). Each chunk is encoded here as the filter encodes it
+ * (gz_h5z_encode), the file's space so far and the chunk's reserved, and
+ * the encoding stored as it is (H5Dwrite_chunk): its size is known before
+ * libhdf5 gives it an address, so a full disk or a file-size limit fails in
+ * the reservation, and what libhdf5 has allocated stays within blocks the
+ * file has. Memory: a chunk and its encoding. 0, -1 (HDF5 or the
+ * reservation failed: errno), or -2 (err: the source failed, or the
+ * codec). */
+static int put_chunks(hid_t file, hid_t dset, const char *path, const gz_meta_t *meta,
+                      const gz_io_source_t *src, const h5_filter_t *f, char *err,
+                      size_t errlen) {
+  size_t n = gz_meta_count(meta), elem = gz_io_dtype_size(meta->dtype), most = 1;
+  size_t bytes, cap;
+  uint8_t *pad = NULL, *out = NULL;
+  int rc = 0;
+  for (int d = 0; d < meta->ndims; d++)
+    most *= f->chunk[d];
+  bytes = most * elem;
+  cap = gz_h5z_encode_bound(f->ncd, f->cd, bytes);
+  if (!cap || !(out = malloc(cap)))
+    goto nomem;
+  for (size_t flat = 0, k; flat < n && rc == 0; flat += k) {
+    size_t start[GZ_IO_MAXDIMS], count[GZ_IO_MAXDIMS], size, row = 1;
+    hsize_t hs[GZ_IO_MAXDIMS];
+    const void *p;
+    int partial = 0;
+    k = gz_io_next_box(meta, flat, most, start, count);
+    for (int d = meta->ndims - 1; d >= 0 && count[d] == f->chunk[d]; d--)
+      row *= count[d]; /* the values after the partial dimension */
+    for (int d = 0; d < meta->ndims; d++) {
+      size_t full =
+          f->chunk[d] < meta->dims[d] - start[d] ? f->chunk[d] : meta->dims[d] - start[d];
+      hs[d] = start[d];
+      if (start[d] % f->chunk[d] != 0 || count[d] != full ||
+          (partial && count[d] != f->chunk[d])) {
+        gz_io_errorf(err, errlen, "internal: box %zu is not a chunk", flat);
+        rc = -2; /* cannot happen with gz_h5z_setup's chunks */
+      }
+      partial |= count[d] != f->chunk[d];
+    }
+    if (rc != 0 || !(p = gz_io_source_get(src, meta, flat, k, err, errlen))) {
+      rc = -2;
+      break;
+    }
+    if (k < most) { /* an edge chunk, padded with its last row */
+      if (!pad && !(pad = malloc(bytes)))
+        goto nomem;
+      memcpy(pad, p, k * elem);
+      for (size_t at = k; at < most; at += row)
+        memcpy(pad + at * elem, pad + (k - row) * elem, row * elem);
+      p = pad;
+    }
+    if (!(size = gz_h5z_encode(f->ncd, f->cd, p, bytes, out, cap))) {
+      gz_io_errorf(err, errlen, "%s: cannot encode the chunk at value %zu", path, flat);
+      rc = -2;
+      break;
+    }
+    rc = reserve(file, size + GZ_H5_INDEX_ROOM) == 0 &&
+                 H5Dwrite_chunk(dset, H5P_DEFAULT, 0, hs, size, out) >= 0
+             ? 0
+             : -1;
   }
-  if (end + more == 0 || fallocate(fd, 0, 0, (off_t)(end + more)) == 0)
-    return 0;
-  return errno == EOPNOTSUPP || errno == ENOSYS ? 0 : -1;
+  goto done;
+nomem:
+  gz_io_errorf(err, errlen, "%s: out of memory for a chunk of %zu bytes", path, bytes);
+  rc = -2;
+done:
+  free(pad);
+  free(out);
+  return rc;
 }
 
-/* After a failure: what libhdf5 still writes while the file closes goes to
- * an anonymous in-memory file, sparse, dropped with its descriptor. */
-static void divert(hid_t file) {
-  int fd = h5_descriptor(file), m;
-  if (fd < 0 || (m = memfd_create("gzstack-h5-discard", MFD_CLOEXEC)) < 0)
-    return;
-  dup2(m, fd);
-  close(m);
-}
-
-/* The HDF5 file: a plain dataset (filter->ncd 0) written by libhdf5 into
- * the file named, created there and moved into the unnamed tmp
- * (gz_io_temp_adopt; named is tmp when tmp is named), in the order above;
- * a filtered one built in memory (the core driver, no backing store: its
- * memory grows with the compressed chunks, 4 MiB at a time) and written
- * to tmp by gz_io_write_bytes(). */
+/* The HDF5 file, written by libhdf5 into the file named, created there and
+ * moved into the unnamed tmp (gz_io_temp_adopt; named is tmp when tmp is
+ * named), in the order above. A plain dataset (filter->ncd 0) has its
+ * data's space reserved with the metadata's; a filtered one, whose size is
+ * known only as its chunks are encoded, has each chunk's reserved before
+ * it is stored (put_chunks). */
 static int write_hdf5(const char *named, const char *tmp, const char *path,
                       const gz_meta_t *meta, const gz_io_source_t *src,
                       const h5_filter_t *filter, char *err, size_t errlen) {
@@ -987,10 +1112,8 @@ static int write_hdf5(const char *named, const char *tmp, const char *path,
   hid_t ftype = meta->dtype == GZ_FLOAT32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
   hid_t mtype = meta->dtype == GZ_FLOAT32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   const char *what = "cannot create the file", *failed = NULL, *cause;
-  size_t bytes = gz_meta_count(meta) * gz_io_dtype_size(meta->dtype);
-  ssize_t size = 0;
-  void *image = NULL;
-  int n, rc, on_disk = filter->ncd == 0;
+  size_t bytes = filter->ncd ? 0 : gz_meta_count(meta) * gz_io_dtype_size(meta->dtype);
+  int n, rc;
   h5_quiet();
   errno = 0; /* gz_io_write_cause() looks at what libhdf5's write() left */
   n = snprintf(dpath, sizeof dpath, "%s%s", meta->var[0] == '/' ? "" : "/",
@@ -1004,12 +1127,10 @@ static int write_hdf5(const char *named, const char *tmp, const char *path,
     gpath[strlen(gpath) - 1] = '\0'; /* "/grp/" -> "/grp"; "/" stays */
   for (int i = 0; i < meta->ndims; i++)
     hd[i] = meta->dims[i];
-  if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-      (on_disk ? H5Pset_fapl_sec2(fapl) : H5Pset_fapl_core(fapl, (size_t)1 << 22, 0)) <
-          0 ||
-      (file = H5Fcreate(on_disk ? named : tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
+  if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || H5Pset_fapl_sec2(fapl) < 0 ||
+      (file = H5Fcreate(named, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
     goto fail;
-  if (on_disk && gz_io_temp_adopt(named, tmp, err, errlen) != 0) {
+  if (gz_io_temp_adopt(named, tmp, err, errlen) != 0) {
     rc = -1;
     goto done;
   }
@@ -1057,45 +1178,34 @@ static int write_hdf5(const char *named, const char *tmp, const char *path,
   if ((root = H5Oopen(file, "/", H5P_DEFAULT)) < 0 ||
       put_attrs(root, meta->global_attrs, meta->nglobal_attrs, ftype, NULL, &failed) != 0)
     goto fail;
-  /* the metadata's space and the data's (the data goes at the end), then
-   * the data */
+  /* the metadata's space and a plain dataset's (the data goes at the end),
+   * then the data */
   what = "cannot write the data";
-  if (on_disk && reserve(file, bytes) != 0)
+  if (reserve(file, bytes) != 0)
     goto fail;
-  if ((rc = put_values(dset, mtype, meta, src, filter, err, errlen)) == -2) {
+  rc = filter->ncd ? put_chunks(file, dset, path, meta, src, filter, err, errlen)
+                   : put_values(dset, mtype, meta, src, err, errlen);
+  if (rc == -2) {
     rc = -1; /* the source's message */
     goto done;
   }
   if (rc != 0)
     goto fail;
   what = "cannot finish the file";
-  if (on_disk) {
-    close_id(root);
-    close_id(g);
-    close_id(dset);
-    root = g = dset = -1;
-    if (reserve(file, 0) != 0)
-      goto fail;
-    rc = H5Fclose(file) < 0 ? -1 : 0;
-    file = -1;
-    if (rc != 0)
-      goto fail;
-    goto done;
-  }
-  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 ||
-      (size = H5Fget_file_image(file, NULL, 0)) < 0)
+  close_id(root);
+  close_id(g);
+  root = g = -1;
+  rc = H5Dclose(dset) < 0 ? -1 : 0;
+  dset = -1;
+  if (rc != 0 || reserve(file, 0) != 0 || trim(file) != 0)
     goto fail;
-  if (!(image = malloc(size ? (size_t)size : 1))) {
-    gz_io_errorf(err, errlen, "%s: out of memory for the file's %zd bytes", path, size);
-    rc = -1;
-    goto done;
-  }
-  if (H5Fget_file_image(file, image, (size_t)size) != size)
+  rc = H5Fclose(file) < 0 ? -1 : 0;
+  file = -1;
+  if (rc != 0)
     goto fail;
-  rc = 0; /* written below, once the in-memory file is closed */
   goto done;
 fail:
-  cause = on_disk ? gz_io_write_cause(errno) : NULL;
+  cause = gz_io_write_cause(errno);
   if (cause) {
     H5Eclear2(H5E_DEFAULT);
     gz_io_errorf(err, errlen, "%s: %s: %s", path, what, cause);
@@ -1108,7 +1218,7 @@ fail:
   }
   rc = -1;
 done:
-  if (rc != 0 && on_disk && file >= 0)
+  if (rc != 0 && file >= 0)
     divert(file);
   close_id(root);
   close_id(g);
@@ -1118,25 +1228,30 @@ done:
   close_id(lcpl);
   close_id(fapl);
   close_id(file);
-  if (rc == 0 && !on_disk)
-    rc = gz_io_write_bytes(tmp, path, image, (size_t)size, err, errlen);
-  free(image);
   return rc;
 }
 
-int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
-                     const gz_io_source_t *src, char *err, size_t errlen) {
-  h5_filter_t contiguous = {0, {0}, {0}};
+/* write_hdf5 into tmp, through a named temporary when tmp has no name
+ * (libhdf5 creates its file by a name it resolves). */
+static int write_hdf5_temp(const char *tmp, const char *path, const gz_meta_t *meta,
+                           const gz_io_source_t *src, const h5_filter_t *filter,
+                           char *err, size_t errlen) {
   char named[4200];
   if (gz_io_temp_for_library(tmp, path, named, sizeof named) != 0) {
     gz_io_errorf(err, errlen, "%s: file name too long", path);
     return -1;
   }
-  if (write_hdf5(named, tmp, path, meta, src, &contiguous, err, errlen) == 0)
+  if (write_hdf5(named, tmp, path, meta, src, filter, err, errlen) == 0)
     return 0;
   if (strcmp(named, tmp) != 0)
     gz_io_discard(named); /* when not yet moved; the caller drops tmp */
   return -1;
+}
+
+int gz_io_write_hdf5(const char *tmp, const char *path, const gz_meta_t *meta,
+                     const gz_io_source_t *src, char *err, size_t errlen) {
+  h5_filter_t contiguous = {0, {0}, {0}};
+  return write_hdf5_temp(tmp, path, meta, src, &contiguous, err, errlen);
 }
 
 int gz_io_write_hdf5_gz(const char *tmp, const char *path, const gz_meta_t *meta,
@@ -1154,7 +1269,7 @@ int gz_io_write_hdf5_gz(const char *tmp, const char *path, const gz_meta_t *meta
     gz_io_errorf(err, errlen, "%s: out of memory for the metadata", path);
     rc = -1;
   } else {
-    rc = write_hdf5(tmp, tmp, path, &m, src, &f, err, errlen);
+    rc = write_hdf5_temp(tmp, path, &m, src, &f, err, errlen);
   }
   gz_meta_free(&m);
   return rc;

@@ -16,8 +16,15 @@
  * gz_io_write_hdf5 writes a field that does not fit, into a named and into
  * an unnamed temporary. Here even the HDF5 metadata flush has no room: the
  * writer must fail with the cause and the file, leave nothing beside the
- * filler, and still let libhdf5 close the file (io_hdf5.c: divert). */
-#define _POSIX_C_SOURCE 200809L
+ * filler, and still let libhdf5 close the file (io_hdf5.c: divert). The
+ * same writers, plain and filtered, with free space around their file's
+ * size: the data may fit where the metadata that libhdf5 writes at the
+ * close does not (it must never see that write fail: reserve).
+ *
+ * With GZ_TEST_NO_FALLOCATE set (test_io_full_nofallocate: nofallocate.c
+ * preloaded), fallocate fails with EOPNOTSUPP, checked first: all of the
+ * above on the writers' path for file systems that cannot reserve. */
+#define _GNU_SOURCE /* fallocate */
 #include "gz_io_commit.h"
 #include "io_test_util.h"
 
@@ -82,9 +89,42 @@ static int fill_disk(const char *dir, size_t free_bytes) {
   return (int)got;
 }
 
-/* The HDF5 writer on a full tmpfs mounted in scratch (see the top). */
-static void full_tmpfs(const char *scratch, const float *data, size_t n) {
+/* Write n values of x to path (tmp: a named or an unnamed temporary) as a
+ * plain HDF5 file, or (filtered) through the gzstack filter, lossless. */
+static int write_h5(const char *path, int unnamed, int filtered, const float *x, size_t n,
+                    char *err, size_t errlen) {
+  gz_io_bound_t lossless = {0.0, "abs", 0.0};
+  gz_io_source_t src = {x, NULL, NULL};
+  gz_meta_t m;
+  char tmp[700];
+  int rc;
+  memset(&m, 0, sizeof m);
+  m.dtype = GZ_FLOAT32;
+  m.ndims = 1;
+  m.dims[0] = n;
+  snprintf(m.var, sizeof m.var, "data");
+  rc = unnamed ? gz_io_temp_path(path, tmp, sizeof tmp)
+               : gz_io_temp_path_named(path, tmp, sizeof tmp);
+  if (rc != 0)
+    return gz_io_errorf(err, errlen, "%s: no temporary", path), -1;
+  rc = filtered ? gz_io_write_hdf5_gz(tmp, path, &m, &src, &lossless, err, errlen)
+                : gz_io_write_hdf5(tmp, path, &m, &src, err, errlen);
+  if (rc == 0)
+    rc = gz_io_commit(tmp, path, 0, err, errlen);
+  else
+    gz_io_discard(tmp);
+  return rc;
+}
+
+/* The HDF5 writers on a full tmpfs mounted in scratch (see the top): with 0
+ * to 64 KiB free, a file that does not fit is refused; with free space
+ * around the file's own size (found by writing it first), where the data
+ * may fit and the metadata written at the close not, the file is written
+ * whole or refused. */
+static void full_tmpfs(const char *scratch, const float *data, const float *noise,
+                       size_t n) {
   char dir[512];
+  int written = 0, refused = 0;
   snprintf(dir, sizeof dir, "%s/full", scratch);
   mkdir(dir, 0700);
   if (mount("gzfull", dir, "tmpfs", 0, "size=1m") != 0) {
@@ -93,36 +133,51 @@ static void full_tmpfs(const char *scratch, const float *data, size_t n) {
     rmdir(dir);
     return;
   }
-  for (size_t left = 0; left <= 65536; left += 4096) {
-    for (int unnamed = 0; unnamed < 2; unnamed++) {
-      gz_meta_t m;
-      gz_io_source_t src = {data, NULL, NULL};
-      char path[600], tmp[700], err[1024] = "";
-      int rc;
-      memset(&m, 0, sizeof m);
-      m.dtype = GZ_FLOAT32;
-      m.ndims = 1;
-      m.dims[0] = n;
-      snprintf(m.var, sizeof m.var, "data");
-      snprintf(path, sizeof path, "%s/out_%zu.h5", dir, left);
-      if (unnamed)
-        rc = gz_io_temp_path(path, tmp, sizeof tmp);
-      else
-        rc = gz_io_temp_path_named(path, tmp, sizeof tmp);
-      GZ_CHECK(rc == 0 && fill_disk(dir, left) == 0, "%s: cannot fill the disk", path);
-      rc = gz_io_write_hdf5(tmp, path, &m, &src, err, sizeof err);
-      gz_io_discard(tmp);
-      GZ_CHECK(rc != 0, "%s: %zu bytes written with %zu bytes free", path, n * 4, left);
-      GZ_CHECK(iot_contains(err, path) && iot_contains(err, strerror(ENOSPC)),
-               "%s: the message must name the file and '%s': '%s'", path,
-               strerror(ENOSPC), err);
-      GZ_CHECK(entries(dir) == 1, "%s: %d files left beside the filler", path,
-               entries(dir) - 1);
-      snprintf(tmp, sizeof tmp, "%s/filler", dir);
-      unlink(tmp);
+  for (int filtered = 0; filtered < 2; filtered++) {
+    const float *x = filtered ? noise : data;
+    char path[600], err[1024] = "";
+    struct stat st;
+    size_t size;
+    snprintf(path, sizeof path, "%s/size.h5", dir);
+    GZ_CHECK(write_h5(path, 1, filtered, x, n, err, sizeof err) == 0 &&
+                 stat(path, &st) == 0,
+             "%s: not written on an empty disk: %s", path, err);
+    size = (size_t)st.st_size;
+    unlink(path);
+    for (size_t k = 0; k < 17 + 9; k++) {
+      /* 0-64 KiB free, then the file's size -8 to +24 KiB */
+      size_t left = k < 17 ? k * 4096 : size - 8192 + (k - 17) * 4096;
+      for (int unnamed = 0; unnamed < 2; unnamed++) {
+        int rc;
+        snprintf(path, sizeof path, "%s/out_%zu.%s", dir, left,
+                 filtered ? "gz.h5" : "h5");
+        GZ_CHECK(fill_disk(dir, left) == 0, "%s: cannot fill the disk", path);
+        err[0] = '\0';
+        rc = write_h5(path, unnamed, filtered, x, n, err, sizeof err);
+        if (k < 17)
+          GZ_CHECK(rc != 0, "%s: %zu bytes written with %zu bytes free", path, size,
+                   left);
+        if (rc == 0) {
+          written++;
+          GZ_CHECK(reads_back(path, x, n), "%s: written but does not read back", path);
+          unlink(path);
+        } else {
+          refused++;
+          GZ_CHECK(iot_contains(err, path) && iot_contains(err, strerror(ENOSPC)),
+                   "%s: the message must name the file and '%s': '%s'", path,
+                   strerror(ENOSPC), err);
+        }
+        GZ_CHECK(entries(dir) == 1, "%s: %d files left beside the filler", path,
+                 entries(dir) - 1);
+        snprintf(path, sizeof path, "%s/filler", dir);
+        unlink(path);
+      }
     }
   }
-  printf("h5 on a full tmpfs: refused with 0-64 KiB free, nothing left\n");
+  GZ_CHECK(written > 0, "the sweeps around the files' sizes wrote none");
+  printf("h5, filtered h5 on a full tmpfs: refused with 0-64 KiB free; around their "
+         "size %d written whole, %d refused, nothing left\n",
+         written, refused);
   umount(dir);
   rmdir(dir);
 }
@@ -138,6 +193,20 @@ int main(int argc, char **argv) {
   int written[3] = {0, 0, 0}, refused[3] = {0, 0, 0};
   MPI_Init(&argc, &argv);
   dir = iot_scratch_dir(MPI_COMM_SELF);
+  if (getenv("GZ_TEST_NO_FALLOCATE")) {
+    char probe[600];
+    int fd, rc;
+    snprintf(probe, sizeof probe, "%s/probe", dir);
+    fd = open(probe, O_RDWR | O_CREAT, 0600);
+    rc = fd >= 0 ? fallocate(fd, 0, 0, 4096) : 0;
+    GZ_CHECK(
+        fd >= 0 && rc != 0 && errno == EOPNOTSUPP,
+        "GZ_TEST_NO_FALLOCATE: fallocate must fail with EOPNOTSUPP (shim preloaded)");
+    if (fd >= 0)
+      close(fd);
+    unlink(probe);
+    printf("fallocate fails with EOPNOTSUPP: the no-reservation path\n");
+  }
   data = malloc(most * sizeof *data);
   noise = malloc(most * sizeof *noise);
   for (size_t i = 0; i < most; i++) {
@@ -191,7 +260,7 @@ int main(int argc, char **argv) {
   }
   rl.rlim_cur = soft;
   setrlimit(RLIMIT_FSIZE, &rl);
-  full_tmpfs(dir, data, most);
+  full_tmpfs(dir, data, noise, most);
   free(data);
   free(noise);
   iot_scratch_remove(dir, MPI_COMM_SELF);
