@@ -97,6 +97,15 @@ static int check_all(const char *what, const float *x, size_t n, double eb) {
   return check_qp(what, x, n, gz_codec_quant(eb));
 }
 
+/* check_all at e = 1e-4 and at e = 0.5 (step 1: small codes). */
+static void check_two_bounds(const char *what, const float *x, size_t n) {
+  char label[96];
+  snprintf(label, sizeof label, "%s, e=1e-4", what);
+  GZ_CHECK(check_all(label, x, n, 1e-4) == 0, "%s at e = 1e-4", what);
+  snprintf(label, sizeof label, "%s, e=0.5", what);
+  GZ_CHECK(check_all(label, x, n, 0.5) == 0, "%s at e = 0.5", what);
+}
+
 /* Blocks whose codes have delta width w and first-code width w0, for every
  * pair, built as exact multiples of the step (and a random wobble inside the
  * bound), so each block takes the PACKED form at that width. */
@@ -329,10 +338,7 @@ static void test_escape_masks(void) {
                  ? (k % 3 ? -9.96921e36f : NAN)
                  : (float)(20.0 * sin(0.37 * (double)k) + 0.01 * (double)b);
     }
-  GZ_CHECK(check_all("escape masks, e=1e-4", x, n, 1e-4) == 0,
-           "every eight-lane pattern of escapes at e = 1e-4");
-  GZ_CHECK(check_all("escape masks, e=0.5", x, n, 0.5) == 0,
-           "every eight-lane pattern of escapes at e = 0.5");
+  check_two_bounds("escape masks", x, n);
   free(x);
 }
 
@@ -362,10 +368,7 @@ static void test_escape_kinds(void) {
         }
         n += GZ_BLOCK;
       }
-  GZ_CHECK(check_all("escape kinds, e=1e-4", x, n, 1e-4) == 0,
-           "escaped values of one kind but one at e = 1e-4");
-  GZ_CHECK(check_all("escape kinds, e=0.5", x, n, 0.5) == 0,
-           "escaped values of one kind but one at e = 0.5");
+  check_two_bounds("escape kinds", x, n);
   free(x);
 }
 
@@ -398,10 +401,7 @@ static void test_escape_runs(void) {
       n += GZ_BLOCK;
     }
   }
-  GZ_CHECK(check_all("escape runs, e=1e-4", x, n, 1e-4) == 0,
-           "every run of escapes at e = 1e-4");
-  GZ_CHECK(check_all("escape runs, e=0.5", x, n, 0.5) == 0,
-           "every run of escapes at e = 0.5");
+  check_two_bounds("escape runs", x, n);
   free(x);
 }
 
