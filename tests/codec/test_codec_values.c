@@ -97,6 +97,15 @@ static int check_all(const char *what, const float *x, size_t n, double eb) {
   return check_qp(what, x, n, gz_codec_quant(eb));
 }
 
+/* check_all at e = 1e-4 and at e = 0.5 (step 1: small codes). */
+static void check_two_bounds(const char *what, const float *x, size_t n) {
+  char label[96];
+  snprintf(label, sizeof label, "%s, e=1e-4", what);
+  GZ_CHECK(check_all(label, x, n, 1e-4) == 0, "%s at e = 1e-4", what);
+  snprintf(label, sizeof label, "%s, e=0.5", what);
+  GZ_CHECK(check_all(label, x, n, 0.5) == 0, "%s at e = 0.5", what);
+}
+
 /* Blocks whose codes have delta width w and first-code width w0, for every
  * pair, built as exact multiples of the step (and a random wobble inside the
  * bound), so each block takes the PACKED form at that width. */
@@ -329,10 +338,37 @@ static void test_escape_masks(void) {
                  ? (k % 3 ? -9.96921e36f : NAN)
                  : (float)(20.0 * sin(0.37 * (double)k) + 0.01 * (double)b);
     }
-  GZ_CHECK(check_all("escape masks, e=1e-4", x, n, 1e-4) == 0,
-           "every eight-lane pattern of escapes at e = 1e-4");
-  GZ_CHECK(check_all("escape masks, e=0.5", x, n, 0.5) == 0,
-           "every eight-lane pattern of escapes at e = 0.5");
+  check_two_bounds("escape masks", x, n);
+  free(x);
+}
+
+/* MIXED blocks whose escaped values have one kind each (NaN of either sign
+ * and two payloads, Inf, -0.0, subnormals of either sign, a fill value,
+ * 3e38) but for one lane of another kind: the 32-bit path writes escaped
+ * values of equal bits as one broadcast, else gathers them, and settles
+ * blocks of out-of-range values before looking for -0.0 and subnormals.
+ * A broadcast taken for values equal in |x| or in value only (NaN against
+ * -NaN, 1e-40 against -1e-40) or of a wrong count changes the bytes. */
+static void test_escape_kinds(void) {
+  const uint32_t kinds[] = {0x7fc00000u, 0xffc00000u, 0x7fc00001u,
+                            0x7f800000u, 0x80000000u, 0x000116c2u,
+                            0x800116c2u, 0xfcf0bdc2u, 0x7f61b1e6u};
+  const int nkinds = (int)(sizeof kinds / sizeof *kinds);
+  size_t n = 0, cap = (size_t)nkinds * (size_t)nkinds * 3 * GZ_BLOCK;
+  float *x = malloc(cap * sizeof *x);
+  for (int a = 0; a < nkinds; a++)
+    for (int b = 0; b < nkinds; b++)
+      for (int odd = 0; odd < GZ_BLOCK; odd += 15) { /* lanes 0, 15, 30 */
+        for (int i = 0; i < GZ_BLOCK; i++) {
+          uint32_t bits = kinds[i == odd ? b : a];
+          if (i % 3 == 0 || i == odd)
+            memcpy(&x[n + (size_t)i], &bits, 4);
+          else
+            x[n + (size_t)i] = (float)(5.0 * cos(0.21 * (double)(n + (size_t)i)));
+        }
+        n += GZ_BLOCK;
+      }
+  check_two_bounds("escape kinds", x, n);
   free(x);
 }
 
@@ -365,10 +401,7 @@ static void test_escape_runs(void) {
       n += GZ_BLOCK;
     }
   }
-  GZ_CHECK(check_all("escape runs, e=1e-4", x, n, 1e-4) == 0,
-           "every run of escapes at e = 1e-4");
-  GZ_CHECK(check_all("escape runs, e=0.5", x, n, 0.5) == 0,
-           "every run of escapes at e = 0.5");
+  check_two_bounds("escape runs", x, n);
   free(x);
 }
 
@@ -479,6 +512,7 @@ int main(void) {
   test_escapes();
   test_escape_runs();
   test_escape_masks();
+  test_escape_kinds();
   test_code_limits();
   test_wide_deltas();
   test_stream();

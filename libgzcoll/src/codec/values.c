@@ -22,7 +22,10 @@
  *  - MIXED and CONST blocks on the same paths (AVX2, in the 32-bit
  *    quantizer: the codes that escaped values repeat gathered by one
  *    permutation per eight lanes, the escaped values by one byte shuffle
- *    per four, both from tables of the lane mask; CONST tried only for
+ *    per four, both from tables of the lane mask, or, when they all have
+ *    the same bits (fill values, NaN), stored as one broadcast; a block's
+ *    refused values first checked for |x| past the code limit, which
+ *    settles fill values and NaN without the other checks; CONST tried only for
  *    blocks escaped throughout; after a
  *    CONST block, a block of 32 equal refused values is written CONST
  *    without quantizing it: fill values come in runs).
@@ -53,8 +56,10 @@
 #define PAY_WORDS 17
 /* Room the fast encoder may write past a block's start (header, whole
  * payload words; a MIXED block's escaped values are copied 16 bytes a step,
- * up to 16 bytes past the last of them). */
+ * up to 16 bytes past the last of them, or, all of equal bits, as 128 bytes
+ * from its byte 7). */
 #define FAST_ROOM (2 + 8 * PAY_WORDS + 16)
+_Static_assert(7 + 128 <= FAST_ROOM, "a MIXED block's broadcast escaped values fit");
 
 /* The 32-bit quantizer's constants, derived from qp once per chunk
  * (quant32_prepare). */
@@ -427,24 +432,32 @@ quant32_avx2(const float *x, const quant32_consts_t *c, uint32_t *u, uint32_t *a
     const __m256i below_bad = _mm256_set1_epi32((int)(c->xbad - 1));
     const __m256 eb_out = _mm256_set1_ps(c->eb_out);
     uint32_t good_bits = 0, decided = 0;
+    /* fill values and NaN first: |x| >= xbad settles most blocks */
     for (int i = 0; i < 32; i += 8) {
-      __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i)),
-              axi = _mm256_and_si256(b, _mm256_castps_si256(absm));
-      __m256i sure = _mm256_or_si256(
-          _mm256_andnot_si256(
-              _mm256_cmpeq_epi32(b, zero),
-              _mm256_cmpgt_epi32(_mm256_add_epi32(below_normal, _mm256_set1_epi32(1)),
-                                 axi)),
-          _mm256_cmpgt_epi32(axi, below_bad));
-      sure = _mm256_or_si256(
-          sure, _mm256_castps_si256(_mm256_cmp_ps(dist[i / 8], eb_out, _CMP_GT_OQ)));
+      __m256i axi =
+          _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)),
+                           _mm256_castps_si256(absm));
       good_bits |= (uint32_t)_mm256_movemask_ps(good[i / 8]) << i;
       decided |= (uint32_t)_mm256_movemask_ps(
-                     _mm256_or_ps(good[i / 8], _mm256_castsi256_ps(sure)))
+                     _mm256_castsi256_ps(_mm256_cmpgt_epi32(axi, below_bad)))
                  << i;
     }
-    if (decided != 0xffffffffu)
-      return 0;
+    decided |= good_bits;
+    if (decided != 0xffffffffu) { /* then -0.0, subnormals, distances past eb */
+      for (int i = 0; i < 32; i += 8) {
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i)),
+                axi = _mm256_and_si256(b, _mm256_castps_si256(absm));
+        __m256i sure = _mm256_andnot_si256(
+            _mm256_cmpeq_epi32(b, zero),
+            _mm256_cmpgt_epi32(_mm256_add_epi32(below_normal, _mm256_set1_epi32(1)),
+                               axi));
+        sure = _mm256_or_si256(
+            sure, _mm256_castps_si256(_mm256_cmp_ps(dist[i / 8], eb_out, _CMP_GT_OQ)));
+        decided |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(sure)) << i;
+      }
+      if (decided != 0xffffffffu)
+        return 0;
+    }
     *ok = good_bits;
     ors = fill_refused(codes, good_bits, u);
   } else {
@@ -699,11 +712,26 @@ static const uint8_t set_lanes[16][16] = {
 #undef LANE
 #undef NONE
 
-/* The values x[i] at the set bits i of escaped, in order, at p, four lanes
- * a step with no branch per value (up to 16 bytes past them are written);
- * returns where they end. */
+/* The values x[i] at the set bits i of escaped (nesc of them), in order,
+ * at p, with no branch per value: when they all have the same bits (fill
+ * values, NaN: the common case), as 128 bytes of them; else four lanes a
+ * step (up to 16 bytes past them are written). Returns where they end. */
 __attribute__((target("avx2"))) static uint8_t *
-copy_escaped_avx2(const float *x, uint32_t escaped, uint8_t *p) {
+copy_escaped_avx2(const float *x, uint32_t escaped, int nesc, uint8_t *p) {
+  int bits;
+  uint32_t same = 0;
+  __m256i first;
+  memcpy(&bits, x + __builtin_ctz(escaped), 4);
+  first = _mm256_set1_epi32(bits);
+  for (int i = 0; i < 32; i += 8)
+    same |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
+                _mm256_loadu_si256((const __m256i *)(const void *)(x + i)), first)))
+            << i;
+  if ((escaped & ~same) == 0) {
+    for (int i = 0; i < 4; i++)
+      _mm256_storeu_si256((__m256i *)(void *)(p + 32 * i), first);
+    return p + 4 * nesc;
+  }
   for (int i = 0; i < 32; i += 4) {
     unsigned m = escaped >> i & 15;
     __m128i v =
@@ -737,7 +765,7 @@ put_mixed(const float *x, uint32_t escaped, int nesc, uint64_t u0, const uint32_
     out[3 + i] = (uint8_t)(escaped >> (8 * i));
 #ifdef HAVE_AVX2_PATH
   if (from32)
-    p = copy_escaped_avx2(x, escaped, p);
+    p = copy_escaped_avx2(x, escaped, nesc, p);
   else
 #endif
     for (uint32_t e = escaped; e; e &= e - 1) {
