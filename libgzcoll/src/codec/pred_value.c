@@ -463,45 +463,112 @@ GZ_VINLINE size_t vline(vctx_t *restrict c, size_t base, size_t k, size_t end, s
   return k;
 }
 
+/* The points k, k + 2h, ... below end (k an odd multiple of h) of sweep 2
+ * at level h on the row at base of n values (cubic inside, the mode
+ * changes near its ends), coded from u[c->pos] on. simd: as vline. */
+GZ_VINLINE void vsweep2(vctx_t *restrict c, size_t base, size_t n, size_t h, size_t k,
+                        size_t end, const int decode, const int f64, const int simd) {
+  size_t step = 2 * h;
+  for (; k < end && k < 3 * h; k += step)
+    vvisit(c, base + k,
+           gz_interp_pred(c->R + base + k, (ptrdiff_t)h, gz_interp_mode(k, h, n)), decode,
+           f64);
+  if (n > 3 * h)
+    k = vline(c, base, k, end < n - 3 * h ? end : n - 3 * h, step, (ptrdiff_t)h, 2, 1,
+              h > 1, decode, f64, simd);
+  for (; k < end; k += step)
+    vvisit(c, base + k,
+           gz_interp_pred(c->R + base + k, (ptrdiff_t)h, gz_interp_mode(k, h, n)), decode,
+           f64);
+}
+
 /* One row of sweep a at level h (pred_interp.c's order): the points of row
  * (i, j) whose coordinate a is an odd multiple of h, the later axes at
  * multiples of 2h, coded from u[pos]. simd: as vline. */
 GZ_VINLINE void vrow(vctx_t *restrict c, const size_t d[3], size_t h, int a, size_t i,
                      size_t j, uint32_t pos, const int decode, const int f64,
                      const int simd) {
-  size_t base = (i * d[1] + j) * d[2], k = a == 2 ? h : 0, step = 2 * h;
-  ptrdiff_t o = (ptrdiff_t)(h * (a == 0 ? d[1] * d[2] : a == 1 ? d[2] : 1));
+  size_t base = (i * d[1] + j) * d[2], step = 2 * h;
+  ptrdiff_t o = (ptrdiff_t)(h * (a == 0 ? d[1] * d[2] : d[2]));
   int mode;
   c->pos = pos;
-  if (a < 2) { /* across rows: one mode for the whole row */
-    mode = gz_interp_mode(a == 0 ? i : j, h, d[a]);
-    if (mode == 2)
-      vline(c, base, 0, d[2], step, o, 2, 0, 1, decode, f64, simd);
-    else
-      vline(c, base, 0, d[2], step, o, mode, 0, 1, decode, f64, simd);
+  if (a == 2) {
+    vsweep2(c, base, d[2], h, h, d[2], decode, f64, simd);
     return;
   }
-  /* along the row: cubic inside, the mode changes near its ends */
-  for (; k < d[2] && k < 3 * h; k += step)
-    vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
-           decode, f64);
-  if (d[2] > 3 * h)
-    k = vline(c, base, k, d[2] - 3 * h, step, o, 2, 1, h > 1, decode, f64, simd);
-  for (; k < d[2]; k += step)
-    vvisit(c, base + k, gz_interp_pred(c->R + base + k, o, gz_interp_mode(k, h, d[2])),
-           decode, f64);
+  /* across rows: one mode for the whole row */
+  mode = gz_interp_mode(a == 0 ? i : j, h, d[a]);
+  if (mode == 2)
+    vline(c, base, 0, d[2], step, o, 2, 0, 1, decode, f64, simd);
+  else
+    vline(c, base, 0, d[2], step, o, mode, 0, 1, decode, f64, simd);
 }
 
-/* Level h, plane by plane and row by row instead of sweep by sweep (the
+/* A line (1-D box) in blocks of VBLOCK values for the levels below
+ * VBLOCK / 2, as a wavefront: at step t, level h codes block t - l(h)
+ * (l = 0 for VBLOCK / 4, one more per finer level). Its points read
+ * points of coarser levels at most 3h <= VBLOCK away, so in this block or
+ * the next, which the coarser level coded a step earlier; their places in
+ * u are computed from k, so the stream is the same. Level by level, each
+ * finer level went through the whole chunk (16 MB of R at 2^21 values) and
+ * the sparse ones read a cache line per point. */
+#define VBLOCK 4096
+#define VBLOCK_AHEAD 2
+#define VBLOCK_LEVELS 11 /* h = VBLOCK / 4, ..., 2, 1 */
+
+/* Ask for the cache lines of p[0, bytes) (write: to be written). */
+GZ_VINLINE void vfetch(const void *p, size_t bytes, const int write) {
+  for (size_t b = 0; b < bytes; b += 64)
+    if (write)
+      __builtin_prefetch((const char *)p + b, 1, 3);
+    else
+      __builtin_prefetch((const char *)p + b, 0, 3);
+}
+
+GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
+                             const int f64, const int simd) {
+  uint32_t pos[VBLOCK_LEVELS], last;
+  size_t nb = (n + VBLOCK - 1) / VBLOCK;
+  for (int l = 0; l < VBLOCK_LEVELS; l++) { /* where each level's bins start */
+    size_t h = (size_t)VBLOCK / 4 >> l;
+    pos[l] = c->pos;
+    c->pos = (uint32_t)(c->pos + (n + h - 1) / (2 * h));
+  }
+  last = c->pos;
+  for (size_t t = 0; t < nb + VBLOCK_LEVELS - 1; t++) {
+    if (t + VBLOCK_AHEAD < nb) { /* the block the coarsest level codes next */
+      size_t first = (t + VBLOCK_AHEAD) * VBLOCK, elem = f64 ? 8 : 4;
+      size_t m = n - first < VBLOCK ? n - first : VBLOCK;
+      if (decode)
+        vfetch((char *)c->out + first * elem, m * elem, 1);
+      else
+        vfetch((const char *)c->x + first * elem, m * elem, 0);
+      vfetch(c->R + first, m * sizeof *c->R, 1);
+    }
+    for (int l = 0; l < VBLOCK_LEVELS; l++) {
+      size_t h = (size_t)VBLOCK / 4 >> l, b = t - (size_t)l, k0 = b * VBLOCK;
+      size_t k1 = n - k0 < VBLOCK ? n : k0 + VBLOCK;
+      if (t < (size_t)l || b >= nb)
+        continue;
+      c->pos = pos[l] + (uint32_t)(k0 / (2 * h));
+      vsweep2(c, 0, n, h, k0 + h, k1, decode, f64, simd);
+    }
+  }
+  c->pos = last;
+}
+
+/* Level h, row by row across the planes instead of sweep by sweep (the
  * points of one sweep are independent, and their places in u are computed
- * from their coordinates, so the stream is the same): everything a point
- * of plane i reads at this level is on plane i itself (sweeps 1 and 2:
- * rows that sweeps 0 and 1 code earlier on the plane) or was coded at an
- * earlier level (sweep 0: planes i -+ h, i -+ 3h). Row j's sweep 1 needs
- * rows j + h and j + 3h from sweep 0, so it runs three rows behind it.
- * Sweep by sweep, each sweep went through the whole chunk's R (16 MB at
- * 2^21 values) and waited on memory; here a plane's rows are reused while
- * in cache. */
+ * from their coordinates, so the stream is the same): what a point of row
+ * (i, j) reads at this level is on its own plane (sweeps 1 and 2: rows
+ * that sweeps 0 and 1 code earlier) or was coded at an earlier level
+ * (sweep 0: rows (i -+ h, j), (i -+ 3h, j)). Row j's sweep 1 needs rows
+ * j + h and j + 3h from sweep 0, so it runs three rows behind it. Rows
+ * outside, planes inside: the rows read are those of the last few steps
+ * of t on every plane (seven rows per plane: 0.45 MB of R for the smooth
+ * field's chunks of 16 x 256 x 512), in cache; plane by plane, sweep 0
+ * read four other planes' rows again a plane later (1 MB each), from
+ * memory. Sweep by sweep, each sweep went through the whole chunk's R. */
 GZ_VINLINE void vlevel(vctx_t *restrict c, const size_t d[3], size_t h, const int decode,
                        const int f64, const int simd) {
   /* points per row and rows per plane of each sweep (0 when it is empty) */
@@ -510,12 +577,11 @@ GZ_VINLINE void vlevel(vctx_t *restrict c, const size_t d[3], size_t h, const in
   size_t nj2 = (d[1] + h - 1) / h, ni0 = (d[0] + h - 1) / (2 * h);
   uint32_t p0 = c->pos, p1 = (uint32_t)(p0 + ni0 * nj0 * nk02);
   uint32_t p2 = (uint32_t)(p1 + (d[0] + h - 1) / h * nj1 * nk02);
-  for (size_t i = 0; i < d[0]; i += h) {
-    int odd_i = (i / h) & 1;
-    for (size_t t = 0; t < d[1] + 3 * h; t += h) {
-      /* row j = t - 3h, wrapping past d[1] while t < 3h */
-      size_t j = t - 3 * h;
-      if (odd_i && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
+  for (size_t t = 0; t < d[1] + 3 * h; t += h) {
+    /* row j = t - 3h, wrapping past d[1] while t < 3h */
+    size_t j = t - 3 * h;
+    for (size_t i = 0; i < d[0]; i += h) {
+      if (((i / h) & 1) && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
         vrow(c, d, h, 0, i, t, (uint32_t)(p0 + ((i / h) / 2 * nj0 + t / h / 2) * nk02),
              decode, f64, simd);
       if (j < d[1] && ((j / h) & 1)) /* sweep 1 on row j: rows j + h, j + 3h are done */
@@ -541,8 +607,13 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
   vvisit(c, 0, 0, decode, f64); /* the origin, predicted by 0 */
   while (top * 2 < longest)
     top *= 2;
-  for (size_t h = top; h >= 1 && longest > 1; h /= 2)
+  for (size_t h = top; h >= 1 && longest > 1; h /= 2) {
+    if (d[0] * d[1] == 1 && h < VBLOCK / 2) {
+      vline_levels(c, d[2], decode, f64, simd);
+      break;
+    }
     vlevel(c, d, h, decode, f64, simd);
+  }
 }
 
 #define GZ_VINSTANCE(name, decode, f64, simd)                                            \
