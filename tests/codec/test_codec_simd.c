@@ -218,7 +218,7 @@ static void test_stream2(void) {
  * and from hostile ones. */
 /* QINTERP's visiting order checked against pred_interp.c's, which shares
  * no code with pred_value.c's traversals (the 1-D wavefront in blocks,
- * the levels row by row across planes): its decoder fed the bins times 32
+ * the levels plane by plane and row by row): its decoder fed the bins times 32
  * (R - P = 32 k) rebuilds every reconstructed code R, whose values must be
  * pred_value.c's decoder's bit for bit and, where not escaped, within eb of
  * x. A bin stored at another point's place, or a point predicted from a
@@ -242,8 +242,8 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
     beyond += !esc[i] && !(fabs((double)x[i] - (double)r) <= eb);
   }
   GZ_CHECK(differ == 0 && beyond == 0,
-           "%s: QINTERP in pred_interp.c's order (%zu values differ, %zu beyond eb)", what,
-           differ, beyond);
+           "%s: QINTERP in pred_interp.c's order (%zu values differ, %zu beyond eb)",
+           what, differ, beyond);
 }
 
 static void test_vpred(void) {
@@ -286,8 +286,8 @@ static void test_vpred(void) {
           if (pk == GZ_VPRED_INTERP) {
             char what[96];
             snprintf(what, sizeof what, "%s, %zux%zux%zu, eb %g",
-                     kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1], d[2],
-                     ebs[e]);
+                     kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
+                     d[2], ebs[e]);
             check_vinterp_order(what, x, d, ebs[e], ub, eb8); /* AVX2 still chosen */
             gz_chunk2_simd(0);
             check_vinterp_order(what, x, d, ebs[e], ua, ea);

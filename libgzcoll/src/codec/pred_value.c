@@ -557,18 +557,16 @@ GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
   c->pos = last;
 }
 
-/* Level h, row by row across the planes instead of sweep by sweep (the
+/* Level h, plane by plane and row by row instead of sweep by sweep (the
  * points of one sweep are independent, and their places in u are computed
- * from their coordinates, so the stream is the same): what a point of row
- * (i, j) reads at this level is on its own plane (sweeps 1 and 2: rows
- * that sweeps 0 and 1 code earlier) or was coded at an earlier level
- * (sweep 0: rows (i -+ h, j), (i -+ 3h, j)). Row j's sweep 1 needs rows
- * j + h and j + 3h from sweep 0, so it runs three rows behind it. Rows
- * outside, planes inside: the rows read are those of the last few steps
- * of t on every plane (seven rows per plane: 0.45 MB of R for the smooth
- * field's chunks of 16 x 256 x 512), in cache; plane by plane, sweep 0
- * read four other planes' rows again a plane later (1 MB each), from
- * memory. Sweep by sweep, each sweep went through the whole chunk's R. */
+ * from their coordinates, so the stream is the same): everything a point
+ * of plane i reads at this level is on plane i itself (sweeps 1 and 2:
+ * rows that sweeps 0 and 1 code earlier on the plane) or was coded at an
+ * earlier level (sweep 0: planes i -+ h, i -+ 3h). Row j's sweep 1 needs
+ * rows j + h and j + 3h from sweep 0, so it runs three rows behind it.
+ * Sweep by sweep, each sweep went through the whole chunk's R (16 MB at
+ * 2^21 values) and waited on memory; here a plane's rows are reused while
+ * in cache. */
 GZ_VINLINE void vlevel(vctx_t *restrict c, const size_t d[3], size_t h, const int decode,
                        const int f64, const int simd) {
   /* points per row and rows per plane of each sweep (0 when it is empty) */
@@ -577,11 +575,12 @@ GZ_VINLINE void vlevel(vctx_t *restrict c, const size_t d[3], size_t h, const in
   size_t nj2 = (d[1] + h - 1) / h, ni0 = (d[0] + h - 1) / (2 * h);
   uint32_t p0 = c->pos, p1 = (uint32_t)(p0 + ni0 * nj0 * nk02);
   uint32_t p2 = (uint32_t)(p1 + (d[0] + h - 1) / h * nj1 * nk02);
-  for (size_t t = 0; t < d[1] + 3 * h; t += h) {
-    /* row j = t - 3h, wrapping past d[1] while t < 3h */
-    size_t j = t - 3 * h;
-    for (size_t i = 0; i < d[0]; i += h) {
-      if (((i / h) & 1) && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
+  for (size_t i = 0; i < d[0]; i += h) {
+    int odd_i = (i / h) & 1;
+    for (size_t t = 0; t < d[1] + 3 * h; t += h) {
+      /* row j = t - 3h, wrapping past d[1] while t < 3h */
+      size_t j = t - 3 * h;
+      if (odd_i && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
         vrow(c, d, h, 0, i, t, (uint32_t)(p0 + ((i / h) / 2 * nj0 + t / h / 2) * nk02),
              decode, f64, simd);
       if (j < d[1] && ((j / h) & 1)) /* sweep 1 on row j: rows j + h, j + 3h are done */
