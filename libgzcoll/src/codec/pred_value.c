@@ -557,6 +557,24 @@ GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
   c->pos = last;
 }
 
+/* Ask for row t of plane i (values, or decoded values) and, when sweep 0
+ * codes that row, row t of planes i -+ h, which it reads (R): a row's
+ * first lines were waiting on memory (smooth field's chunks: 0.9x the time
+ * per value with these, 16 x 256 x 512 values). */
+GZ_VINLINE void vfetch_row(vctx_t *restrict c, const size_t d[3], size_t h, size_t i,
+                           size_t t, const int decode, const int f64) {
+  size_t elem = f64 ? 8 : 4, row = (i * d[1] + t) * d[2], plane = h * d[1] * d[2];
+  if (decode)
+    vfetch((char *)c->out + row * elem, d[2] * elem, 1);
+  else
+    vfetch((const char *)c->x + row * elem, d[2] * elem, 0);
+  if ((i / h) & 1 && !((t / h) & 1)) {
+    vfetch(c->R + row - plane, d[2] * sizeof *c->R, 0);
+    if (i + h < d[0])
+      vfetch(c->R + row + plane, d[2] * sizeof *c->R, 0);
+  }
+}
+
 /* Level h, plane by plane and row by row instead of sweep by sweep (the
  * points of one sweep are independent, and their places in u are computed
  * from their coordinates, so the stream is the same): everything a point
@@ -580,6 +598,8 @@ GZ_VINLINE void vlevel(vctx_t *restrict c, const size_t d[3], size_t h, const in
     for (size_t t = 0; t < d[1] + 3 * h; t += h) {
       /* row j = t - 3h, wrapping past d[1] while t < 3h */
       size_t j = t - 3 * h;
+      if (t + h < d[1]) /* what the next step reads first */
+        vfetch_row(c, d, h, i, t + h, decode, f64);
       if (odd_i && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
         vrow(c, d, h, 0, i, t, (uint32_t)(p0 + ((i / h) / 2 * nj0 + t / h / 2) * nk02),
              decode, f64, simd);
