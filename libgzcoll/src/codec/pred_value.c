@@ -504,6 +504,15 @@ GZ_VINLINE void vrow(vctx_t *restrict c, const size_t d[3], size_t h, int a, siz
     vline(c, base, 0, d[2], step, o, mode, 0, 1, decode, f64, simd);
 }
 
+/* Ask for the cache lines of p[0, bytes) (write: to be written). */
+GZ_VINLINE void vfetch(const void *p, size_t bytes, const int write) {
+  for (size_t b = 0; b < bytes; b += 64)
+    if (write)
+      __builtin_prefetch((const char *)p + b, 1, 3);
+    else
+      __builtin_prefetch((const char *)p + b, 0, 3);
+}
+
 /* A line (1-D box) in blocks of VBLOCK values for the levels below
  * VBLOCK / 2, as a wavefront: at step t, level h codes block t - l(h)
  * (l = 0 for VBLOCK / 4, one more per finer level). Its points read
@@ -515,15 +524,6 @@ GZ_VINLINE void vrow(vctx_t *restrict c, const size_t d[3], size_t h, int a, siz
 #define VBLOCK 4096
 #define VBLOCK_AHEAD 2
 #define VBLOCK_LEVELS 11 /* h = VBLOCK / 4, ..., 2, 1 */
-
-/* Ask for the cache lines of p[0, bytes) (write: to be written). */
-GZ_VINLINE void vfetch(const void *p, size_t bytes, const int write) {
-  for (size_t b = 0; b < bytes; b += 64)
-    if (write)
-      __builtin_prefetch((const char *)p + b, 1, 3);
-    else
-      __builtin_prefetch((const char *)p + b, 0, 3);
-}
 
 GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
                              const int f64, const int simd) {
