@@ -216,9 +216,40 @@ static void test_stream2(void) {
  * count also equals the flags set. The AVX2 decoder (QINTERP four points at
  * a time) writes the portable one's values bit for bit, from those bins
  * and from hostile ones. */
+/* QINTERP's visiting order checked against pred_interp.c's, which shares
+ * no code with pred_value.c's traversals (the 1-D wavefront in blocks,
+ * the levels plane by plane and row by row): its decoder fed the bins times 32
+ * (R - P = 32 k) rebuilds every reconstructed code R, whose values must be
+ * pred_value.c's decoder's bit for bit and, where not escaped, within eb of
+ * x. A bin stored at another point's place, or a point predicted from a
+ * neighbour not yet coded, breaks both. */
+static void check_vinterp_order(const char *what, const float *x, const size_t d[3],
+                                double eb, const uint64_t *u, const uint8_t *esc) {
+  enum { M = 7 * 33 * 129 };
+  static uint64_t w[M], R[M];
+  static int64_t q[M];
+  static float y[M];
+  size_t n = d[0] * d[1] * d[2], differ = 0, beyond = 0;
+  double unit, inv_unit;
+  gz_vq_grid(eb, &unit, &inv_unit);
+  for (size_t i = 0; i < n; i++)
+    w[i] = gz_pred_zigzag(gz_pred_unzigzag(u[i]) << 5);
+  gz_interp_decode(w, d, q);
+  gz_vpred_decode(GZ_VPRED_INTERP, 0, u, d, eb, R, y);
+  for (size_t i = 0; i < n; i++) {
+    float r = (float)((double)q[i] * unit);
+    differ += memcmp(&r, &y[i], sizeof r) != 0;
+    beyond += !esc[i] && !(fabs((double)x[i] - (double)r) <= eb);
+  }
+  GZ_CHECK(differ == 0 && beyond == 0,
+           "%s: QINTERP in pred_interp.c's order (%zu values differ, %zu beyond eb)",
+           what, differ, beyond);
+}
+
 static void test_vpred(void) {
   static const size_t shapes[][3] = {{7, 33, 129},  {3, 5, 601}, {1, 41, 67},
-                                     {1, 1, 20011}, {1, 1, 5},   {11, 9, 7}};
+                                     {1, 1, 20011}, {1, 1, 5},   {11, 9, 7},
+                                     {1, 1, 8193},  {29, 2, 3}};
   static const double ebs[3] = {1e-1, 1e-4, 1e-7};
   enum { M = 7 * 33 * 129 };
   static float x[M], ya[M], yb[M];
@@ -252,6 +283,16 @@ static void test_vpred(void) {
                    "escapes (%zu, %zu flagged) are the portable one's (%zu)",
                    pk, kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
                    d[2], ebs[e], nb, flags, na);
+          if (pk == GZ_VPRED_INTERP) {
+            char what[96];
+            snprintf(what, sizeof what, "%s, %zux%zux%zu, eb %g",
+                     kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
+                     d[2], ebs[e]);
+            check_vinterp_order(what, x, d, ebs[e], ub, eb8); /* AVX2 still chosen */
+            gz_chunk2_simd(0);
+            check_vinterp_order(what, x, d, ebs[e], ua, ea);
+            gz_chunk2_simd(1);
+          }
           /* and the decoders, on these bins and on hostile ones (any 64 bits,
            * codes far beyond 2^51) */
           for (int hostile = 0; hostile < 2; hostile++) {
