@@ -206,16 +206,6 @@ static void test_stream2(void) {
   gz_chunk2_simd(-1);
 }
 
-/* The value predictors (pred_value.c; QLORENZO by rows in three passes and
- * QINTERP four points at a time in the AVX2 encoder): the same bins, escape
- * flags and escape count as the portable encoder, point by point, on every
- * field of codec_fields.h plus one of values whose reconstruction rounds
- * beyond the bound in float32 (escapes found only by the final check, which
- * send the row encoder back), shapes that are odd along every axis, rows
- * longer than its pieces of 256, and 2-D, 1-D and single-row boxes; the
- * count also equals the flags set. The AVX2 decoder (QINTERP four points at
- * a time) writes the portable one's values bit for bit, from those bins
- * and from hostile ones. */
 /* QINTERP's visiting order checked against pred_interp.c's, which shares
  * no code with pred_value.c's traversals (the 1-D wavefront in blocks,
  * the levels plane by plane and row by row): its decoder fed the bins times 32
@@ -246,6 +236,35 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
            what, differ, beyond);
 }
 
+/* The value predictors (pred_value.c; QLORENZO by rows in passes and
+ * QINTERP four points at a time in the AVX2 encoder): the same bins, escape
+ * flags and escape count as the portable encoder, point by point, and
+ * QLORENZO the same reconstructions, on every field of codec_fields.h plus
+ * one of values whose reconstruction rounds beyond the bound in float32
+ * (escapes found only by the bound check) and one of specials among them
+ * (runs of NaN, Inf or fill values of every length, across the row
+ * encoder's pieces and at the ends of rows, -0.0, +0.0, subnormals, next to
+ * the rounding escapes), shapes that are odd along every axis, rows longer
+ * than its pieces of 256, and 2-D, 1-D and single-row boxes; the count also
+ * equals the flags set. The AVX2 decoder (QINTERP four points at a time)
+ * writes the portable one's values bit for bit, from those bins and from
+ * hostile ones. */
+static void fill_specials(float *x, size_t n) {
+  static const float odd[6] = {-0.0f, 0.0f, 1e-40f, -1e-42f, INFINITY, -INFINITY};
+  size_t i = 0;
+  for (size_t k = 0; k < n; k++) /* beyond float32's resolution at eb 1e-4 */
+    x[k] = (float)(3000.0 + 0.01 * sin(0.002 * (double)k) + 1e-4 * (double)(k % 7));
+  for (size_t r = 0; i < n; r++) { /* a run of NaN or fill values, a gap with specials */
+    size_t len = r % 7 == 6 ? 250 + r % 20 : 1 + (r * 37) % 97;
+    for (size_t k = i; k < i + len && k < n; k++)
+      x[k] = r % 2 ? NAN : -9.96921e36f;
+    i += len;
+    for (size_t k = 0; k < 3 && i + 2 * k < n; k++)
+      x[i + 2 * k] = odd[(r + k) % 6];
+    i += 1 + (r * 53) % 113;
+  }
+}
+
 static void test_vpred(void) {
   static const size_t shapes[][3] = {{7, 33, 129},  {3, 5, 601}, {1, 41, 67},
                                      {1, 1, 20011}, {1, 1, 5},   {11, 9, 7},
@@ -255,14 +274,19 @@ static void test_vpred(void) {
   static float x[M], ya[M], yb[M];
   static uint64_t Ra[M], Rb[M], ua[M], ub[M];
   static uint8_t ea[M], eb8[M];
-  for (int kind = 0; kind <= FIELD_COUNT; kind++)
+  for (int kind = 0; kind <= FIELD_COUNT + 1; kind++)
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
       for (int e = 0; e < 3; e++)
         for (int pk = GZ_VPRED_LORENZO; pk <= GZ_VPRED_INTERP; pk++) {
           const size_t *d = shapes[sh];
           size_t n = d[0] * d[1] * d[2], na, nb, flags = 0;
+          const char *name = kind < FIELD_COUNT    ? field_names[kind]
+                             : kind == FIELD_COUNT ? "rounding"
+                                                   : "specials";
           if (kind < FIELD_COUNT) {
             field_fill((field_kind_t)kind, 1, x, n, 31 + (uint64_t)kind);
+          } else if (kind > FIELD_COUNT) {
+            fill_specials(x, n);
           } else { /* float32 spacing near 3000 is 2.4e-4: coarser than 2 eb */
             for (size_t i = 0; i < n; i++)
               x[i] = (float)(3000.0 + 0.01 * sin(0.001 * (double)i) +
@@ -281,13 +305,16 @@ static void test_vpred(void) {
                        !memcmp(ea, eb8, n),
                    "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder's bins and "
                    "escapes (%zu, %zu flagged) are the portable one's (%zu)",
-                   pk, kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
-                   d[2], ebs[e], nb, flags, na);
+                   pk, name, d[0], d[1], d[2], ebs[e], nb, flags, na);
+          if (pk == GZ_VPRED_LORENZO) /* (QINTERP's last sweep keeps no R) */
+            GZ_CHECK(!memcmp(Ra, Rb, n * sizeof *Ra),
+                     "QLORENZO, %s, %zux%zux%zu, eb %g: the AVX2 encoder's "
+                     "reconstructions are the portable one's",
+                     name, d[0], d[1], d[2], ebs[e]);
           if (pk == GZ_VPRED_INTERP) {
             char what[96];
             snprintf(what, sizeof what, "%s, %zux%zux%zu, eb %g",
-                     kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
-                     d[2], ebs[e]);
+                     name, d[0], d[1], d[2], ebs[e]);
             check_vinterp_order(what, x, d, ebs[e], ub, eb8); /* AVX2 still chosen */
             gz_chunk2_simd(0);
             check_vinterp_order(what, x, d, ebs[e], ua, ea);
@@ -309,8 +336,7 @@ static void test_vpred(void) {
             GZ_CHECK(!memcmp(ya, yb, n * sizeof *ya),
                      "predictor %d, %s, %zux%zux%zu, eb %g%s: the AVX2 decoder's values "
                      "are the portable one's",
-                     pk, kind < FIELD_COUNT ? field_names[kind] : "rounding", d[0], d[1],
-                     d[2], ebs[e], hostile ? ", hostile bins" : "");
+                     pk, name, d[0], d[1], d[2], ebs[e], hostile ? ", hostile bins" : "");
           }
         }
   gz_chunk2_simd(-1);

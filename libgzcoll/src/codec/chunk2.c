@@ -172,6 +172,10 @@ static size_t find_flag(const uint8_t *flag, size_t from, size_t n, int set) {
   return n;
 }
 
+size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set) {
+  return find_flag(flag, from, n, set);
+}
+
 /* The instruction set of the quantizer: -1 not asked yet, 0 portable, 1
  * AVX2 (gz_chunk2_simd). */
 static int simd_level = -1;

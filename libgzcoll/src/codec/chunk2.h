@@ -24,6 +24,11 @@ int gz_chunk2_simd(int want);
 /* Largest encoded chunk of n values of elem bytes. */
 size_t gz_chunk2_bound(size_t n, size_t elem);
 
+/* The first i >= from with flag[i] equal to set (flags 0 or 1), or n:
+ * eight flags at a time (escape flags, whose runs chunk2.c and
+ * pred_value.c's row encoder walk). */
+size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set);
+
 /* Encode the d[0] x d[1] x d[2] values x (C order) into out (room for
  * gz_chunk2_bound); predictor is a gz_predictor_t. Returns bytes written, 0
  * with *nomem set when scratch memory could not be allocated. */

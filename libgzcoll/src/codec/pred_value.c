@@ -22,10 +22,10 @@
  * The float32 encoder and decoder have second instances compiled for AVX2
  * (chosen with gz_chunk2_simd, as chunk2.c's quantizer): QINTERP four
  * points of a line at once (every prediction of a sweep reads only earlier
- * sweeps), QLORENZO's encoder row by row in passes that leave only the
- * dependence on the previous point serial (its decoder stays point by
- * point). They give the portable instances' bins, escapes and values bit
- * for bit (the streams are the same bytes; tests/codec/test_codec_simd.c).
+ * sweeps), QLORENZO's encoder row by row in passes with no chain from
+ * point to point (its decoder stays point by point). They give the
+ * portable instances' bins, escapes and values bit for bit (the streams
+ * are the same bytes; tests/codec/test_codec_simd.c).
  */
 #include "codec/predict.h"
 
@@ -52,7 +52,6 @@ typedef struct vctx {
   /* 32-bit (chunks hold at most 2^24 values): a size_t would share
    * uint64_t's type, so every store to R or u would reload it */
   uint32_t pos, nesc;
-  uint32_t point_pieces; /* QLORENZO's AVX2 encoder: pieces left to code point by point */
   double eb, unit, inv_unit, limit;
 } vctx_t;
 
@@ -286,20 +285,23 @@ GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, in
 
 /* QLORENZO's encoder on one row of n points at off (neighbour rows up,
  * back and bu at R + off - ..., each used when its mask is all ones), as
- * vvisit on each point in turn but in three passes over pieces of VROW
- * points, so that only the part that depends on the previous point is a
- * chain: (1) the neighbour rows' share of every prediction and every code,
- * independent; (2) along the piece, the prediction, bin and reconstruction
- * of each point assuming it is not an escape (codes out of range, zeros and
- * subnormals go through vvisit there, exactly); (3) the bound check of
- * every reconstruction, independent. The first point that fails the check
- * (rounding at the edge of a bin: rare, except on values beyond float32's
- * resolution at the bound, where resuming the passes after each escape cost
- * a pass per escape) becomes an escape as in vvisit, and the rest of the
- * piece and the next VPOINT_PIECES pieces go through vvisit. Same bins,
+ * vvisit on each point in turn, without a chain from point to point.
+ *
+ * A point's prediction is P = s + R' (s its neighbour rows' share, R' the
+ * reconstruction of the point on its left, 0 for the first), and the s of
+ * a row telescope: s_0 + ... + s_k = T_k, the neighbour rows' sum at k,
+ * T = up + back - bu. vvisit's reconstruction R = P + 32 k = X + 16 -
+ * ((X + 16 - P) mod 32) depends on P only modulo 32, and an escape's is P
+ * itself, so every R is congruent to P, and by induction to T, modulo 32,
+ * whatever escapes come before it. Hence, in pieces of VROW points: (1)
+ * every point's code, its R as if it were not an escape, from T alone, and
+ * so its escape flag (refused; a zero or subnormal but +0.0 reconstructed
+ * as 0; rounding beyond the bound, rare except on values beyond float32's
+ * resolution at the bound), independent; (2) the escapes, run by run: in
+ * a run R = R' + s, so R - T stays that of the point before the run; (3)
+ * every bin from P = T - T' + R', independent, 0 for escapes. Same bins,
  * reconstructions and escapes as vvisit point by point. */
 #define VROW 256
-#define VPOINT_PIECES 8
 
 /* (double)(int64_t)q for |q| < 2^51, in operations that vectorise. */
 GZ_VINLINE double vq_to_double(uint64_t q) {
@@ -311,99 +313,65 @@ GZ_VINLINE double vq_to_double(uint64_t q) {
   return d - s;
 }
 
-/* 1 when v is refused (NaN, Inf, out of range: an escape), 2 when it is
- * a zero or subnormal (vvisit decides), else 0 and its code plus VQ_HALF
- * in *w. */
-GZ_VINLINE uint8_t vspecial(double v, double inv_unit, double limit, double tiny,
-                            uint64_t *w) {
-  double sh = v * inv_unit + GZ_RINT_SHIFT;
+/* vvisit's code plus VQ_HALF of v (in *w), its reconstruction when its
+ * prediction is congruent to t modulo VQ_BIN (in *r), and whether it is an
+ * escape, in operations that vectorise. */
+GZ_VINLINE uint64_t vquant(const vctx_t *restrict c, double v, uint64_t t, uint64_t *w,
+                           uint64_t *r, const int f64) {
+  double sh = v * c->inv_unit + GZ_RINT_SHIFT, rv;
+  uint64_t bits, refused, small, far;
+  refused = !(fabs(sh - GZ_RINT_SHIFT) <= c->limit); /* NaN, Inf, out of range */
+  small = fabs(v) < (f64 ? DBL_MIN : (double)FLT_MIN);
   *w = (uint64_t)gz_rint_code(sh) + VQ_HALF;
-  return (uint8_t)((fabs(sh - GZ_RINT_SHIFT) <= limit ? 0 : 1) | (fabs(v) < tiny) << 1);
-}
-
-/* Whether the reconstruction of code r is within eb of v, in v's precision
- * (|r| < 2^51: not a refused value's). */
-GZ_VINLINE int vclose(double v, uint64_t r, double unit, double eb, const int f64) {
-  double rv = vq_to_double(r) * unit;
+  *r = *w - ((*w - t) & (VQ_BIN - 1));
+  rv = vq_to_double(*r) * c->unit; /* |r| < 2^51 where not refused */
   if (!f64)
     rv = (double)(float)rv;
-  return fabs(v - rv) <= eb;
+  far = !(fabs(v - rv) <= c->eb);
+  memcpy(&bits, &v, sizeof bits); /* zeros and subnormals: only +0.0 with R = 0 */
+  return refused | (small & ((bits | *r) != 0)) | ((small ^ 1) & far);
 }
 
 GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t rowstep,
                              size_t planestep, uint64_t mu, uint64_t mb, const int f64) {
-  uint64_t s[VROW], w[VROW];
-  uint8_t spec[VROW];
+  uint64_t T[VROW], W[VROW], E[VROW], tprev = 0, rprev = 0;
+  size_t ra[VROW / 2], rb[VROW / 2];
   uint64_t *restrict R = c->R + off, *restrict u = c->u + off;
   const uint64_t *up = R - (mu ? rowstep : 0), *back = R - (mb ? planestep : 0);
   const uint64_t *bu = R - (mu & mb ? rowstep + planestep : 0);
   const float *xf = (const float *)c->x + off;
   const double *xd = (const double *)c->x + off;
-  const double inv_unit = c->inv_unit, limit = c->limit, unit = c->unit, eb = c->eb,
-               tiny = f64 ? DBL_MIN : (double)FLT_MIN;
   uint64_t mub = mu & mb;
   uint8_t *restrict esc = c->esc + off;
   uint32_t nesc = c->nesc;
   for (size_t k0 = 0; k0 < n; k0 += VROW) {
-    size_t m = n - k0 < VROW ? n - k0 : VROW, first = k0 ? 0 : 1;
-    uint64_t prev = k0 ? R[k0 - 1] : 0, bad = 0;
-    if (!k0) { /* the row's first point has no left neighbours */
-      s[0] = (up[0] & mu) + (back[0] & mb) - (bu[0] & mub);
-      spec[0] = vspecial(f64 ? xd[0] : (double)xf[0], inv_unit, limit, tiny, &w[0]);
-    }
-    for (size_t k = first; k < m; k++) { /* (1) */
+    size_t m = n - k0 < VROW ? n - k0 : VROW, nr = 0;
+    const uint8_t *e = esc + k0;
+    for (size_t k = 0; k < m; k++) { /* (1) */
       size_t g = k0 + k;
-      s[k] = (up[g] & mu) - (up[g - 1] & mu) + (back[g] & mb) - (back[g - 1] & mb) -
-             (bu[g] & mub) + (bu[g - 1] & mub);
-      spec[k] = vspecial(f64 ? xd[g] : (double)xf[g], inv_unit, limit, tiny, &w[k]);
+      T[k] = (up[g] & mu) + (back[g] & mb) - (bu[g] & mub);
+      E[k] = vquant(c, f64 ? xd[g] : (double)xf[g], T[k], &W[k], &R[g], f64);
     }
-    if (c->point_pieces) { /* after a piece that failed a check */
-      c->point_pieces--;
-      for (size_t k = 0; k < m; k++) {
-        c->pos = (uint32_t)(off + k0 + k);
-        vvisit(c, off + k0 + k, s[k] + (k0 + k ? R[k0 + k - 1] : 0), 0, f64);
-      }
-    } else {
-      for (size_t k = 0; k < m; k++) { /* (2) */
-        uint64_t p = s[k] + prev, t = w[k] - p;
-        if (spec[k] == 1) { /* as vvisit: the bin 0, R the prediction */
-          R[k0 + k] = prev = p;
-          u[k0 + k] = 0;
-          esc[k0 + k] = 1;
-          continue;
-        }
-        if (spec[k]) { /* counts escapes in c->nesc: recounted below */
-          c->pos = (uint32_t)(off + k0 + k);
-          vvisit(c, off + k0 + k, p, 0, f64);
-          prev = R[k0 + k];
-          continue;
-        }
-        prev = w[k] - (t & (VQ_BIN - 1)); /* p + VQ_BIN * bin */
-        R[k0 + k] = prev;
-        u[k0 + k] = gz_pred_zigzag((uint64_t)((int64_t)t >> 5));
-      }
-      for (size_t k = 0; k < m; k++) /* (3) */
-        bad |= (uint64_t)!vclose(f64 ? xd[k0 + k] : (double)xf[k0 + k], R[k0 + k], unit,
-                                 eb, f64) &
-               (uint64_t)(spec[k] == 0);
-      if (bad) { /* the first point that failed: an escape, the rest again */
-        size_t f = 0;
-        c->point_pieces = VPOINT_PIECES;
-        while (spec[f] ||
-               vclose(f64 ? xd[k0 + f] : (double)xf[k0 + f], R[k0 + f], unit, eb, f64))
-          f++;
-        R[k0 + f] = s[f] + (k0 + f ? R[k0 + f - 1] : 0);
-        u[k0 + f] = 0;
-        esc[k0 + f] = 1;
-        memset(esc + k0 + f + 1, 0, m - f - 1);
-        for (size_t k = f + 1; k < m; k++) {
-          c->pos = (uint32_t)(off + k0 + k);
-          vvisit(c, off + k0 + k, s[k] + R[k0 + k - 1], 0, f64);
-        }
-      }
+    for (size_t k = 0; k < m; k++) /* (the flags as bytes in (1) made it spill) */
+      esc[k0 + k] = (uint8_t)E[k];
+    for (size_t a = gz_chunk2_find_flag(e, 0, m, 1), b; a < m; /* (2) */
+         a = gz_chunk2_find_flag(e, b, m, 1)) {
+      uint64_t d = a ? R[k0 + a - 1] - T[a - 1] : rprev - tprev;
+      b = gz_chunk2_find_flag(e, a, m, 0);
+      for (size_t k = a; k < b; k++)
+        R[k0 + k] = T[k] + d;
+      ra[nr] = a;
+      rb[nr++] = b;
+      nesc += (uint32_t)(b - a);
     }
-    for (size_t k = 0; k < m; k++) /* the piece's escapes, counted once */
-      nesc += esc[k0 + k];
+    u[k0] = gz_pred_zigzag((uint64_t)((int64_t)(W[0] - (T[0] - tprev + rprev)) >> 5));
+    for (size_t k = 1; k < m; k++) /* (3) */
+      u[k0 + k] = gz_pred_zigzag(
+          (uint64_t)((int64_t)(W[k] - (T[k] - T[k - 1] + R[k0 + k - 1])) >> 5));
+    for (size_t i = 0; i < nr; i++)
+      memset(u + k0 + ra[i], 0, (rb[i] - ra[i]) * sizeof *u);
+    tprev = T[m - 1];
+    rprev = R[k0 + m - 1];
   }
   c->pos = (uint32_t)(off + n);
   c->nesc = nesc;
