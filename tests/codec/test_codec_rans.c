@@ -27,7 +27,10 @@
  * (the encoder's reciprocal has a case of its own for it), 7 raw-bit
  * counts (bit length - 3) of 2 to 14 and one in eight up to 49: reads of
  * the decoder's 8-byte raw-bit reader from every bit offset, up to its
- * 57 bits in one read, and ending within the last seven bytes. */
+ * 57 bits in one read, and ending within the last seven bytes, 8 raw-bit
+ * counts of 12 to 16 and one in four of 26 to 30: the AVX2 pass joins the
+ * raw bits of four residuals when they have at most 56, else of two, else
+ * none, and here fours, pairs and singles on both sides of 56 mix. */
 static void fill(uint64_t *u, size_t n, int m, gz_rng_t *rng) {
   for (size_t i = 0; i < n; i++) {
     uint64_t r = gz_rng_next(rng);
@@ -58,6 +61,11 @@ static void fill(uint64_t *u, size_t n, int m, gz_rng_t *rng) {
     case 6:
       u[i] = r % 4096 == 0 ? (r >> 12) & ((1ull << (r % 40)) - 1) : r % 2;
       break;
+    case 8: {
+      unsigned k = r % 4 == 0 ? 26 + (unsigned)(r >> 8) % 5 : 12 + (unsigned)(r >> 8) % 5;
+      u[i] = 1ull << (k + 2) | ((r >> 14) & ((1ull << (k + 2)) - 1));
+      break;
+    }
     default: {
       unsigned nb =
           r % 8 == 0 ? 5 + (unsigned)(r >> 8) % 48 : 5 + (unsigned)(r >> 8) % 13;
@@ -143,7 +151,7 @@ int main(void) {
   static const int nstates[] = {2, 4, GZ_RANS32_STATES};
   gz_rng_seed(&rng, 1818);
   for (size_t si = 0; si < sizeof nstates / sizeof *nstates; si++)
-    for (int m = 0; m <= 7; m++)
+    for (int m = 0; m <= 8; m++)
       for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++)
         if (lengths[k] > 1)
           roundtrip(lengths[k], m, nstates[si], &rng);

@@ -499,25 +499,42 @@ static uint64_t odd_inverse(uint64_t d) {
  * (Granlund and Montgomery: its power of two, then its odd part a times
  * the inverse of g's odd part d is at most (2^64 - 1) / d exactly when d
  * divides a); Euclid's divisions run only when the divisor changes (they
- * were most of a compress of F3, integer amplitudes). */
+ * were most of a compress of F3, integer amplitudes). Eight codes are
+ * checked at once with one branch (a branch per code, taken or not by
+ * zeros and non-zeros mixed, was a quarter of a compress of F3); a block
+ * with a code that is not a multiple goes code by code. */
 static uint64_t common_factor(const int64_t *q, size_t n) {
   uint64_t g = 0, low = 0, inv = 0, lim = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t a = q[i] < 0 ? 0 - (uint64_t)q[i] : (uint64_t)q[i];
-    int tz;
-    if (!a || (g && !(a & low) && (a >> __builtin_ctzll(g)) * inv <= lim))
-      continue; /* a multiple of g */
-    while (a) {
-      uint64_t t = g % a;
-      g = a;
-      a = t;
+  int tz = 0;
+  for (size_t i = 0; i < n;) {
+    size_t end = n - i < 8 ? n : i + 8;
+    if (g && end == i + 8) {
+      uint64_t miss = 0;
+      for (size_t j = i; j < end; j++) {
+        uint64_t a = q[j] < 0 ? 0 - (uint64_t)q[j] : (uint64_t)q[j];
+        miss |= (a & low) | (uint64_t)((a >> tz) * inv > lim);
+      }
+      if (!miss) {
+        i = end;
+        continue;
+      }
     }
-    if (g == 1)
-      return 1;
-    tz = __builtin_ctzll(g);
-    low = (UINT64_C(1) << tz) - 1;
-    inv = odd_inverse(g >> tz);
-    lim = UINT64_MAX / (g >> tz);
+    for (; i < end; i++) {
+      uint64_t a = q[i] < 0 ? 0 - (uint64_t)q[i] : (uint64_t)q[i];
+      if (!a || (g && !(a & low) && (a >> tz) * inv <= lim))
+        continue; /* a multiple of g */
+      while (a) {
+        uint64_t t = g % a;
+        g = a;
+        a = t;
+      }
+      if (g == 1)
+        return 1;
+      tz = __builtin_ctzll(g);
+      low = (UINT64_C(1) << tz) - 1;
+      inv = odd_inverse(g >> tz);
+      lim = UINT64_MAX / (g >> tz);
+    }
   }
   return g > 1 && g < (1ull << 62) ? g : 1;
 }

@@ -179,18 +179,29 @@ static inline unsigned sym_raw(uint64_t v, bitw_t *w) {
 }
 
 /* Eight residuals below 2^52 with at least one of 16 or more, in AVX2:
- * their symbols into s and their raw bits (k[j] of them, up to 49) into
- * r, for the caller's writer. A residual v of 16 or more, as a double
- * (exact below 2^52: v in the mantissa of 2^52 + v, minus 2^52), has its
- * bit length minus one in the exponent and the two bits after its leading
- * one at the top of the mantissa, so that (bits >> 50) - 4092 is its symbol
- * 16 + 4 (nb - 5) + top and (bits >> 52) - 1025 its raw-bit count nb - 3:
- * the same symbols and bits as sym_raw. */
+ * their symbols into s and their raw bits into r, k[j] bits in piece j,
+ * for the caller's writer; returns the number of pieces. A residual v of
+ * 16 or more, as a double (exact below 2^52: v in the mantissa of 2^52 + v,
+ * minus 2^52), has its bit length minus one in the exponent and the two
+ * bits after its leading one at the top of the mantissa, so that (bits >>
+ * 50) - 4092 is its symbol 16 + 4 (nb - 5) + top and (bits >> 52) - 1025
+ * its raw-bit count nb - 3: the same symbols and bits as sym_raw. The raw
+ * bits of neighbours are joined (the later above the earlier, as the
+ * writer would have put them) into one piece per four residuals when the
+ * four have at most 56 bits, else one per two when each pair has, else one
+ * each: the writer's chain, a piece after the other, was most of the pass
+ * with a piece per residual (TREFHT, WRF). */
 #ifdef HAVE_AVX2_PATH
-__attribute__((target("avx2"))) static void group_avx2(const uint64_t *g, uint64_t s[8],
-                                                       uint64_t r[8], uint64_t k[8]) {
+#define GROUP_MAX 56 /* bits of one piece: bitw_put's limit */
+__attribute__((target("avx2"))) static inline uint64_t lane0(__m256i v) {
+  return (uint64_t)_mm_cvtsi128_si64(_mm256_castsi256_si128(v));
+}
+
+__attribute__((target("avx2"))) static unsigned
+group_avx2(const uint64_t *g, uint64_t s[8], uint64_t r[8], uint64_t k[8]) {
   const __m256i magic = _mm256_set1_epi64x(0x4330000000000000ll),
                 sixteen = _mm256_set1_epi64x(16), one = _mm256_set1_epi64x(1);
+  unsigned pieces = 0;
   for (int h = 0; h < 2; h++) {
     __m256i v = _mm256_loadu_si256((const __m256i *)(g + 4 * h));
     __m256d d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(v, magic)),
@@ -201,11 +212,33 @@ __attribute__((target("avx2"))) static void group_avx2(const uint64_t *g, uint64
     __m256i nk = _mm256_and_si256(
         _mm256_sub_epi64(_mm256_srli_epi64(bits, 52), _mm256_set1_epi64x(1025)), big);
     __m256i raw = _mm256_and_si256(v, _mm256_sub_epi64(_mm256_sllv_epi64(one, nk), one));
+    /* pairs in lanes 0 and 2 (lane 1 above lane 0, 3 above 2), the four in
+     * lane 0 (the pair of lane 2 above that of lane 0) */
+    __m256i t = _mm256_sllv_epi64(raw, _mm256_bslli_epi128(nk, 8));
+    __m256i pr = _mm256_or_si256(t, _mm256_bsrli_epi128(t, 8));
+    __m256i pk = _mm256_add_epi64(nk, _mm256_bsrli_epi128(nk, 8));
+    __m256i pk2 = _mm256_permute4x64_epi64(pk, 2);
+    __m256i qk = _mm256_add_epi64(pk, pk2);
     _mm256_storeu_si256((__m256i *)(s + 4 * h), _mm256_blendv_epi8(v, sym, big));
-    _mm256_storeu_si256((__m256i *)(r + 4 * h), raw);
-    _mm256_storeu_si256((__m256i *)(k + 4 * h), nk);
+    if (lane0(qk) <= GROUP_MAX) {
+      r[pieces] = lane0(
+          _mm256_or_si256(pr, _mm256_sllv_epi64(_mm256_permute4x64_epi64(pr, 2), pk)));
+      k[pieces++] = lane0(qk);
+    } else if (lane0(pk) <= GROUP_MAX && lane0(pk2) <= GROUP_MAX) {
+      r[pieces] = lane0(pr);
+      k[pieces] = lane0(pk);
+      r[pieces + 1] = lane0(_mm256_permute4x64_epi64(pr, 2));
+      k[pieces + 1] = lane0(pk2);
+      pieces += 2;
+    } else {
+      _mm256_storeu_si256((__m256i *)(r + pieces), raw);
+      _mm256_storeu_si256((__m256i *)(k + pieces), nk);
+      pieces += 4;
+    }
   }
+  return pieces;
 }
+#undef GROUP_MAX
 #endif
 
 /* The bit-packed size of a block whose residuals OR to all (entropy.c's
@@ -215,17 +248,85 @@ static size_t packed_block(uint64_t all, size_t m) {
   return 1 + (m * w + 7) / 8;
 }
 
-size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out,
-                   size_t *packed) {
+/* The symbol pass: symbols of the n residuals into syms, counted in four
+ * histograms (so that runs of one symbol do not serialise on one counter),
+ * raw bits into w; returns the bit-packed size. Eight residuals at a time:
+ * when all are below 16 (most of a smooth field's) symbols only, no raw
+ * bits; the block OR for the packed size once per eight. Instantiated
+ * twice, the second compiled for AVX2 with group_avx2 inlined (a call per
+ * eight residuals, its results through memory, was a third of the pass). */
+#define GZ_SYM_PASS_BODY(AVX2)                                                           \
+  {                                                                                      \
+    uint64_t blk = 0; /* OR of the current block of 32 */                                \
+    size_t i = 0, psize = 0;                                                             \
+    bitw_t b = *w; /* a copy the symbol stores cannot alias: kept in registers */        \
+    for (; i + 8 <= n; i += 8) {                                                         \
+      const uint64_t *g = u + i;                                                         \
+      uint64_t all;                                                                      \
+      if (i + PREFETCH + 8 <= n)                                                         \
+        __builtin_prefetch(g + PREFETCH);                                                \
+      all = g[0] | g[1] | g[2] | g[3] | g[4] | g[5] | g[6] | g[7];                       \
+      if (all < 16) {                                                                    \
+        for (unsigned j = 0; j < 8; j++) {                                               \
+          syms[i + j] = (uint8_t)g[j];                                                   \
+          count[j & 3][g[j]]++;                                                          \
+        }                                                                                \
+      } else if (AVX2 && all >> 52 == 0) {                                               \
+        uint64_t s8[8], r8[8], k8[8];                                                    \
+        unsigned pieces = GROUP(g, s8, r8, k8);                                          \
+        for (unsigned j = 0; j < 8; j++) {                                               \
+          syms[i + j] = (uint8_t)s8[j];                                                  \
+          count[j & 3][s8[j]]++;                                                         \
+        }                                                                                \
+        for (unsigned j = 0; j < pieces; j++)                                            \
+          bitw_put(&b, r8[j], (unsigned)k8[j]);                                          \
+      } else {                                                                           \
+        for (unsigned j = 0; j < 8; j++) {                                               \
+          unsigned s = sym_raw(g[j], &b);                                                \
+          syms[i + j] = (uint8_t)s;                                                      \
+          count[j & 3][s]++;                                                             \
+        }                                                                                \
+      }                                                                                  \
+      blk |= all;                                                                        \
+      if ((i & 31) == 24) {                                                              \
+        psize += packed_block(blk, 32);                                                  \
+        blk = 0;                                                                         \
+      }                                                                                  \
+    }                                                                                    \
+    for (; i < n; i++) {                                                                 \
+      unsigned s = sym_raw(u[i], &b);                                                    \
+      syms[i] = (uint8_t)s;                                                              \
+      count[i & 3][s]++;                                                                 \
+      blk |= u[i];                                                                       \
+    }                                                                                    \
+    if (n & 31)                                                                          \
+      psize += packed_block(blk, n & 31);                                                \
+    *w = b;                                                                              \
+    return psize;                                                                        \
+  }
+
+#define GROUP(g, s8, r8, k8) 0u /* not reached */
+static size_t sym_pass(const uint64_t *u, size_t n, uint8_t *syms, uint32_t count[4][256],
+                       bitw_t *w) GZ_SYM_PASS_BODY(0)
+#undef GROUP
+#ifdef HAVE_AVX2_PATH
+#define GROUP group_avx2
+    __attribute__((target("avx2"))) static size_t
+    sym_pass_avx2(const uint64_t *u, size_t n, uint8_t *syms, uint32_t count[4][256],
+                  bitw_t *w) GZ_SYM_PASS_BODY(1)
+#undef GROUP
+#endif
+
+        size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms,
+                           uint8_t *out, size_t *packed) {
   uint32_t count[4][256]; /* chunks hold at most 2^24 values */
   size_t cnt[256];
   uint32_t f[256];
   enc_tab_t tab;
   uint8_t *p = out, *raw, *rp, *end;
-  uint64_t blk = 0; /* OR of the current block of 32 */
   bitw_t bw;
-  size_t i = 0;
-  size_t psize = 0;
+  size_t i;
+  size_t psize;
   int simd = gz_chunk2_simd(-1);
   uint32_t x[4] = {RANS_L, RANS_L, RANS_L, RANS_L}, cum = 0;
   size_t rlen;
@@ -238,50 +339,12 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   bw.rp = raw;
   bw.acc = 0;
   bw.nbits = 0;
-  /* eight residuals at a time: when all are below 16 (most of a smooth
-   * field's) symbols only, no raw bits; the block OR for the packed size
-   * once per eight */
-  for (; i + 8 <= n; i += 8) {
-    const uint64_t *g = u + i;
-    if (i + PREFETCH + 8 <= n)
-      __builtin_prefetch(g + PREFETCH);
-    uint64_t all = g[0] | g[1] | g[2] | g[3] | g[4] | g[5] | g[6] | g[7];
-    if (all < 16) {
-      for (unsigned j = 0; j < 8; j++) {
-        syms[i + j] = (uint8_t)g[j];
-        count[j & 3][g[j]]++;
-      }
 #ifdef HAVE_AVX2_PATH
-    } else if (simd && all >> 52 == 0) {
-      uint64_t s8[8], r8[8], k8[8];
-      group_avx2(g, s8, r8, k8);
-      for (unsigned j = 0; j < 8; j++) {
-        syms[i + j] = (uint8_t)s8[j];
-        count[j & 3][s8[j]]++;
-        bitw_put(&bw, r8[j], (unsigned)k8[j]);
-      }
+  psize = simd ? sym_pass_avx2(u, n, syms, count, &bw) : sym_pass(u, n, syms, count, &bw);
+#else
+  (void)simd;
+  psize = sym_pass(u, n, syms, count, &bw);
 #endif
-    } else {
-      for (unsigned j = 0; j < 8; j++) {
-        unsigned s = sym_raw(g[j], &bw);
-        syms[i + j] = (uint8_t)s;
-        count[j & 3][s]++;
-      }
-    }
-    blk |= all;
-    if ((i & 31) == 24) {
-      psize += packed_block(blk, 32);
-      blk = 0;
-    }
-  }
-  for (; i < n; i++) {
-    unsigned s = sym_raw(u[i], &bw);
-    syms[i] = (uint8_t)s;
-    count[i & 3][s]++;
-    blk |= u[i];
-  }
-  if (n & 31)
-    psize += packed_block(blk, n & 31);
   if (packed)
     *packed = psize;
   if (bw.nbits > 0)
