@@ -313,8 +313,8 @@ static void test_vpred(void) {
                      name, d[0], d[1], d[2], ebs[e]);
           if (pk == GZ_VPRED_INTERP) {
             char what[96];
-            snprintf(what, sizeof what, "%s, %zux%zux%zu, eb %g",
-                     name, d[0], d[1], d[2], ebs[e]);
+            snprintf(what, sizeof what, "%s, %zux%zux%zu, eb %g", name, d[0], d[1], d[2],
+                     ebs[e]);
             check_vinterp_order(what, x, d, ebs[e], ub, eb8); /* AVX2 still chosen */
             gz_chunk2_simd(0);
             check_vinterp_order(what, x, d, ebs[e], ua, ea);
