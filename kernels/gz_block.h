@@ -119,15 +119,16 @@ GZ_HD static inline gz_quant_t gz_quant_make(double eb, double code_max) {
  * bits out of the mantissa in the current (nearest-even) rounding mode, as
  * rint() does; exact for |y| < 2^51. For larger |y|, NaN and Inf the result
  * stays above GZ_CODE_LIMIT in magnitude (or NaN), so quantizers reject it.
- * The code is then the low mantissa bits of the shifted value. */
+ * The code is then the low mantissa bits of the shifted value (the
+ * difference taken in uint64: a refused value's bits may be any). */
 #define GZ_RINT_SHIFT 6755399441055744.0 /* 1.5 * 2^52 */
 
 GZ_HD static inline int64_t gz_rint_code(double shifted) {
-  int64_t bits, base;
+  uint64_t bits, base;
   double s = GZ_RINT_SHIFT;
   memcpy(&bits, &shifted, sizeof bits);
   memcpy(&base, &s, sizeof base);
-  return bits - base;
+  return (int64_t)(bits - base); /* wraps for refused values (no overflow) */
 }
 
 /* ---- integer helpers --------------------------------------------------- */

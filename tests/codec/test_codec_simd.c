@@ -250,7 +250,8 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
  * writes the portable one's values bit for bit, from those bins and from
  * hostile ones. */
 static void fill_specials(float *x, size_t n) {
-  static const float odd[6] = {-0.0f, 0.0f, 1e-40f, -1e-42f, INFINITY, -INFINITY};
+  /* -6e10: refused, its rounding shift a negative double at eb 1e-4 */
+  static const float odd[7] = {-0.0f, 0.0f, 1e-40f, -1e-42f, INFINITY, -INFINITY, -6e10f};
   size_t i = 0;
   for (size_t k = 0; k < n; k++) /* beyond float32's resolution at eb 1e-4 */
     x[k] = (float)(3000.0 + 0.01 * sin(0.002 * (double)k) + 1e-4 * (double)(k % 7));
@@ -260,7 +261,7 @@ static void fill_specials(float *x, size_t n) {
       x[k] = r % 2 ? NAN : -9.96921e36f;
     i += len;
     for (size_t k = 0; k < 3 && i + 2 * k < n; k++)
-      x[i + 2 * k] = odd[(r + k) % 6];
+      x[i + 2 * k] = odd[(r + k) % 7];
     i += 1 + (r * 53) % 113;
   }
 }
