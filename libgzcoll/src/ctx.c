@@ -58,8 +58,8 @@
  *   gz_agree_final is one MPI_MAX of a flag after the data moved (overflow
  *   or a corrupt message on one rank becomes an error on all).
  *   Cost: one small allreduce, ceil(log2 P) alpha, each. Rooted calls
- *   (bcast, scatter) wait in them quietly (gz_allreduce_max): their receivers
- *   wait while the root compresses, the root while they decode, and a
+ *   (bcast, scatter) wait in them quietly (gz_allreduce_max, quiet):
+ *   receivers wait while the root compresses, the root while they decode, and a
  *   waiting rank that naps instead of spinning in MPI leaves the core to
  *   the working ones where ranks share cores. Unrooted calls spin (every
  *   rank works alike; a nap there only adds wake-up latency).

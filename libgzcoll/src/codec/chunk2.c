@@ -153,7 +153,7 @@ size_t gz_chunk2_bound(size_t n, size_t elem) {
  * 0), or n: eight flags at a time (a byte loop cost a tenth of a compress of
  * the smooth field, and memchr per escape an eighth of ERSST's, whose land
  * points are runs of escapes; set = 0 finds the end of such a run). */
-static size_t find_flag(const uint8_t *flag, size_t from, size_t n, int set) {
+size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set) {
   size_t i = from;
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                                      \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -170,10 +170,6 @@ static size_t find_flag(const uint8_t *flag, size_t from, size_t n, int set) {
     if (flag[i] == set)
       return i;
   return n;
-}
-
-size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set) {
-  return find_flag(flag, from, n, set);
 }
 
 /* The instruction set of the quantizer: -1 not asked yet, 0 portable, 1
@@ -270,7 +266,8 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
       }
     }
     if (bad) /* an escape repeats the previous code */
-      for (size_t i = find_flag(esc, 0, n, 1); i < n; i = find_flag(esc, i + 1, n, 1))
+      for (size_t i = gz_chunk2_find_flag(esc, 0, n, 1); i < n;
+           i = gz_chunk2_find_flag(esc, i + 1, n, 1))
         q[i] = i ? q[i - 1] : 0;
   } else {
     memset(esc, 0, n);
@@ -560,16 +557,18 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
     return (size_t)(p - out);
   /* run by run: inside a run every gap is 0 (one byte) and the values are
    * contiguous (a call per escape cost a fifth of a compress of ERSST) */
-  for (size_t i = find_flag(esc, 0, n, 1), e; i < n; i = find_flag(esc, e, n, 1)) {
-    e = find_flag(esc, i, n, 0);
+  for (size_t i = gz_chunk2_find_flag(esc, 0, n, 1), e; i < n;
+       i = gz_chunk2_find_flag(esc, e, n, 1)) {
+    e = gz_chunk2_find_flag(esc, i, n, 0);
     p += gz_varint_put(i - next, p);
     memset(p, 0, e - i - 1);
     p += e - i - 1;
     next = e;
   }
   vals = p;
-  for (size_t i = find_flag(esc, 0, n, 1), e; i < n; i = find_flag(esc, e, n, 1)) {
-    e = find_flag(esc, i, n, 0);
+  for (size_t i = gz_chunk2_find_flag(esc, 0, n, 1), e; i < n;
+       i = gz_chunk2_find_flag(esc, e, n, 1)) {
+    e = gz_chunk2_find_flag(esc, i, n, 0);
     memcpy(vals, (const uint8_t *)x + i * elem, (e - i) * elem);
     vals += (e - i) * elem;
   }
