@@ -197,7 +197,7 @@ __attribute__((target("avx2"))) static inline uint64_t lane0(__m256i v) {
   return (uint64_t)_mm_cvtsi128_si64(_mm256_castsi256_si128(v));
 }
 
-__attribute__((target("avx2"))) static unsigned
+__attribute__((target("avx2"), always_inline)) static inline unsigned
 group_avx2(const uint64_t *g, uint64_t s[8], uint64_t r[8], uint64_t k[8]) {
   const __m256i magic = _mm256_set1_epi64x(0x4330000000000000ll),
                 sixteen = _mm256_set1_epi64x(16), one = _mm256_set1_epi64x(1);
@@ -260,6 +260,7 @@ static size_t packed_block(uint64_t all, size_t m) {
     uint64_t blk = 0; /* OR of the current block of 32 */                                \
     size_t i = 0, psize = 0;                                                             \
     bitw_t b = *w; /* a copy the symbol stores cannot alias: kept in registers */        \
+    SMALL_START;                                                                         \
     for (; i + 8 <= n; i += 8) {                                                         \
       const uint64_t *g = u + i;                                                         \
       uint64_t all;                                                                      \
@@ -267,10 +268,7 @@ static size_t packed_block(uint64_t all, size_t m) {
         __builtin_prefetch(g + PREFETCH);                                                \
       all = g[0] | g[1] | g[2] | g[3] | g[4] | g[5] | g[6] | g[7];                       \
       if (all < 16) {                                                                    \
-        for (unsigned j = 0; j < 8; j++) {                                               \
-          syms[i + j] = (uint8_t)g[j];                                                   \
-          count[j & 3][g[j]]++;                                                          \
-        }                                                                                \
+        SMALL(g, syms + i);                                                              \
       } else if (AVX2 && all >> 52 == 0) {                                               \
         uint64_t s8[8], r8[8], k8[8];                                                    \
         unsigned pieces = GROUP(g, s8, r8, k8);                                          \
@@ -301,24 +299,178 @@ static size_t packed_block(uint64_t all, size_t m) {
     }                                                                                    \
     if (n & 31)                                                                          \
       psize += packed_block(blk, n & 31);                                                \
+    SMALL_END;                                                                           \
     *w = b;                                                                              \
     return psize;                                                                        \
   }
 
+/* Eight residuals below 16: their symbols are their values */
+static inline void small8(const uint64_t *g, uint8_t *syms, uint32_t count[4][256]) {
+  for (unsigned j = 0; j < 8; j++) {
+    syms[j] = (uint8_t)g[j];
+    count[j & 3][g[j]]++;
+  }
+}
+
 #define GROUP(g, s8, r8, k8) 0u /* not reached */
+#define SMALL_START
+#define SMALL(g, out) small8(g, out, count)
+#define SMALL_END
 static size_t sym_pass(const uint64_t *u, size_t n, uint8_t *syms, uint32_t count[4][256],
                        bitw_t *w) GZ_SYM_PASS_BODY(0)
+#undef SMALL_END
+#undef SMALL
+#undef SMALL_START
 #undef GROUP
+
 #ifdef HAVE_AVX2_PATH
+    /* Groups of eight residuals below 16 in AVX2: their symbols (the low bytes)
+     * in one 8-byte store, counted in byte counters, c[k] byte 8 q + j counting
+     * value 4 k + q at position j (a compare of the eight against each value),
+     * which sums of absolute differences add to count before a byte can
+     * overflow (255 groups): the increments in memory of the scalar pass, two
+     * stores per residual, were a quarter of the pass on the fields of mostly
+     * zeros. The counters stay in registers through a run of such groups and in
+     * memory between runs (held across the whole pass, they slowed the other
+     * groups' code: TREFHT, WRF). */
+    typedef struct tally {
+  __m256i c[4];
+  unsigned held; /* groups counted since the last flush */
+} tally_t;
+
+__attribute__((target("avx2"))) static void tally_flush(tally_t *t, uint32_t count[256]) {
+  for (int k = 0; k < 4; k++) {
+    uint64_t sum[4];
+    _mm256_storeu_si256((__m256i *)(void *)sum,
+                        _mm256_sad_epu8(t->c[k], _mm256_setzero_si256()));
+    for (int q = 0; q < 4; q++)
+      count[4 * k + q] += (uint32_t)sum[q];
+    t->c[k] = _mm256_setzero_si256();
+  }
+  t->held = 0;
+}
+
+/* The run of groups below 16 from u + i (the first is one) while it lasts:
+ * symbols and tally, the OR of the block of 32 (blk) and the bit-packed
+ * size of the blocks it completes (psize), as the pass would; the start of
+ * the run's last group and the two. Not inlined, its values returned, so
+ * that the pass keeps its own in registers (inlined, or through pointers,
+ * the other groups were 10-20 % slower). */
+__attribute__((target("avx2"))) static inline uint64_t or_lanes(__m256i v) {
+  __m128i o = _mm_or_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  return (uint64_t)_mm_cvtsi128_si64(_mm_or_si128(o, _mm_unpackhi_epi64(o, o)));
+}
+
+typedef struct run {
+  size_t last, psize;
+  uint64_t blk;
+} run_t;
+
+__attribute__((target("avx2"), noinline)) static run_t
+small_run_avx2(const uint64_t *u, size_t n, size_t i, uint8_t *syms, tally_t *t,
+               uint32_t count[256], uint64_t blk, size_t psize) {
+  const long long ones = 0x0101010101010101ll;
+  const __m256i order = _mm256_setr_epi8(0, 8, -1, -1, 4, 12, -1, -1, -1, -1, -1, -1, -1,
+                                         -1, -1, -1, -1, -1, 0, 8, -1, -1, 4, 12, -1, -1,
+                                         -1, -1, -1, -1, -1, -1),
+                wide = _mm256_set1_epi64x(~15ll);
+  __m256i c[4], val[4], bv = _mm256_setzero_si256();
+  run_t r = {i, psize, blk};
+  for (int k = 0; k < 4; k++) {
+    c[k] = t->c[k];
+    val[k] = _mm256_set_epi64x((4 * k + 3) * ones, (4 * k + 2) * ones, (4 * k + 1) * ones,
+                               4 * k * ones);
+  }
+  for (; i + 8 <= n; i += 8) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)(u + i)),
+            hi = _mm256_loadu_si256((const __m256i *)(const void *)(u + i + 4));
+    __m256i all = _mm256_or_si256(lo, hi), d, sh, rep;
+    __m128i x;
+    if (!_mm256_testz_si256(all, wide))
+      break;
+    if (i + PREFETCH + 8 <= n)
+      __builtin_prefetch(u + i + PREFETCH);
+    /* dwords s0 s4 s1 s5 | s2 s6 s3 s7, their low bytes into order */
+    d = _mm256_or_si256(lo, _mm256_slli_epi64(hi, 32));
+    sh = _mm256_shuffle_epi8(d, order);
+    x = _mm_or_si128(_mm256_castsi256_si128(sh), _mm256_extracti128_si256(sh, 1));
+    _mm_storel_epi64((__m128i *)(void *)(syms + i), x);
+    rep = _mm256_broadcastq_epi64(x);
+    for (int k = 0; k < 4; k++)
+      c[k] = _mm256_sub_epi8(c[k], _mm256_cmpeq_epi8(rep, val[k]));
+    bv = _mm256_or_si256(bv, all);
+    if ((i & 31) == 24) {
+      r.psize += packed_block(r.blk | or_lanes(bv), 32);
+      r.blk = 0;
+      bv = _mm256_setzero_si256();
+    }
+    if (++t->held == 255) {
+      for (int k = 0; k < 4; k++)
+        t->c[k] = c[k];
+      tally_flush(t, count);
+      for (int k = 0; k < 4; k++)
+        c[k] = t->c[k];
+    }
+    r.last = i;
+  }
+  r.blk |= or_lanes(bv);
+  for (int k = 0; k < 4; k++)
+    t->c[k] = c[k];
+  return r;
+}
+
+/* Two AVX2 passes: groups below 16 one at a time as the portable pass, or
+ * in runs (SMALL: the run from here, then on after it, the loop's step
+ * passing its last group, its bookkeeping of blk and psize done). The call
+ * of the runs cost the other groups' code 4-6 % (the vector constants of
+ * group_avx2 do not survive a call), so that gz_res_rans takes it only for
+ * residuals mostly below 16 (mostly_small). */
 #define GROUP group_avx2
+#define SMALL_START
+#define SMALL(g, out) small8(g, out, count)
+#define SMALL_END
+__attribute__((target("avx2"))) static size_t
+sym_pass_avx2(const uint64_t *u, size_t n, uint8_t *syms, uint32_t count[4][256],
+              bitw_t *w) GZ_SYM_PASS_BODY(1)
+#undef SMALL_END
+#undef SMALL
+#undef SMALL_START
+#define SMALL_START                                                                      \
+  tally_t tl;                                                                            \
+  for (int k = 0; k < 4; k++)                                                            \
+    tl.c[k] = _mm256_setzero_si256();                                                    \
+  tl.held = 0
+#define SMALL(g, out)                                                                    \
+  {                                                                                      \
+    run_t rn = small_run_avx2(u, n, i, syms, &tl, count[0], blk, psize);                 \
+    i = rn.last;                                                                         \
+    blk = rn.blk;                                                                        \
+    psize = rn.psize;                                                                    \
+    continue;                                                                            \
+  }
+#define SMALL_END tally_flush(&tl, count[0])
     __attribute__((target("avx2"))) static size_t
-    sym_pass_avx2(const uint64_t *u, size_t n, uint8_t *syms, uint32_t count[4][256],
-                  bitw_t *w) GZ_SYM_PASS_BODY(1)
+    sym_pass_runs_avx2(const uint64_t *u, size_t n, uint8_t *syms, uint32_t count[4][256],
+                       bitw_t *w) GZ_SYM_PASS_BODY(1)
+#undef SMALL_END
+#undef SMALL
+#undef SMALL_START
 #undef GROUP
+
+    /* Whether at least half of 64 groups of eight spread over u are below 16:
+     * a guess at the better pass (both write the same). */
+    static int mostly_small(const uint64_t *u, size_t n) {
+  size_t groups = n / 8, small = 0;
+  for (size_t k = 0; k < 64 && groups > 0; k++) {
+    const uint64_t *g = u + 8 * (k * groups / 64);
+    small += (g[0] | g[1] | g[2] | g[3] | g[4] | g[5] | g[6] | g[7]) < 16;
+  }
+  return small >= 32;
+}
 #endif
 
-        size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms,
-                           uint8_t *out, size_t *packed) {
+size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out,
+                   size_t *packed) {
   uint32_t count[4][256]; /* chunks hold at most 2^24 values */
   size_t cnt[256];
   uint32_t f[256];
@@ -340,7 +492,12 @@ static size_t sym_pass(const uint64_t *u, size_t n, uint8_t *syms, uint32_t coun
   bw.acc = 0;
   bw.nbits = 0;
 #ifdef HAVE_AVX2_PATH
-  psize = simd ? sym_pass_avx2(u, n, syms, count, &bw) : sym_pass(u, n, syms, count, &bw);
+  if (!simd)
+    psize = sym_pass(u, n, syms, count, &bw);
+  else if (mostly_small(u, n))
+    psize = sym_pass_runs_avx2(u, n, syms, count, &bw);
+  else
+    psize = sym_pass_avx2(u, n, syms, count, &bw);
 #else
   (void)simd;
   psize = sym_pass(u, n, syms, count, &bw);

@@ -120,9 +120,10 @@ __attribute__((target("avx2"))) static uint8_t *
 enc_avx2(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint8_t *rp) {
   shuf_t sh;
   __m256i xv[4];
-  const __m256i low15 = _mm256_set1_epi32(0x7fff), scale = _mm256_set1_epi32(PROB_SCALE),
-                one = _mm256_set1_epi32(1), low16 = _mm256_set1_epi32(0xffff),
-                expo = _mm256_set1_epi32(127), zero = _mm256_setzero_si256();
+  const __m256i low15 = _mm256_set1_epi32(0x7fff),
+                fmax = _mm256_set1_epi32(PROB_SCALE - 1),
+                low16 = _mm256_set1_epi32(0xffff), expo = _mm256_set1_epi32(127),
+                zero = _mm256_setzero_si256();
   shuf_tables(&sh);
   for (int v = 0; v < 4; v++)
     xv[v] = _mm256_loadu_si256((const __m256i *)(const void *)(x + 8 * v));
@@ -133,13 +134,14 @@ enc_avx2(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint8_
           _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(syms + r + 8 * v)));
       __m256i m = _mm256_i32gather_epi32((const int *)t->rcp, s, 4);
       __m256i in = _mm256_i32gather_epi32((const int *)t->info, s, 4);
-      __m256i cmpl = _mm256_srli_epi32(in, 15), f = _mm256_sub_epi32(scale, cmpl);
-      __m256i lim = _mm256_sub_epi32(_mm256_slli_epi32(f, 17), one);
+      __m256i cmpl = _mm256_srli_epi32(in, 15);
       /* l - 1 = floor(log2(f - 1)), 0 for f = 1 (0.0f: exponent field 0) */
-      __m256i fm1 = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_sub_epi32(f, one)));
+      __m256i fm1 = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_sub_epi32(fmax, cmpl)));
       __m256i lm1 =
           _mm256_max_epi32(_mm256_sub_epi32(_mm256_srli_epi32(fm1, 23), expo), zero);
-      __m256i xs = xv[v], emit = _mm256_cmpgt_epi32(xs, lim); /* x >= 2^17 f; x < 2^31 */
+      /* x >= 2^17 f, that is x + 2^17 (2^14 - f) >= 2^31 (x < 2^31): the sign
+       * of the sum, which movemask and blendv read */
+      __m256i xs = xv[v], emit = _mm256_add_epi32(xs, _mm256_slli_epi32(cmpl, 17));
       unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(emit));
       __m256i w = _mm256_and_si256(xs, low16);
       __m128i w16 =
@@ -148,7 +150,9 @@ enc_avx2(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint8_
       w16 = _mm_shuffle_epi8(w16, _mm_loadu_si128((const __m128i *)sh.cmp[mask]));
       _mm_storeu_si128((__m128i *)(void *)(rp - 16), w16);
       rp -= 2 * __builtin_popcount(mask);
-      xs = _mm256_blendv_epi8(xs, _mm256_srli_epi32(xs, 16), emit);
+      xs = _mm256_castps_si256(_mm256_blendv_ps(
+          _mm256_castsi256_ps(xs), _mm256_castsi256_ps(_mm256_srli_epi32(xs, 16)),
+          _mm256_castsi256_ps(emit)));
       /* q = ((x m) >> 32) >> (l - 1), even and odd lanes */
       lo = _mm256_srli_epi64(_mm256_mul_epu32(xs, m), 32);
       hi = _mm256_mul_epu32(_mm256_srli_epi64(xs, 32), _mm256_srli_epi64(m, 32));
