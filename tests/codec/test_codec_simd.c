@@ -8,13 +8,15 @@
  * codes as int64; and format-2 streams (chunk2.c's quantizer, chosen with
  * gz_chunk2_simd) are the same bytes with either set, on every field of
  * codec_fields.h, odd lengths, several bounds, and so are the value
- * predictors' bins and escapes (pred_value.c). On a CPU without AVX2 the
+ * predictors' bins and escapes (pred_value.c) and the streams of Lorenzo on
+ * codes quantized and predicted in one pass. On a CPU without AVX2 the
  * test says so and skips. */
 #include "gz_test.h"
 
 #include "codec/chunk2.h"
 #include "codec/codec.h"
 #include "codec/predict.h"
+#include "codec_check.h"
 #include "codec_fields.h"
 
 #include <math.h>
@@ -536,6 +538,83 @@ static void test_narrow_edges(gz_rng_t *rng) {
   gz_codes_simd(1);
 }
 
+/* Lorenzo on codes, quantized and predicted row by row in one pass (the
+ * AVX2 encoder, once the codes so far have no common factor; chunk2.c's
+ * quantize_lorenzo): the same bytes as the portable quantizer and
+ * predictor, and within the bound, on fields that reach every branch:
+ * escapes of every kind in runs across rows and at their ends
+ * (fill_specials), codes with a common factor in the first rows only (the
+ * rows waiting for it, predicted later), in all rows (divided by it), all
+ * zero in the first rows (no factor known yet), and a smooth field; in
+ * 3-D, 2-D and 1-D boxes with rows of 4 k and 4 k + 1..3 values, short and
+ * long. A single chunk: its first byte is the predictor, kind 1 in a view
+ * with rows (0 or 1) on at least some of them, or the fused pass was not
+ * reached. */
+/* A field smooth along all three axes of box d (Lorenzo in 3-D predicts it
+ * best), at C-order index i. */
+static double smooth3d(const size_t d[3], size_t i) {
+  double a = (double)(i / (d[1] * d[2])), b = (double)(i / d[2] % d[1]),
+         c = (double)(i % d[2]);
+  return 3.0 * sin(0.21 * a + 0.13 * b) * cos(0.07 * c + 0.05 * b) + 0.5 * sin(0.3 * c);
+}
+
+#define FIRST_CHUNK (72 + 8 + 4) /* stream.c: header, one index entry, its CRC */
+static void test_stream2_lorenzo(void) {
+  static const size_t shapes[][3] = {{7, 33, 129}, {4, 20, 64},  {1, 50, 101},
+                                     {3, 300, 10}, {2, 7, 2051}, {1, 1, 20011},
+                                     {12, 16, 64}};
+  static const double ebs[3] = {1e-2, 1e-4, 1e-7};
+  static const char *const names[5] = {"specials", "factor in the first rows",
+                                       "factor everywhere", "zeros first", "smooth"};
+  enum { M = 7 * 33 * 129 };
+  static float x[M], y[M];
+  size_t fused = 0;
+  for (int kind = 0; kind < 5; kind++)
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+      for (int e = 0; e < 3; e++)
+        for (int pred = GZ_PRED_LORENZO; pred <= GZ_PRED_AUTO; pred += 2) {
+          const size_t *d = shapes[sh];
+          size_t n = d[0] * d[1] * d[2], sa, sb;
+          uint8_t *a, *b;
+          GZ_CHECK(n <= M, "%zux%zux%zu fits the test's arrays", d[0], d[1], d[2]);
+          if (n > M)
+            continue;
+          if (kind == 0)
+            fill_specials(x, n);
+          for (size_t i = 0; i < n; i++) {
+            double v = smooth3d(d, i);
+            if (kind == 0) { /* the specials kept, the rest 3000 + v (escapes at 1e-4) */
+              if (x[i] > 2999.0f && x[i] < 3001.0f)
+                x[i] = (float)(3000.0 + v);
+            } else if (kind <= 2) { /* multiples of 0.5 (codes with a factor at every
+                                       bound here), kind 1 a quarter more at a few
+                                       points of its second half */
+              x[i] = (float)(0.5 * rint(40.0 * v) +
+                             (kind == 1 && i >= n / 2 && i % 61 == 0 ? 0.25 : 0.0));
+            } else {
+              x[i] = kind == 3 && i < n / 3 ? 0.0f : (float)v;
+            }
+          }
+          a = stream2(0, x, d, ebs[e], (gz_predictor_t)pred, &sa);
+          b = stream2(1, x, d, ebs[e], (gz_predictor_t)pred, &sb);
+          GZ_CHECK(sa == sb && !memcmp(a, b, sa),
+                   "Lorenzo on codes, %s, %zux%zux%zu, eb %g, predictor %d: the same "
+                   "bytes from the portable and AVX2 encoders",
+                   names[kind], d[0], d[1], d[2], ebs[e], pred);
+          GZ_CHECK(gz_decompress(b, sb, y, n) == GZ_OK &&
+                       codec_violations(1, x, y, n, ebs[e]) == 0,
+                   "Lorenzo on codes, %s, %zux%zux%zu, eb %g: decoded within the bound",
+                   names[kind], d[0], d[1], d[2], ebs[e]);
+          fused += sb > FIRST_CHUNK && (b[FIRST_CHUNK] & 15) == GZ_PRED_LORENZO &&
+                   (b[FIRST_CHUNK] >> 4) < 2 && d[0] * d[1] > 1;
+          free(a);
+          free(b);
+        }
+  GZ_CHECK(fused > 0, "Lorenzo on codes in a box with rows coded %zu times", fused);
+  gz_chunk2_simd(-1);
+}
+#undef FIRST_CHUNK
+
 int main(void) {
   static out_t a, b;
   static float xf[N];
@@ -634,5 +713,6 @@ int main(void) {
   test_narrow_edges(&rng);
   test_stream2();
   test_vpred();
+  test_stream2_lorenzo();
   return gz_test_finish();
 }

@@ -187,7 +187,8 @@ int gz_chunk2_simd(int want) {
 
 /* float32 codes and escape flags, as gz_quantize_one_f32 for a stream:
  * one value at a time, or (quant_f32_avx2) four lanes of the same double
- * operations, no FMA, so both give the same codes and flags. Both return
+ * operations, no FMA, so both give the same flags and codes (escapes
+ * aside: their codes are any, quantize_part overwrites them). Both return
  * the number of escapes (counted as they are flagged, not in a pass of
  * their own). */
 static size_t quant_f32_portable(const float *v, size_t n, const gz_quant_t *qp,
@@ -213,42 +214,179 @@ static const uint32_t escape_bytes[16] = {
     GZ_ESC4(12), GZ_ESC4(13), GZ_ESC4(14), GZ_ESC4(15)};
 #undef GZ_ESC4
 
+/* The quantizer's constants in AVX2 registers. */
+typedef struct quant_avx2 {
+  __m256d inv, step, eb, cmax, shift, absm;
+  __m256i base;
+  __m128i expo, zero;
+} quant_avx2_t;
+
+__attribute__((target("avx2"))) static inline quant_avx2_t
+quant_avx2_make(const gz_quant_t *qp) {
+  quant_avx2_t c;
+  c.inv = _mm256_set1_pd(qp->inv_step);
+  c.step = _mm256_set1_pd(qp->step);
+  c.eb = _mm256_set1_pd(qp->eb);
+  c.cmax = _mm256_set1_pd(qp->code_max);
+  c.shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  c.absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  c.base = _mm256_castpd_si256(c.shift);
+  c.expo = _mm_set1_epi32(0x7f800000);
+  c.zero = _mm_setzero_si128();
+  return c;
+}
+
+/* The codes of x[0..3] and in *good the mask of the lanes that are not
+ * escapes (bit j: lane j); an escape's code is any (the callers overwrite
+ * it), and so is its reconstruction r (the bound check is masked by the
+ * range check after it). */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+quant4_avx2(const quant_avx2_t *c, const float *x, unsigned *good) {
+  __m128i b = _mm_loadu_si128((const __m128i *)(const void *)x);
+  /* -0.0 and subnormals: exponent field 0, bits not 0 */
+  __m128i refused = _mm_andnot_si128(_mm_cmpeq_epi32(b, c->zero),
+                                     _mm_cmpeq_epi32(_mm_and_si128(b, c->expo), c->zero));
+  __m256d v = _mm256_cvtps_pd(_mm_castsi128_ps(b));
+  __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, c->inv), c->shift);
+  __m256d qd = _mm256_sub_pd(sh, c->shift);
+  __m256d in = _mm256_cmp_pd(_mm256_and_pd(qd, c->absm), c->cmax, _CMP_LE_OQ);
+  __m256i qi = _mm256_sub_epi64(_mm256_castpd_si256(sh), c->base);
+  __m256d r = _mm256_mul_pd(qd, c->step);
+  __m256d rf = _mm256_cvtps_pd(_mm256_cvtpd_ps(r));
+  __m256d close =
+      _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rf), c->absm), c->eb, _CMP_LE_OQ);
+  *good = (unsigned)_mm256_movemask_pd(_mm256_and_pd(in, close)) &
+          ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(refused));
+  return qi;
+}
+
 __attribute__((target("avx2"))) static size_t
 quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8_t *esc) {
-  const __m256d inv = _mm256_set1_pd(qp->inv_step), step = _mm256_set1_pd(qp->step),
-                eb = _mm256_set1_pd(qp->eb), cmax = _mm256_set1_pd(qp->code_max),
-                shift = _mm256_set1_pd(GZ_RINT_SHIFT),
-                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-  const __m256i base = _mm256_castpd_si256(shift);
-  const __m128i expo = _mm_set1_epi32(0x7f800000), zero = _mm_setzero_si128();
+  const quant_avx2_t c = quant_avx2_make(qp);
   size_t i = 0, bad = 0;
   for (; i + 4 <= n; i += 4) {
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
-    /* -0.0 and subnormals: exponent field 0, bits not 0 */
-    __m128i refused = _mm_andnot_si128(_mm_cmpeq_epi32(b, zero),
-                                       _mm_cmpeq_epi32(_mm_and_si128(b, expo), zero));
-    __m256d v = _mm256_cvtps_pd(_mm_castsi128_ps(b));
-    __m256d sh = _mm256_add_pd(_mm256_mul_pd(v, inv), shift);
-    __m256d qd = _mm256_sub_pd(sh, shift);
-    __m256d in = _mm256_cmp_pd(_mm256_and_pd(qd, absm), cmax, _CMP_LE_OQ);
-    __m256i qi = _mm256_and_si256(_mm256_sub_epi64(_mm256_castpd_si256(sh), base),
-                                  _mm256_castpd_si256(in));
-    __m256d r = _mm256_mul_pd(_mm256_and_pd(qd, in), step);
-    __m256d rf = _mm256_cvtps_pd(_mm256_cvtpd_ps(r));
-    __m256d close =
-        _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rf), absm), eb, _CMP_LE_OQ);
-    unsigned good = (unsigned)_mm256_movemask_pd(_mm256_and_pd(in, close)) &
-                    ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(refused));
+    unsigned good;
+    __m256i qi = quant4_avx2(&c, x + i, &good);
     _mm256_storeu_si256((__m256i *)(void *)(q + i), qi);
     memcpy(esc + i, &escape_bytes[good], 4); /* little-endian: byte j is lane j */
     bad += (size_t)__builtin_popcount(good ^ 15);
   }
   return bad + quant_f32_portable(x + i, n - i, qp, q + i, esc + i);
 }
+
+/* One row of n values x quantized into cur and esc, escapes repeating the
+ * previous code (prev for the first), and its Lorenzo residuals into u
+ * from the rows up, back and bu that hold final codes (read only where the
+ * constant flags say they exist): the same as quant_f32_avx2, quantize_part's
+ * escape codes and gz_lorenzo_encode_rows in turn, in one pass. The
+ * residual is t(k) - t(k - 1) with t(k) = cur(k) - up(k) - back(k) + bu(k)
+ * (t(-1) = 0), the previous four t taken from a register. Returns the
+ * escape count. */
+__attribute__((target("avx2"), always_inline)) static inline size_t
+quant_lorenzo_row(const quant_avx2_t *c, const gz_quant_t *qp, const float *x, size_t n,
+                  int64_t prev, int64_t *cur, const int64_t *up, const int64_t *back,
+                  const int64_t *bu, uint64_t *u, uint8_t *esc, int has_up,
+                  int has_back) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i tprev = zero;
+  uint64_t tlast;
+  size_t k = 0, bad = 0;
+  for (; k + 4 <= n; k += 4) {
+    unsigned good;
+    __m256i qi = quant4_avx2(c, x + k, &good), t, r;
+    if (good != 15) { /* escapes: the previous code, lane by lane */
+      _mm256_storeu_si256((__m256i *)(void *)(cur + k), qi);
+      for (size_t j = 0; j < 4; j++)
+        if (!(good >> j & 1))
+          cur[k + j] = k + j ? cur[k + j - 1] : prev;
+      qi = _mm256_loadu_si256((const __m256i *)(const void *)(cur + k));
+      memcpy(esc + k, &escape_bytes[good], 4); /* (the rows' flags start at 0) */
+      bad += (size_t)__builtin_popcount(good ^ 15);
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(cur + k), qi);
+    t = qi;
+    if (has_up)
+      t = _mm256_sub_epi64(t,
+                           _mm256_loadu_si256((const __m256i *)(const void *)(up + k)));
+    if (has_back)
+      t = _mm256_sub_epi64(t,
+                           _mm256_loadu_si256((const __m256i *)(const void *)(back + k)));
+    if (has_up && has_back)
+      t = _mm256_add_epi64(t,
+                           _mm256_loadu_si256((const __m256i *)(const void *)(bu + k)));
+    /* t(k - 1 .. k + 2): the last lane of tprev, then t's first three */
+    r = _mm256_sub_epi64(
+        t, _mm256_alignr_epi8(t, _mm256_permute2x128_si256(tprev, t, 0x21), 8));
+    r = _mm256_xor_si256(_mm256_add_epi64(r, r), _mm256_cmpgt_epi64(zero, r));
+    _mm256_storeu_si256((__m256i *)(void *)(u + k), r);
+    tprev = t;
+  }
+  tlast = (uint64_t)_mm256_extract_epi64(tprev, 3);
+  if (k < n) {
+    bad += quant_f32_portable(x + k, n - k, qp, cur + k, esc + k);
+    for (; k < n; k++) {
+      uint64_t t;
+      if (esc[k])
+        cur[k] = k ? cur[k - 1] : prev;
+      t = (uint64_t)cur[k] - (has_up ? (uint64_t)up[k] : 0) -
+          (has_back ? (uint64_t)back[k] : 0) + (has_up && has_back ? (uint64_t)bu[k] : 0);
+      u[k] = gz_pred_zigzag(t - tlast);
+      tlast = t;
+    }
+  }
+  return bad;
+}
+
+/* Rows r0 <= r < r1 of the box v (0 < r0: the rows before it quantized at
+ * their places in q) through quant_lorenzo_row. Prediction reads only the
+ * plane before, so the codes of plane i are kept in plane i & 1 of q, which
+ * stays in cache (8 bytes a value written to memory and read back were
+ * most of the pass's cost on TREFHT once the decoder had run; the planes
+ * before r0 that are read are moved there first). q's codes are lost. */
+__attribute__((target("avx2"))) static size_t
+quant_lorenzo_avx2(const float *x, const size_t v[3], size_t r0, size_t r1,
+                   const gz_quant_t *qp, int64_t *q, uint8_t *esc, uint64_t *u) {
+  const quant_avx2_t c = quant_avx2_make(qp);
+  size_t plane = v[1] * v[2], len = v[2], i = r0 / v[1], j = r0 % v[1], bad = 0;
+  int64_t prev = q[r0 * len - 1];
+  if (i >= 2) { /* no overlap: plane i - 1 lands in 0 or 1, the part of i in the other */
+    memmove(q + ((i - 1) & 1) * plane, q + (i - 1) * plane, plane * sizeof *q);
+    memmove(q + (i & 1) * plane, q + i * plane, j * len * sizeof *q);
+  }
+  memset(esc + r0 * len, 0, (r1 - r0) * len);
+  for (size_t r = r0; r < r1; r++) {
+    size_t off = r * len;
+    int64_t *cur = q + (i & 1) * plane + j * len;
+    const int64_t *up = j ? cur - len : cur,
+                  *back = i ? q + ((i - 1) & 1) * plane + j * len : cur,
+                  *bu = i && j ? back - len : cur;
+    if (i && j)
+      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, up, back, bu, u + off,
+                               esc + off, 1, 1);
+    else if (j)
+      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, up, up, up, u + off,
+                               esc + off, 1, 0);
+    else if (i)
+      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, back, back, back, u + off,
+                               esc + off, 0, 1);
+    else
+      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, cur, cur, cur, u + off,
+                               esc + off, 0, 0);
+    prev = cur[len - 1];
+    if (++j == v[1]) {
+      j = 0;
+      i++;
+    }
+  }
+  return bad;
+}
 #endif
 
-static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t *qp,
-                     int64_t *q, uint8_t *esc, size_t *nesc) {
+/* The codes and escape flags of n values; an escape repeats the previous
+ * code, `before` for the first. Returns the escape count. */
+static size_t quantize_part(gz_dtype_t dtype, const void *x, size_t n,
+                            const gz_quant_t *qp, int64_t *q, uint8_t *esc,
+                            int64_t before) {
   size_t bad = 0;
   if (qp->eb > 0) {
     if (dtype == GZ_FLOAT32) {
@@ -265,10 +403,10 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
         bad += esc[i];
       }
     }
-    if (bad) /* an escape repeats the previous code */
+    if (bad)
       for (size_t i = gz_chunk2_find_flag(esc, 0, n, 1); i < n;
            i = gz_chunk2_find_flag(esc, i + 1, n, 1))
-        q[i] = i ? q[i - 1] : 0;
+        q[i] = i ? q[i - 1] : before;
   } else {
     memset(esc, 0, n);
     if (dtype == GZ_FLOAT32)
@@ -278,7 +416,12 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
       for (size_t i = 0; i < n; i++)
         q[i] = gz_ordered_f64(((const double *)x)[i]);
   }
-  *nesc = bad;
+  return bad;
+}
+
+static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t *qp,
+                     int64_t *q, uint8_t *esc, size_t *nesc) {
+  *nesc = quantize_part(dtype, x, n, qp, q, esc, 0);
 }
 
 /* Estimated coded size of n <= 2^32 residuals in bits: the order-0
@@ -489,9 +632,20 @@ static uint64_t odd_inverse(uint64_t d) {
   return x;
 }
 
-/* Greatest common divisor of the codes (integer-valued data quantized at a
- * bound that divides them gives codes that are all multiples of one factor):
- * 1 when there is none or it is too large to divide by safely. A code that
+/* What codes_gcd tests multiples of g > 1 with: its power of two tz, the
+ * mask low of the bits below it, the inverse of its odd part and the largest
+ * quotient by that odd part. */
+static void divisor(uint64_t g, int *tz, uint64_t *low, uint64_t *inv, uint64_t *lim) {
+  *tz = __builtin_ctzll(g);
+  *low = (UINT64_C(1) << *tz) - 1;
+  *inv = odd_inverse(g >> *tz);
+  *lim = UINT64_MAX / (g >> *tz);
+}
+
+/* Greatest common divisor of g and the codes (integer-valued data quantized
+ * at a bound that divides them gives codes that are all multiples of one
+ * factor; g = 0 to start, and 0 comes back when all codes are 0; it stops
+ * at 1). A code that
  * is a multiple of the divisor so far is recognised without a division
  * (Granlund and Montgomery: its power of two, then its odd part a times
  * the inverse of g's odd part d is at most (2^64 - 1) / d exactly when d
@@ -500,9 +654,13 @@ static uint64_t odd_inverse(uint64_t d) {
  * checked at once with one branch (a branch per code, taken or not by
  * zeros and non-zeros mixed, was a quarter of a compress of F3); a block
  * with a code that is not a multiple goes code by code. */
-static uint64_t common_factor(const int64_t *q, size_t n) {
-  uint64_t g = 0, low = 0, inv = 0, lim = 0;
+static uint64_t codes_gcd(const int64_t *q, size_t n, uint64_t g) {
+  uint64_t low = 0, inv = 0, lim = 0;
   int tz = 0;
+  if (g == 1)
+    return 1;
+  if (g)
+    divisor(g, &tz, &low, &inv, &lim);
   for (size_t i = 0; i < n;) {
     size_t end = n - i < 8 ? n : i + 8;
     if (g && end == i + 8) {
@@ -527,12 +685,16 @@ static uint64_t common_factor(const int64_t *q, size_t n) {
       }
       if (g == 1)
         return 1;
-      tz = __builtin_ctzll(g);
-      low = (UINT64_C(1) << tz) - 1;
-      inv = odd_inverse(g >> tz);
-      lim = UINT64_MAX / (g >> tz);
+      divisor(g, &tz, &low, &inv, &lim);
     }
   }
+  return g;
+}
+
+/* The common factor of the codes: their greatest common divisor, or 1 when
+ * they are all 0 or it is too large to divide by safely. */
+static uint64_t common_factor(const int64_t *q, size_t n) {
+  uint64_t g = codes_gcd(q, n, 0);
   return g > 1 && g < (1ull << 62) ? g : 1;
 }
 
@@ -544,6 +706,54 @@ static void divide_codes(int64_t *q, size_t n, uint64_t g) {
   uint64_t inv = odd_inverse(g >> tz);
   for (size_t i = 0; i < n; i++)
     q[i] = (int64_t)((uint64_t)(q[i] >> tz) * inv);
+}
+
+/* Values of the groups of rows coded while a factor may remain (16 KiB of
+ * codes: in L1 still when predicted). */
+#define GROUP_VALUES 2048
+
+/* Lorenzo on the codes of the chunk's values x in box v, with the common
+ * factor g of the codes found on the way. Once the codes so far have none
+ * (then the chunk has none: after its first row on most fields), the rest
+ * is quantized and predicted row by row in one pass (quant_lorenzo_avx2;
+ * the quantizer's and the predictor's passes over arrays of 8 bytes a
+ * value were a third of a compress of WRF). Until then, without AVX2 and
+ * on codes that all have a factor, groups of rows are quantized, and
+ * predicted while in cache once the factor is known to be 1, else after
+ * all codes are divided by it. The same flags and residuals as quantize,
+ * common_factor, divide_codes and run_encode; q's codes are not kept.
+ * Returns the escape count, the factor in *g. */
+static size_t quantize_lorenzo(gz_dtype_t dtype, const void *x, const size_t v[3],
+                               const gz_quant_t *qp, int64_t *q, uint8_t *esc,
+                               uint64_t *u, uint64_t *g) {
+  size_t rows = v[0] * v[1], len = v[2], elem = gz_dtype_size(dtype), bad = 0, done = 0;
+  size_t per = len >= GROUP_VALUES ? 1 : GROUP_VALUES / len;
+  uint64_t f = 0;
+  for (size_t r = 0, r1; r < rows; r = r1) {
+    size_t off = r * len;
+#ifdef HAVE_AVX2_PATH
+    if (f == 1 && dtype == GZ_FLOAT32 && qp->eb > 0 && gz_chunk2_simd(-1)) {
+      /* the rest quantized and predicted in one pass */
+      bad += quant_lorenzo_avx2(x, v, r, rows, qp, q, esc, u);
+      done = rows;
+      break;
+    }
+#endif
+    r1 = r == 0 ? 1 : rows - r < per ? rows : r + per; /* one row first: fused after it */
+    bad += quantize_part(dtype, (const uint8_t *)x + off * elem, (r1 - r) * len, qp,
+                         q + off, esc + off, off ? q[off - 1] : 0);
+    f = codes_gcd(q + off, (r1 - r) * len, f);
+    if (f == 1) {
+      gz_lorenzo_encode_rows(q, v, u, done, r1);
+      done = r1;
+    }
+  }
+  *g = f > 1 && f < (1ull << 62) ? f : 1;
+  if (*g > 1)
+    divide_codes(q, rows * len, *g);
+  if (done < rows)
+    gz_lorenzo_encode_rows(q, v, u, done, rows);
+  return bad;
 }
 
 /* Escape section content: count, gaps, values. Returns its length. The codes
@@ -634,6 +844,8 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   if (kind >= KIND_QLORENZO) {
     nesc = gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
                            dtype == GZ_FLOAT64, x, v, qp->eb, (uint64_t *)q, u, esc);
+  } else if (kind == GZ_PRED_LORENZO) {
+    nesc = quantize_lorenzo(dtype, x, v, qp, q, esc, u, &g);
   } else {
     quantize(dtype, x, n, qp, q, esc, &nesc);
     g = common_factor(q, n);

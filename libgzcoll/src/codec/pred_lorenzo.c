@@ -49,54 +49,62 @@ static inline void row_enc(const int64_t *restrict cur, const int64_t *restrict 
   }
 }
 
-/* The traversal, instantiated twice: once for the baseline instruction set
- * and once compiled for AVX2 (four int64 lanes instead of two for the
- * encoder's independent rows). Integer arithmetic: both give the same
- * residuals and codes. */
+/* The traversal of rows r0 <= r < r1 (row r = i d[1] + j), instantiated
+ * twice: once for the baseline instruction set and once compiled for AVX2
+ * (four int64 lanes instead of two for the encoder's independent rows).
+ * Integer arithmetic: both give the same residuals and codes. */
 #define GZ_LORENZO_BODY                                                                  \
   {                                                                                      \
-    size_t plane = d[1] * d[2];                                                          \
-    for (size_t i = 0; i < d[0]; i++) {                                                  \
-      for (size_t j = 0; j < d[1]; j++) {                                                \
-        size_t off = i * plane + j * d[2];                                               \
-        int64_t *cur = q + off;                                                          \
-        const int64_t *up = j ? cur - d[2] : cur, *back = i ? cur - plane : cur;         \
-        const int64_t *bu = i && j ? cur - plane - d[2] : cur;                           \
-        if (!decode)                                                                     \
-          row_enc(cur, up, back, bu, d[2], u + off, j > 0, i > 0);                       \
-        else if (i && j)                                                                 \
-          row(cur, up, back, bu, d[2], u + off, 1, 1, decode);                           \
-        else if (j)                                                                      \
-          row(cur, up, back, bu, d[2], u + off, 1, 0, decode);                           \
-        else if (i)                                                                      \
-          row(cur, up, back, bu, d[2], u + off, 0, 1, decode);                           \
-        else                                                                             \
-          row(cur, up, back, bu, d[2], u + off, 0, 0, decode);                           \
+    size_t plane = d[1] * d[2], i = d[1] ? r0 / d[1] : 0, j = d[1] ? r0 % d[1] : 0;      \
+    for (size_t r = r0; r < r1; r++) {                                                   \
+      size_t off = i * plane + j * d[2];                                                 \
+      int64_t *cur = q + off;                                                            \
+      const int64_t *up = j ? cur - d[2] : cur, *back = i ? cur - plane : cur;           \
+      const int64_t *bu = i && j ? cur - plane - d[2] : cur;                             \
+      if (!decode)                                                                       \
+        row_enc(cur, up, back, bu, d[2], u + off, j > 0, i > 0);                         \
+      else if (i && j)                                                                   \
+        row(cur, up, back, bu, d[2], u + off, 1, 1, decode);                             \
+      else if (j)                                                                        \
+        row(cur, up, back, bu, d[2], u + off, 1, 0, decode);                             \
+      else if (i)                                                                        \
+        row(cur, up, back, bu, d[2], u + off, 0, 1, decode);                             \
+      else                                                                               \
+        row(cur, up, back, bu, d[2], u + off, 0, 0, decode);                             \
+      if (++j == d[1]) {                                                                 \
+        j = 0;                                                                           \
+        i++;                                                                             \
       }                                                                                  \
     }                                                                                    \
   }
 
-static void lorenzo(int64_t *q, const size_t d[3], uint64_t *u,
+static void lorenzo(int64_t *q, const size_t d[3], uint64_t *u, size_t r0, size_t r1,
                     int decode) GZ_LORENZO_BODY
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
 #define HAVE_AVX2_PATH 1
     __attribute__((target("avx2"))) static void lorenzo_avx2(int64_t *q,
                                                              const size_t d[3],
-                                                             uint64_t *u,
+                                                             uint64_t *u, size_t r0,
+                                                             size_t r1,
                                                              int decode) GZ_LORENZO_BODY
 #endif
 
-    void gz_lorenzo_encode(int64_t *q, const size_t d[3], uint64_t *u) {
+    void gz_lorenzo_encode_rows(int64_t *q, const size_t d[3], uint64_t *u, size_t r0,
+                                size_t r1) {
 #ifdef HAVE_AVX2_PATH
   if (gz_chunk2_simd(-1)) {
-    lorenzo_avx2(q, d, u, 0);
+    lorenzo_avx2(q, d, u, r0, r1, 0);
     return;
   }
 #endif
-  lorenzo(q, d, u, 0);
+  lorenzo(q, d, u, r0, r1, 0);
+}
+
+void gz_lorenzo_encode(int64_t *q, const size_t d[3], uint64_t *u) {
+  gz_lorenzo_encode_rows(q, d, u, 0, d[0] * d[1]);
 }
 
 void gz_lorenzo_decode(const uint64_t *u, const size_t d[3], int64_t *q) {
-  lorenzo(q, d, (uint64_t *)(uintptr_t)u, 1);
+  lorenzo(q, d, (uint64_t *)(uintptr_t)u, 0, d[0] * d[1], 1);
 }

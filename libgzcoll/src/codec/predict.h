@@ -20,6 +20,10 @@
 /* Lorenzo: the 1, 2 or 3-D parallelogram rule on the previous neighbours
  * (pred_lorenzo.c). */
 void gz_lorenzo_encode(int64_t *q, const size_t d[3], uint64_t *u);
+/* The residuals of rows r0 <= r < r1 only (row r = i d[1] + j: the d[2]
+ * codes from (r d[2]); reads the codes of rows r - d[1] - 1 .. r). */
+void gz_lorenzo_encode_rows(int64_t *q, const size_t d[3], uint64_t *u, size_t r0,
+                            size_t r1);
 void gz_lorenzo_decode(const uint64_t *u, const size_t d[3], int64_t *q);
 
 /* Multilevel interpolation: cubic (linear near the edges) along each axis
