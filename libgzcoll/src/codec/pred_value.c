@@ -450,6 +450,130 @@ GZ_VINLINE void vsweep2(vctx_t *restrict c, size_t base, size_t n, size_t h, siz
            f64);
 }
 
+#ifdef HAVE_AVX2_PATH
+#define GZ_V __attribute__((target("avx2"))) static inline
+
+/* vvisit (encode, float32) on four values v predicted by p: the zigzag
+ * bins, R (p for an escape) in *r and the escapes' lanes in *bad. The same
+ * operations as vvisit4_f32's after its prediction (keep the two alike;
+ * that kernel belongs to the line path, which changes it on its own). */
+GZ_V __m256i vquant4_f32(const vctx_t *restrict c, __m256d v, __m256i p, __m256i *r,
+                         int *bad) {
+  const __m256d shift = _mm256_set1_pd(GZ_RINT_SHIFT),
+                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  const __m256i zero = _mm256_setzero_si256(), sbits = _mm256_castpd_si256(shift);
+  __m256d sh, in, rv, ok, tiny;
+  __m256i xq, k, q;
+  sh = _mm256_add_pd(_mm256_mul_pd(v, _mm256_set1_pd(c->inv_unit)), shift);
+  in = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(sh, shift), absm),
+                     _mm256_set1_pd(c->limit), _CMP_LE_OQ);
+  xq = _mm256_blendv_epi8(p, _mm256_sub_epi64(_mm256_castpd_si256(sh), sbits),
+                          _mm256_castpd_si256(in));
+  k = vsra(_mm256_add_epi64(_mm256_sub_epi64(xq, p), _mm256_set1_epi64x(VQ_HALF)), 5);
+  q = _mm256_add_epi64(p, _mm256_slli_epi64(k, 5));
+  rv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(q, sbits)), shift);
+  rv = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(rv, _mm256_set1_pd(c->unit))));
+  ok = _mm256_and_pd(in, _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rv), absm),
+                                       _mm256_set1_pd(c->eb), _CMP_LE_OQ));
+  tiny =
+      _mm256_cmp_pd(_mm256_and_pd(v, absm), _mm256_set1_pd((double)FLT_MIN), _CMP_LT_OQ);
+  if (_mm256_movemask_pd(tiny))
+    ok = _mm256_andnot_pd(
+        _mm256_andnot_pd(_mm256_castsi256_pd(_mm256_and_si256(
+                             _mm256_cmpeq_epi64(_mm256_castpd_si256(v), zero),
+                             _mm256_cmpeq_epi64(q, zero))),
+                         tiny),
+        ok);
+  *bad = _mm256_movemask_pd(ok) ^ 15;
+  *r = _mm256_blendv_epi8(p, q, _mm256_castpd_si256(ok));
+  k = _mm256_and_si256(k, _mm256_castpd_si256(ok));
+  return _mm256_xor_si256(_mm256_slli_epi64(k, 1), _mm256_cmpgt_epi64(zero, k));
+}
+
+/* The even points of p[0..7] in the lane order 0 4 2 6 (one unpack). */
+GZ_V __m256i vevens(const uint64_t *p) {
+  return _mm256_unpacklo_epi64(
+      _mm256_loadu_si256((const __m256i *)(const void *)p),
+      _mm256_loadu_si256((const __m256i *)(const void *)(p + 4)));
+}
+
+/* Escape flags of the lanes in bad, at idx + 2 j. */
+GZ_V void vflag4(vctx_t *restrict c, size_t idx, int bad) {
+  for (int j = 0; j < 4; j++)
+    if (bad >> j & 1) {
+      c->esc[idx + 2 * (size_t)j] = 1;
+      c->nesc++;
+    }
+}
+
+/* Level 1 on the row at base of n >= 16 values, two sweeps at once: its
+ * even points predicted across, cubic (mode 2) from the rows at -+o, -+3o
+ * (sweep 0 or 1, bins from pos1), eight values at a time from those rows'
+ * contiguous values, and the odd points between them along the row (sweep
+ * 2, bins from pos2) from those evens in registers. R of the evens is
+ * stored when keep (later rows read it); else only where sweep 2 near the
+ * row's ends reads it. Bins, reconstructions and escapes are vrow's. */
+GZ_V void vrow1_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o, uint32_t pos1,
+                    uint32_t pos2, int keep) {
+  const __m256i perm = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  const float *x = (const float *)c->x + base;
+  uint64_t *R = c->R + base;
+  size_t nb = n / 8;
+  __m256i prev = _mm256_setzero_si256();
+  for (size_t b = 0; b < nb; b++) {
+    size_t k = 8 * b;
+    const uint64_t *q = R + k;
+    __m256i a = vevens(q - o), e, t, r, z;
+    __m128 xe =
+        _mm256_castps256_ps128(_mm256_permutevar8x32_ps(_mm256_loadu_ps(x + k), perm));
+    int bad;
+    /* across: (9 (a + b) - a3 - b3 + 8) >> 4, lanes 0 4 2 6 */
+    t = _mm256_add_epi64(a, vevens(q + o));
+    t = _mm256_add_epi64(_mm256_slli_epi64(t, 3), t);
+    t = _mm256_sub_epi64(t, _mm256_add_epi64(vevens(q - 3 * o), vevens(q + 3 * o)));
+    t = _mm256_permute4x64_epi64(vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4),
+                                 0xd8);
+    z = vquant4_f32(c, _mm256_cvtps_pd(xe), t, &e, &bad);
+    _mm256_storeu_si256((__m256i *)(void *)(c->u + pos1 + 4 * b), z);
+    if (keep || b == 0 || b + 1 == nb) { /* (sweep 2's ends read them) */
+      _mm256_storeu_si256((__m256i *)(void *)q, _mm256_permute4x64_epi64(e, 0x50));
+      _mm256_storeu_si256((__m256i *)(void *)(q + 4), _mm256_permute4x64_epi64(e, 0xfa));
+    }
+    if (bad)
+      vflag4(c, base + k, bad);
+    if (b) { /* along: the odd points k - 5 ... k + 1 from the evens k - 8 ... k + 6 */
+      __m256i bb = _mm256_permute2x128_si256(prev, e, 0x21), a3 = prev;
+      __m256i a1 = _mm256_alignr_epi8(bb, prev, 8), b3 = _mm256_alignr_epi8(e, bb, 8);
+      __m128 xo = _mm_shuffle_ps(_mm_loadu_ps(x + k - 5), _mm_loadu_ps(x + k - 1),
+                                 _MM_SHUFFLE(2, 0, 2, 0));
+      t = _mm256_add_epi64(a1, bb);
+      t = _mm256_add_epi64(_mm256_slli_epi64(t, 3), t);
+      t = _mm256_sub_epi64(t, _mm256_add_epi64(a3, b3));
+      t = vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
+      z = vquant4_f32(c, _mm256_cvtps_pd(xo), t, &r, &bad); /* (r: kept by none) */
+      _mm256_storeu_si256((__m256i *)(void *)(c->u + pos2 + 4 * b - 3), z);
+      if (bad)
+        vflag4(c, base + k - 5, bad);
+    }
+    prev = e;
+  }
+  c->pos = (uint32_t)(pos1 + 4 * nb); /* the evens after the last eight */
+  vline(c, base, 8 * nb, n, 2, o, 2, 0, 1, 0, 0, 1);
+  c->pos = pos2; /* sweep 2's ends */
+  vsweep2(c, base, n, 1, 1, 3, 0, 0, 1);
+  c->pos = (uint32_t)(pos2 + 4 * nb - 3);
+  vsweep2(c, base, n, 1, 8 * nb - 5, n, 0, 0, 1);
+}
+#undef GZ_V
+#endif
+
+#ifdef HAVE_AVX2_PATH
+#define GZ_ROW1(c, base, n, o, pos1, pos2, keep)                                         \
+  vrow1_f32(c, base, n, o, pos1, pos2, keep)
+#else
+#define GZ_ROW1(c, base, n, o, pos1, pos2, keep) ((void)0)
+#endif
+
 /* One row of sweep a at level h (pred_interp.c's order): the points of row
  * (i, j) whose coordinate a is an odd multiple of h, the later axes at
  * multiples of 2h, coded from u[pos]. simd: as vline. */
@@ -561,22 +685,35 @@ GZ_VINLINE void vlevel(vctx_t *restrict c, const size_t d[3], size_t h, const in
   size_t nj2 = (d[1] + h - 1) / h, ni0 = (d[0] + h - 1) / (2 * h);
   uint32_t p0 = c->pos, p1 = (uint32_t)(p0 + ni0 * nj0 * nk02);
   uint32_t p2 = (uint32_t)(p1 + (d[0] + h - 1) / h * nj1 * nk02);
+  /* level 1 in the AVX2 encoder: the rows whose across mode is cubic (rows
+   * of 16 values or more) code their sweep 2 with sweep 0 or 1 (vrow1_f32) */
+  int fuse = simd && !decode && h == 1 && d[2] >= 16;
   for (size_t i = 0; i < d[0]; i += h) {
-    int odd_i = (i / h) & 1;
+    int odd_i = (i / h) & 1, fuse0 = fuse && odd_i && gz_interp_mode(i, 1, d[0]) == 2;
     for (size_t t = 0; t < d[1] + 3 * h; t += h) {
       /* row j = t - 3h, wrapping past d[1] while t < 3h */
       size_t j = t - 3 * h;
       if (t + h < d[1]) /* what the next step reads first */
         vfetch_row(c, d, h, i, t + h, decode, f64);
-      if (odd_i && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
+      if (fuse0 && t < d[1] && !(t & 1)) /* sweeps 0 and 2 on row t */
+        GZ_ROW1(c, (i * d[1] + t) * d[2], d[2], (ptrdiff_t)(d[1] * d[2]),
+                (uint32_t)(p0 + (i / 2 * nj0 + t / 2) * nk02),
+                (uint32_t)(p2 + (i * nj2 + t) * nk2), 1);
+      else if (odd_i && t < d[1] && !((t / h) & 1)) /* sweep 0 on row t */
         vrow(c, d, h, 0, i, t, (uint32_t)(p0 + ((i / h) / 2 * nj0 + t / h / 2) * nk02),
              decode, f64, simd);
-      if (j < d[1] && ((j / h) & 1)) /* sweep 1 on row j: rows j + h, j + 3h are done */
-        vrow(c, d, h, 1, i, j, (uint32_t)(p1 + ((i / h) * nj1 + j / h / 2) * nk02),
-             decode, f64, simd);
-      if (j < d[1] && nk2) /* sweep 2 on row j */
-        vrow(c, d, h, 2, i, j, (uint32_t)(p2 + ((i / h) * nj2 + j / h) * nk2), decode,
-             f64, simd);
+      if (fuse && j < d[1] && (j & 1) && gz_interp_mode(j, 1, d[1]) == 2)
+        GZ_ROW1(c, (i * d[1] + j) * d[2], d[2], (ptrdiff_t)d[2],
+                (uint32_t)(p1 + (i * nj1 + j / 2) * nk02),
+                (uint32_t)(p2 + (i * nj2 + j) * nk2), 0); /* sweeps 1 and 2 on row j */
+      else {
+        if (j < d[1] && ((j / h) & 1)) /* sweep 1 on row j: rows j + h, j + 3h are done */
+          vrow(c, d, h, 1, i, j, (uint32_t)(p1 + ((i / h) * nj1 + j / h / 2) * nk02),
+               decode, f64, simd);
+        if (j < d[1] && nk2 && !(fuse0 && !(j & 1))) /* sweep 2 on row j */
+          vrow(c, d, h, 2, i, j, (uint32_t)(p2 + ((i / h) * nj2 + j / h) * nk2), decode,
+               f64, simd);
+      }
     }
   }
   c->pos = (uint32_t)(p2 + (d[0] + h - 1) / h * nj2 * nk2);
