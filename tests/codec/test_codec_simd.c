@@ -237,7 +237,8 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
 }
 
 /* The value predictors (pred_value.c; QLORENZO by rows in passes and
- * QINTERP four points at a time in the AVX2 encoder): the same bins, escape
+ * QINTERP four points at a time in the AVX2 encoder, its sweeps along lines
+ * eight at a time with AVX-512 too, each checked): the same bins, escape
  * flags and escape count as the portable encoder, point by point, and
  * QLORENZO the same reconstructions, on every field of codec_fields.h plus
  * one of values whose reconstruction rounds beyond the bound in float32
@@ -275,6 +276,9 @@ static void test_vpred(void) {
   static float x[M], ya[M], yb[M];
   static uint64_t Ra[M], Rb[M], ua[M], ub[M];
   static uint8_t ea[M], eb8[M];
+  int wide_max = gz_vpred_avx512(1);
+  if (!wide_max)
+    printf("no AVX-512 on this CPU: QINTERP's sweeps along lines in AVX2 only\n");
   for (int kind = 0; kind <= FIELD_COUNT + 1; kind++)
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
       for (int e = 0; e < 3; e++)
@@ -298,15 +302,22 @@ static void test_vpred(void) {
           memset(Ra, 0xa5, n * sizeof *Ra); /* scratch as left by an earlier chunk */
           na = gz_vpred_encode(pk, 0, x, d, ebs[e], Ra, ua, ea);
           GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
-          memset(Rb, 0x5a, n * sizeof *Rb);
-          nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8);
-          for (size_t i = 0; i < n; i++)
-            flags += eb8[i];
-          GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
-                       !memcmp(ea, eb8, n),
-                   "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder's bins and "
-                   "escapes (%zu, %zu flagged) are the portable one's (%zu)",
-                   pk, name, d[0], d[1], d[2], ebs[e], nb, flags, na);
+          /* AVX2 alone, then with AVX-512's sweeps along lines (where the
+           * CPU has it; the last one stays for what follows) */
+          for (int wide = 0; wide <= wide_max; wide++) {
+            GZ_CHECK(gz_vpred_avx512(wide) == wide, "AVX-512 level %d taken", wide);
+            memset(Rb, 0x5a, n * sizeof *Rb);
+            nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8);
+            flags = 0;
+            for (size_t i = 0; i < n; i++)
+              flags += eb8[i];
+            GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
+                         !memcmp(ea, eb8, n),
+                     "predictor %d, %s, %zux%zux%zu, eb %g: the %s encoder's bins and "
+                     "escapes (%zu, %zu flagged) are the portable one's (%zu)",
+                     pk, name, d[0], d[1], d[2], ebs[e], wide ? "AVX-512" : "AVX2", nb,
+                     flags, na);
+          }
           if (pk == GZ_VPRED_LORENZO) /* (QINTERP's last sweep keeps no R) */
             GZ_CHECK(!memcmp(Ra, Rb, n * sizeof *Ra),
                      "QLORENZO, %s, %zux%zux%zu, eb %g: the AVX2 encoder's "

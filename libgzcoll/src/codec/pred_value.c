@@ -55,6 +55,29 @@ typedef struct vctx {
   double eb, unit, inv_unit, limit;
 } vctx_t;
 
+/* Whether the float32 encoder's sweeps along a line take AVX-512's eight
+ * lanes (gz_vpred_avx512): -1 not asked yet. */
+static int vwide = -1;
+
+int gz_vpred_avx512(int want) {
+#ifdef HAVE_AVX2_PATH
+  static int have = -1;
+  if (have < 0) { /* a race here writes the same value */
+    __builtin_cpu_init();
+    have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2");
+  }
+  if (want >= 0)
+    vwide = want && have;
+  else if (vwide < 0)
+    vwide = have;
+  return vwide;
+#else
+  (void)want;
+  return 0;
+#endif
+}
+
 void gz_vq_grid(double eb, double *unit, double *inv_unit) {
   *unit = 2.0 * eb / (2 * VQ_HALF + 1);
   *inv_unit = 1.0 / *unit;
@@ -182,35 +205,50 @@ GZ_V __m256i vpred4(const uint64_t *p, ptrdiff_t o, size_t s, int mode, int alon
   return vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
 }
 
-/* vvisit (encode, float32) on the points idx + j s, j = 0..3, predicted by
- * mode (along: vpred4). R is stored when keep (the last sweep's are never
- * read again, and storing them made the next four's overlapping loads wait
- * on the stores); when wide too (s = 2 and idx + 7 on the line), as two
- * vectors that also write the points between them, which are the last
- * sweep's. */
-GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int mode,
-                      int along, int keep, int wide) {
-  const __m256d shift = _mm256_set1_pd(GZ_RINT_SHIFT),
-                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-  const __m256i zero = _mm256_setzero_si256(), sbits = _mm256_castpd_si256(shift);
-  __m256i p = vpred4(c->R + idx, o, s, mode, along), xq, k, r, z;
-  __m256d v = _mm256_cvtps_pd(vldf4((const float *)c->x + idx, s)), sh, in, rv, ok, tiny;
-  int bad;
-  sh = _mm256_add_pd(_mm256_mul_pd(v, _mm256_set1_pd(c->inv_unit)), shift);
-  in = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(sh, shift), absm),
-                     _mm256_set1_pd(c->limit), _CMP_LE_OQ);
-  xq = _mm256_blendv_epi8(p, _mm256_sub_epi64(_mm256_castpd_si256(sh), sbits),
+/* vvisit's constants (encode, float32) in four lanes. */
+typedef struct vq4 {
+  __m256d shift, absm, inv_unit, unit, limit, eb, tiny;
+  __m256i sbits, half;
+} vq4_t;
+
+GZ_V vq4_t vq4_consts(const vctx_t *c) {
+  vq4_t q;
+  q.shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  q.absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  q.inv_unit = _mm256_set1_pd(c->inv_unit);
+  q.unit = _mm256_set1_pd(c->unit);
+  q.limit = _mm256_set1_pd(c->limit);
+  q.eb = _mm256_set1_pd(c->eb);
+  q.tiny = _mm256_set1_pd((double)FLT_MIN);
+  q.sbits = _mm256_castpd_si256(q.shift);
+  q.half = _mm256_set1_epi64x(VQ_HALF);
+  return q;
+}
+
+/* vvisit (encode, float32) on four values v predicted by p, in the same
+ * double operations (no FMA) and the same wrapping int64 arithmetic, so
+ * both give the same bins, reconstructions and escapes: returns the
+ * reconstructions (p where escaped), the zigzag bins (0 where escaped) in
+ * *z and the escapes in *bad (bit j for lane j). */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+vquant4_f32(const vq4_t *q, __m256i p, __m256d v, __m256i *z, int *bad) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i xq, k, r;
+  __m256d sh, in, rv, ok, tiny;
+  sh = _mm256_add_pd(_mm256_mul_pd(v, q->inv_unit), q->shift);
+  in = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(sh, q->shift), q->absm), q->limit,
+                     _CMP_LE_OQ);
+  xq = _mm256_blendv_epi8(p, _mm256_sub_epi64(_mm256_castpd_si256(sh), q->sbits),
                           _mm256_castpd_si256(in));
-  k = vsra(_mm256_add_epi64(_mm256_sub_epi64(xq, p), _mm256_set1_epi64x(VQ_HALF)), 5);
+  k = vsra(_mm256_add_epi64(_mm256_sub_epi64(xq, p), q->half), 5);
   r = _mm256_add_epi64(p, _mm256_slli_epi64(k, 5));
   /* (double)r where it matters (in range: |r| <= 2^50 + 16) */
-  rv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(r, sbits)), shift);
-  rv = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(rv, _mm256_set1_pd(c->unit))));
-  ok = _mm256_and_pd(in, _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rv), absm),
-                                       _mm256_set1_pd(c->eb), _CMP_LE_OQ));
+  rv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(r, q->sbits)), q->shift);
+  rv = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(rv, q->unit)));
+  ok = _mm256_and_pd(
+      in, _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rv), q->absm), q->eb, _CMP_LE_OQ));
   /* zeros and subnormals (rare): only +0.0 with R = 0 */
-  tiny =
-      _mm256_cmp_pd(_mm256_and_pd(v, absm), _mm256_set1_pd((double)FLT_MIN), _CMP_LT_OQ);
+  tiny = _mm256_cmp_pd(_mm256_and_pd(v, q->absm), q->tiny, _CMP_LT_OQ);
   if (_mm256_movemask_pd(tiny))
     ok = _mm256_andnot_pd(
         _mm256_andnot_pd(_mm256_castsi256_pd(_mm256_and_si256(
@@ -219,12 +257,26 @@ GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int
                          tiny),
         ok);
   k = _mm256_and_si256(k, _mm256_castpd_si256(ok));
-  z = _mm256_xor_si256(_mm256_slli_epi64(k, 1), _mm256_cmpgt_epi64(zero, k));
+  *z = _mm256_xor_si256(_mm256_slli_epi64(k, 1), _mm256_cmpgt_epi64(zero, k));
+  *bad = _mm256_movemask_pd(ok) ^ 15;
+  return _mm256_blendv_epi8(p, r, _mm256_castpd_si256(ok));
+}
+
+/* vvisit (encode, float32) on the points idx + j s, j = 0..3, predicted by
+ * mode (along: vpred4). R is stored when keep (the last sweep's are never
+ * read again, and storing them made the next four's overlapping loads wait
+ * on the stores); when wide too (s = 2 and idx + 7 on the line), as two
+ * vectors that also write the points between them, which are the last
+ * sweep's. */
+GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int mode,
+                      int along, int keep, int wide) {
+  const vq4_t q = vq4_consts(c);
+  __m256i p = vpred4(c->R + idx, o, s, mode, along), r, z;
+  int bad;
+  r = vquant4_f32(&q, p, _mm256_cvtps_pd(vldf4((const float *)c->x + idx, s)), &z, &bad);
   _mm256_storeu_si256((__m256i *)(void *)(c->u + c->pos), z);
   c->pos += 4;
-  bad = _mm256_movemask_pd(ok) ^ 15;
   if (keep) {
-    r = _mm256_blendv_epi8(p, r, _mm256_castpd_si256(ok));
     if (wide) {
       _mm256_storeu_si256((__m256i *)(void *)(c->R + idx),
                           _mm256_permute4x64_epi64(r, 0x50));
@@ -244,6 +296,190 @@ GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int
         c->nesc++;
       }
 }
+
+/* vline's sweep along a line at level h (mode 2, s = 2h, points k, k + s,
+ * ... while k + 3s < end; end + 3h within the line) as vvisit4_f32 with
+ * along, without the generic visit's overheads: the seven neighbours
+ * at -3h, -h, ..., 9h of four points slide by 4s from one four to the
+ * next, so each four loads only the four at 3h, 5h, 7h, 9h (at h = 1 two
+ * overlapping loads) and shifts the others in from the last; the counters
+ * stay in registers. R is kept for later levels when keep. Returns where
+ * it stopped. */
+__attribute__((target("avx2"), always_inline)) static inline size_t
+vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, int keep) {
+  const vq4_t q = vq4_consts(c);
+  uint64_t *R = c->R + base, *restrict u = c->u;
+  const float *x = (const float *)c->x + base;
+  uint8_t *esc = c->esc + base;
+  uint32_t pos = c->pos, nesc = c->nesc;
+  size_t s = 2 * h;
+  __m256i e, w, a, a3, b, t, p, r, z;
+  int bad;
+  if (k + 3 * s >= end)
+    return k;
+  /* e = the neighbours at -5h (not read), -3h, -h, h of the first four */
+  e = _mm256_set_epi64x((long long)R[k + h], (long long)R[k - h], (long long)R[k - 3 * h],
+                        0);
+  for (; k + 3 * s < end; k += 4 * s) {
+    w = vld4(R + k + 3 * h, s);                /* 3h, 5h, 7h, 9h */
+    a = _mm256_permute2x128_si256(e, w, 0x21); /* -h, h, 3h, 5h */
+    a3 = _mm256_alignr_epi8(a, e, 8);          /* -3h, -h, h, 3h */
+    b = _mm256_alignr_epi8(w, a, 8);           /* h, 3h, 5h, 7h */
+    t = _mm256_add_epi64(a, b);                /* (9 (a + b) - a3 - b3 + 8) >> 4 */
+    t = _mm256_add_epi64(_mm256_slli_epi64(t, 3), t);
+    t = _mm256_sub_epi64(t, _mm256_add_epi64(a3, w));
+    p = vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
+    e = w;
+    r = vquant4_f32(&q, p, _mm256_cvtps_pd(vldf4(x + k, s)), &z, &bad);
+    _mm256_storeu_si256((__m256i *)(void *)(u + pos), z);
+    pos += 4;
+    if (keep) {
+      uint64_t rs[4];
+      _mm256_storeu_si256((__m256i *)(void *)rs, r);
+      for (size_t j = 0; j < 4; j++)
+        R[k + j * s] = rs[j];
+    }
+    if (bad)
+      for (size_t j = 0; j < 4; j++)
+        if (bad >> j & 1) {
+          esc[k + j * s] = 1;
+          nesc++;
+        }
+  }
+  c->pos = pos;
+  c->nesc = nesc;
+  return k;
+}
+
+/* vsweep4_body at h = 1 (R never read again) and at h > 1. */
+GZ_V size_t vsweep4_f32(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h) {
+  if (h == 1)
+    return vsweep4_body(c, base, k, end, 1, 0);
+  return vsweep4_body(c, base, k, end, h, 1);
+}
+/* vsweep4_body on eight points at a time with AVX-512 (F and VL; chosen
+ * at run time with gz_vpred_avx512): the same double operations and
+ * wrapping int64 arithmetic in eight lanes, so the same bins,
+ * reconstructions and escapes. The neighbours at -3h ... 17h of eight
+ * points slide by 8s: each eight loads the eight at 3h, 5h, ..., 17h (at
+ * h = 1 picked from two overlapping loads by one permute, else gathered)
+ * and aligns the others from the last; AVX-512's arithmetic shift of
+ * 64-bit lanes and its mask registers replace AVX2's emulations. */
+#define GZ_V8 __attribute__((target("avx2,bmi2,avx512f,avx512vl,avx512bw")))
+GZ_V8 __attribute__((always_inline)) static inline size_t
+vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, int keep) {
+  const __m512d shift = _mm512_set1_pd(GZ_RINT_SHIFT),
+                inv_unit = _mm512_set1_pd(c->inv_unit);
+  const __m512d unit = _mm512_set1_pd(c->unit), limit = _mm512_set1_pd(c->limit);
+  const __m512d eb = _mm512_set1_pd(c->eb), tiny = _mm512_set1_pd((double)FLT_MIN);
+  const __m512i sbits = _mm512_castpd_si512(shift), zero = _mm512_setzero_si512();
+  const __m512i evens = _mm512_set_epi64(15, 13, 11, 9, 6, 4, 2, 0);
+  const __m256i evensf = _mm256_set_epi32(15, 13, 11, 9, 6, 4, 2, 0);
+  /* h = 2: every fourth of two loads, from the first and from its end */
+  const __m512i by4 = _mm512_set_epi64(0, 0, 0, 0, 12, 8, 4, 0);
+  const __m512i by4end = _mm512_set_epi64(0, 0, 0, 0, 15, 11, 4, 0);
+  const __m512i by4f =
+      _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 31, 27, 23, 19, 12, 8, 4, 0);
+  const __m512i spread[4] = {
+      _mm512_set_epi64(0, 0, 0, 1, 0, 0, 0, 0), _mm512_set_epi64(0, 0, 0, 3, 0, 0, 0, 2),
+      _mm512_set_epi64(0, 0, 0, 5, 0, 0, 0, 4), _mm512_set_epi64(0, 0, 0, 7, 0, 0, 0, 6)};
+  uint64_t *R = c->R + base, *restrict u = c->u;
+  const float *x = (const float *)c->x + base;
+  uint8_t *esc = c->esc + base;
+  uint32_t pos = c->pos, nesc = c->nesc;
+  size_t s = 2 * h;
+  const __m512i at = _mm512_set_epi64(
+      (long long)(7 * s), (long long)(6 * s), (long long)(5 * s), (long long)(4 * s),
+      (long long)(3 * s), (long long)(2 * s), (long long)s, 0);
+  __m512i e, w, a, a3, b, t, p, xq, q, r, z;
+  __m512d v, sh, rv;
+  const __m256i ones = _mm256_set1_epi8(1);
+  const __m128i one = _mm256_castsi256_si128(ones);
+  __mmask8 in, ok, small;
+  unsigned bad;
+  if (k + 7 * s >= end)
+    return k;
+  /* lanes 5, 6, 7 of e: the neighbours at -3h, -h, h of the first eight */
+  e = _mm512_set_epi64((long long)R[k + h], (long long)R[k - h], (long long)R[k - 3 * h],
+                       0, 0, 0, 0, 0);
+  for (; k + 7 * s < end; k += 8 * s) {
+    if (h == 1) { /* R[k + 3 .. k + 17], x[k .. k + 14] */
+      w = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 3), evens,
+                                    _mm512_loadu_si512(R + k + 10));
+      v = _mm512_cvtps_pd(_mm256_permutex2var_ps(_mm256_loadu_ps(x + k), evensf,
+                                                 _mm256_loadu_ps(x + k + 7)));
+    } else if (h == 2) { /* R[k + 6 .. k + 34], x[k .. k + 28] */
+      __m512i lo = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 6), by4,
+                                             _mm512_loadu_si512(R + k + 14));
+      __m512i hi = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 22), by4end,
+                                             _mm512_loadu_si512(R + k + 27));
+      w = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+      v = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutex2var_ps(
+          _mm512_loadu_ps(x + k), by4f, _mm512_loadu_ps(x + k + 13))));
+    } else {
+      w = _mm512_i64gather_epi64(at, (const void *)(R + k + 3 * h), 8);
+      v = _mm512_cvtps_pd(_mm512_i64gather_ps(at, (const void *)(x + k), 4));
+    }
+    a = _mm512_alignr_epi64(w, e, 6);  /* -h, h, ..., 13h */
+    a3 = _mm512_alignr_epi64(w, e, 5); /* -3h, ..., 11h */
+    b = _mm512_alignr_epi64(w, e, 7);  /* h, ..., 15h */
+    t = _mm512_add_epi64(a, b);        /* (9 (a + b) - a3 - b3 + 8) >> 4 */
+    t = _mm512_add_epi64(_mm512_slli_epi64(t, 3), t);
+    t = _mm512_sub_epi64(t, _mm512_add_epi64(a3, w));
+    p = _mm512_srai_epi64(_mm512_add_epi64(t, _mm512_set1_epi64(8)), 4);
+    e = w;
+    /* vquant4_f32 */
+    sh = _mm512_add_pd(_mm512_mul_pd(v, inv_unit), shift);
+    in = _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(sh, shift)), limit, _CMP_LE_OQ);
+    xq = _mm512_mask_sub_epi64(p, in, _mm512_castpd_si512(sh), sbits);
+    q = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_sub_epi64(xq, p), _mm512_set1_epi64(VQ_HALF)), 5);
+    r = _mm512_add_epi64(p, _mm512_slli_epi64(q, 5));
+    rv = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_add_epi64(r, sbits)), shift);
+    rv = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(rv, unit)));
+    ok = _mm512_mask_cmp_pd_mask(in, _mm512_abs_pd(_mm512_sub_pd(v, rv)), eb, _CMP_LE_OQ);
+    small = _mm512_cmp_pd_mask(_mm512_abs_pd(v), tiny, _CMP_LT_OQ);
+    if (small) /* zeros and subnormals (rare): only +0.0 with R = 0 */
+      ok &= (__mmask8)(~small | (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), zero) &
+                                 _mm512_cmpeq_epi64_mask(r, zero)));
+    q = _mm512_maskz_mov_epi64(ok, q);
+    z = _mm512_xor_si512(_mm512_slli_epi64(q, 1), _mm512_srai_epi64(q, 63));
+    _mm512_storeu_si512(u + pos, z);
+    pos += 8;
+    if (keep) {
+      r = _mm512_mask_blend_epi64(ok, p, r);
+      if (h == 2) /* R[k + 8i], R[k + 8i + 4] from lanes 2i, 2i + 1 */
+        for (int i = 0; i < 4; i++)
+          _mm512_mask_storeu_epi64(R + k + 8 * i, 0x11,
+                                   _mm512_permutexvar_epi64(spread[i], r));
+      else
+        _mm512_i64scatter_epi64((void *)(R + k), at, r, 8);
+    }
+    bad = (unsigned)(uint8_t)~ok;
+    nesc += (uint32_t)__builtin_popcount(bad);
+    if (h == 1) /* the flags without a branch: bytes k + 2j (k + 14 < end) */
+      _mm_mask_storeu_epi8(esc + k, (__mmask16)_pdep_u32(bad, 0x5555), one);
+    else if (h == 2) /* bytes k + 4j */
+      _mm256_mask_storeu_epi8(esc + k, (__mmask32)_pdep_u32(bad, 0x11111111u), ones);
+    else
+      for (; bad; bad &= bad - 1)
+        esc[k + (size_t)__builtin_ctz(bad) * s] = 1;
+  }
+  c->pos = pos;
+  c->nesc = nesc;
+  return k;
+}
+
+GZ_V8 static size_t vsweep8_f32(vctx_t *restrict c, size_t base, size_t k, size_t end,
+                                size_t h) {
+  if (h == 1)
+    return vsweep8_body(c, base, k, end, 1, 0);
+  if (h == 2)
+    return vsweep8_body(c, base, k, end, 2, 1);
+  return vsweep8_body(c, base, k, end, h, 1);
+}
+#undef GZ_V8
+
 /* vvisit (decode, float32) on the points idx + j s, j = 0..3 (R stored as
  * vvisit4_f32 does). Four with a code beyond 2^51 in magnitude (only from
  * a hostile stream) go through vvisit, one by one. */
@@ -412,8 +648,12 @@ GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode
 #define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode)                         \
   ((decode) ? vvisit4d_f32(c, idx, o, s, mode, along, keep)                              \
             : vvisit4_f32(c, idx, o, s, mode, along, keep, wide))
+#define GZ_SWEEP4(c, base, k, end, h) vsweep4_f32(c, base, k, end, h)
+#define GZ_SWEEP8(c, base, k, end, h) vsweep8_f32(c, base, k, end, h)
 #else
+#define GZ_SWEEP8(c, base, k, end, h) (k)
 #define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode) ((void)0)
+#define GZ_SWEEP4(c, base, k, end, h) (k)
 #endif
 
 /* The points k = k0, k0 + s, ... below end of the line at base, predicted
@@ -441,9 +681,15 @@ GZ_VINLINE void vsweep2(vctx_t *restrict c, size_t base, size_t n, size_t h, siz
     vvisit(c, base + k,
            gz_interp_pred(c->R + base + k, (ptrdiff_t)h, gz_interp_mode(k, h, n)), decode,
            f64);
-  if (n > 3 * h)
-    k = vline(c, base, k, end < n - 3 * h ? end : n - 3 * h, step, (ptrdiff_t)h, 2, 1,
-              h > 1, decode, f64, simd);
+  if (n > 3 * h) {
+    size_t stop = end < n - 3 * h ? end : n - 3 * h;
+    if (simd && !decode) {
+      if (vwide > 0)
+        k = GZ_SWEEP8(c, base, k, stop, h);
+      k = GZ_SWEEP4(c, base, k, stop, h);
+    }
+    k = vline(c, base, k, stop, step, (ptrdiff_t)h, 2, 1, h > 1, decode, f64, simd);
+  }
   for (; k < end; k += step)
     vvisit(c, base + k,
            gz_interp_pred(c->R + base + k, (ptrdiff_t)h, gz_interp_mode(k, h, n)), decode,
@@ -633,6 +879,7 @@ __attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
   memset(esc, 0, d[0] * d[1] * d[2]);
 #ifdef HAVE_AVX2_PATH
   if (!f64 && gz_chunk2_simd(-1)) {
+    gz_vpred_avx512(-1);
     encode_f32_avx2(&c, kind, d);
     return c.nesc;
   }
