@@ -53,6 +53,10 @@ typedef struct vctx {
    * uint64_t's type, so every store to R or u would reload it */
   uint32_t pos, nesc;
   double eb, unit, inv_unit, limit;
+  /* encode (AVX2): the cache lines of values and of R that the finest
+   * sweep along a line asks for as it goes (vline_levels, vfetch_next) */
+  const char *ahead_x, *ahead_r;
+  uint32_t nahead_x, nahead_r;
 } vctx_t;
 
 /* Whether the float32 encoder's sweeps along a line take AVX-512's eight
@@ -65,7 +69,8 @@ int gz_vpred_avx512(int want) {
   if (have < 0) { /* a race here writes the same value */
     __builtin_cpu_init();
     have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2");
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("bmi2");
   }
   if (want >= 0)
     vwide = want && have;
@@ -127,6 +132,24 @@ GZ_VINLINE void vvisit(vctx_t *restrict c, size_t idx, uint64_t p, const int dec
     }
     c->R[idx] = r;
     c->u[c->pos++] = gz_pred_zigzag(k);
+  }
+}
+
+/* The next cache line of R (to be written) and of values, while any are
+ * left of those vline_levels queued for the finest sweep along a line to
+ * ask for as it goes: asked all at once, they stalled the sweep on memory
+ * that its loads, mostly from L2, could have overlapped. */
+GZ_VINLINE void vfetch_next(const char **ax, uint32_t *nax, const char **ar,
+                            uint32_t *nar) {
+  if (*nar) {
+    __builtin_prefetch(*ar, 1, 3);
+    *ar += 64;
+    --*nar;
+  }
+  if (*nax) {
+    __builtin_prefetch(*ax, 0, 3);
+    *ax += 64;
+    --*nax;
   }
 }
 
@@ -315,12 +338,16 @@ vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   size_t s = 2 * h;
   __m256i e, w, a, a3, b, t, p, r, z;
   int bad;
+  const char *ax = c->ahead_x, *ar = c->ahead_r; /* at h = 1 */
+  uint32_t nax = c->nahead_x, nar = c->nahead_r;
   if (k + 3 * s >= end)
     return k;
   /* e = the neighbours at -5h (not read), -3h, -h, h of the first four */
   e = _mm256_set_epi64x((long long)R[k + h], (long long)R[k - h], (long long)R[k - 3 * h],
                         0);
   for (; k + 3 * s < end; k += 4 * s) {
+    if (h == 1)
+      vfetch_next(&ax, &nax, &ar, &nar);
     w = vld4(R + k + 3 * h, s);                /* 3h, 5h, 7h, 9h */
     a = _mm256_permute2x128_si256(e, w, 0x21); /* -h, h, 3h, 5h */
     a3 = _mm256_alignr_epi8(a, e, 8);          /* -3h, -h, h, 3h */
@@ -348,6 +375,10 @@ vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   }
   c->pos = pos;
   c->nesc = nesc;
+  c->ahead_x = ax;
+  c->ahead_r = ar;
+  c->nahead_x = nax;
+  c->nahead_r = nar;
   return k;
 }
 
@@ -365,14 +396,16 @@ GZ_V size_t vsweep4_f32(vctx_t *restrict c, size_t base, size_t k, size_t end, s
  * h = 1 picked from two overlapping loads by one permute, else gathered)
  * and aligns the others from the last; AVX-512's arithmetic shift of
  * 64-bit lanes and its mask registers replace AVX2's emulations. */
-#define GZ_V8 __attribute__((target("avx2,bmi2,avx512f,avx512vl,avx512bw")))
+#define GZ_V8 __attribute__((target("avx2,bmi2,avx512f,avx512vl,avx512bw,avx512dq")))
 GZ_V8 __attribute__((always_inline)) static inline size_t
 vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, int keep) {
   const __m512d shift = _mm512_set1_pd(GZ_RINT_SHIFT),
                 inv_unit = _mm512_set1_pd(c->inv_unit);
   const __m512d unit = _mm512_set1_pd(c->unit), limit = _mm512_set1_pd(c->limit);
-  const __m512d eb = _mm512_set1_pd(c->eb), tiny = _mm512_set1_pd((double)FLT_MIN);
+  const __m512d eb = _mm512_set1_pd(c->eb);
   const __m512i sbits = _mm512_castpd_si512(shift), zero = _mm512_setzero_si512();
+  const __m512i half = _mm512_set1_epi64(VQ_HALF);
+  const __m512i sbits_half = _mm512_sub_epi64(sbits, half);
   const __m512i evens = _mm512_set_epi64(15, 13, 11, 9, 6, 4, 2, 0);
   const __m256i evensf = _mm256_set_epi32(15, 13, 11, 9, 6, 4, 2, 0);
   /* h = 2: every fourth of two loads, from the first and from its end */
@@ -391,12 +424,15 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   const __m512i at = _mm512_set_epi64(
       (long long)(7 * s), (long long)(6 * s), (long long)(5 * s), (long long)(4 * s),
       (long long)(3 * s), (long long)(2 * s), (long long)s, 0);
-  __m512i e, w, a, a3, b, t, p, xq, q, r, z;
+  __m512i e, w, a, a3, b, t, p, q, r, z;
   __m512d v, sh, rv;
+  __m256 f;
   const __m256i ones = _mm256_set1_epi8(1);
   const __m128i one = _mm256_castsi256_si128(ones);
   __mmask8 in, ok, small;
   unsigned bad;
+  const char *ax = c->ahead_x, *ar = c->ahead_r; /* at h = 1 */
+  uint32_t nax = c->nahead_x, nar = c->nahead_r;
   if (k + 7 * s >= end)
     return k;
   /* lanes 5, 6, 7 of e: the neighbours at -3h, -h, h of the first eight */
@@ -404,22 +440,25 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
                        0, 0, 0, 0, 0);
   for (; k + 7 * s < end; k += 8 * s) {
     if (h == 1) { /* R[k + 3 .. k + 17], x[k .. k + 14] */
+      vfetch_next(&ax, &nax, &ar, &nar);
+      vfetch_next(&ax, &nax, &ar, &nar);
       w = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 3), evens,
                                     _mm512_loadu_si512(R + k + 10));
-      v = _mm512_cvtps_pd(_mm256_permutex2var_ps(_mm256_loadu_ps(x + k), evensf,
-                                                 _mm256_loadu_ps(x + k + 7)));
+      f = _mm256_permutex2var_ps(_mm256_loadu_ps(x + k), evensf,
+                                 _mm256_loadu_ps(x + k + 7));
     } else if (h == 2) { /* R[k + 6 .. k + 34], x[k .. k + 28] */
       __m512i lo = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 6), by4,
                                              _mm512_loadu_si512(R + k + 14));
       __m512i hi = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 22), by4end,
                                              _mm512_loadu_si512(R + k + 27));
       w = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
-      v = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutex2var_ps(
-          _mm512_loadu_ps(x + k), by4f, _mm512_loadu_ps(x + k + 13))));
+      f = _mm512_castps512_ps256(_mm512_permutex2var_ps(_mm512_loadu_ps(x + k), by4f,
+                                                        _mm512_loadu_ps(x + k + 13)));
     } else {
       w = _mm512_i64gather_epi64(at, (const void *)(R + k + 3 * h), 8);
-      v = _mm512_cvtps_pd(_mm512_i64gather_ps(at, (const void *)(x + k), 4));
+      f = _mm512_i64gather_ps(at, (const void *)(x + k), 4);
     }
+    v = _mm512_cvtps_pd(f);
     a = _mm512_alignr_epi64(w, e, 6);  /* -h, h, ..., 13h */
     a3 = _mm512_alignr_epi64(w, e, 5); /* -3h, ..., 11h */
     b = _mm512_alignr_epi64(w, e, 7);  /* h, ..., 15h */
@@ -428,22 +467,23 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
     t = _mm512_sub_epi64(t, _mm512_add_epi64(a3, w));
     p = _mm512_srai_epi64(_mm512_add_epi64(t, _mm512_set1_epi64(8)), 4);
     e = w;
-    /* vquant4_f32 */
+    /* vquant4_f32: the bin from code - p + VQ_HALF (VQ_HALF where refused)
+     * in one masked subtraction; (double)r by conversion (exact where in
+     * range); zeros and subnormals classified on the floats */
     sh = _mm512_add_pd(_mm512_mul_pd(v, inv_unit), shift);
     in = _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(sh, shift)), limit, _CMP_LE_OQ);
-    xq = _mm512_mask_sub_epi64(p, in, _mm512_castpd_si512(sh), sbits);
     q = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_sub_epi64(xq, p), _mm512_set1_epi64(VQ_HALF)), 5);
+        _mm512_mask_sub_epi64(half, in, _mm512_sub_epi64(_mm512_castpd_si512(sh), p),
+                              sbits_half),
+        5);
     r = _mm512_add_epi64(p, _mm512_slli_epi64(q, 5));
-    rv = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_add_epi64(r, sbits)), shift);
-    rv = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(rv, unit)));
+    rv = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(r), unit)));
     ok = _mm512_mask_cmp_pd_mask(in, _mm512_abs_pd(_mm512_sub_pd(v, rv)), eb, _CMP_LE_OQ);
-    small = _mm512_cmp_pd_mask(_mm512_abs_pd(v), tiny, _CMP_LT_OQ);
-    if (small) /* zeros and subnormals (rare): only +0.0 with R = 0 */
+    small = _mm256_fpclass_ps_mask(f, 0x26); /* +0.0, -0.0, subnormal */
+    if (small)                               /* (rare): only +0.0 with R = 0 */
       ok &= (__mmask8)(~small | (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), zero) &
                                  _mm512_cmpeq_epi64_mask(r, zero)));
-    q = _mm512_maskz_mov_epi64(ok, q);
-    z = _mm512_xor_si512(_mm512_slli_epi64(q, 1), _mm512_srai_epi64(q, 63));
+    z = _mm512_maskz_xor_epi64(ok, _mm512_slli_epi64(q, 1), _mm512_srai_epi64(q, 63));
     _mm512_storeu_si512(u + pos, z);
     pos += 8;
     if (keep) {
@@ -467,6 +507,10 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   }
   c->pos = pos;
   c->nesc = nesc;
+  c->ahead_x = ax;
+  c->ahead_r = ar;
+  c->nahead_x = nax;
+  c->nahead_r = nar;
   return k;
 }
 
@@ -743,6 +787,7 @@ GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
                              const int f64, const int simd) {
   uint32_t pos[VBLOCK_LEVELS], last;
   size_t nb = (n + VBLOCK - 1) / VBLOCK;
+  int queue = simd && !decode; /* vsweep4_f32 and vsweep8_f32 ask as they go */
   for (int l = 0; l < VBLOCK_LEVELS; l++) { /* where each level's bins start */
     size_t h = (size_t)VBLOCK / 4 >> l;
     pos[l] = c->pos;
@@ -750,14 +795,26 @@ GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
   }
   last = c->pos;
   for (size_t t = 0; t < nb + VBLOCK_LEVELS - 1; t++) {
+    if (queue) { /* what the last step did not ask for */
+      vfetch(c->ahead_x, (size_t)c->nahead_x * 64, 0);
+      vfetch(c->ahead_r, (size_t)c->nahead_r * 64, 1);
+      c->nahead_x = c->nahead_r = 0;
+    }
     if (t + VBLOCK_AHEAD < nb) { /* the block the coarsest level codes next */
       size_t first = (t + VBLOCK_AHEAD) * VBLOCK, elem = f64 ? 8 : 4;
       size_t m = n - first < VBLOCK ? n - first : VBLOCK;
-      if (decode)
-        vfetch((char *)c->out + first * elem, m * elem, 1);
-      else
-        vfetch((const char *)c->x + first * elem, m * elem, 0);
-      vfetch(c->R + first, m * sizeof *c->R, 1);
+      if (queue) { /* spread over the finest sweep, its loads overlap these */
+        c->ahead_x = (const char *)c->x + first * elem;
+        c->ahead_r = (const char *)(c->R + first);
+        c->nahead_x = (uint32_t)((m * elem + 63) / 64);
+        c->nahead_r = (uint32_t)((m * sizeof *c->R + 63) / 64);
+      } else {
+        if (decode)
+          vfetch((char *)c->out + first * elem, m * elem, 1);
+        else
+          vfetch((const char *)c->x + first * elem, m * elem, 0);
+        vfetch(c->R + first, m * sizeof *c->R, 1);
+      }
     }
     for (int l = 0; l < VBLOCK_LEVELS; l++) {
       size_t h = (size_t)VBLOCK / 4 >> l, b = t - (size_t)l, k0 = b * VBLOCK;
