@@ -267,6 +267,50 @@ static void fill_specials(float *x, size_t n) {
   }
 }
 
+/* QINTERP on lines of every length to 80 and around the ends of the
+ * wavefront's blocks (4096), in buffers of exactly their size (so that the
+ * sanitizer build sees any load or store beyond the line by the sweeps
+ * eight and four points at a time): the bins and escapes of the AVX-512,
+ * AVX2 and portable encoders are the same, on a field with specials. */
+static void test_vpred_lines(void) {
+  static const size_t lens[] = {4091, 4095, 4096, 4097, 4103, 8189, 8192, 8197, 12289};
+  int wide_max = gz_vpred_avx512(1);
+  for (size_t t = 0; t < 80 + sizeof lens / sizeof *lens; t++) {
+    size_t n = t < 80 ? t + 1 : lens[t - 80], d[3] = {1, 1, n}, nb[3];
+    float *x = malloc(n * sizeof *x);
+    uint64_t *R = malloc(n * sizeof *R), *u[3];
+    uint8_t *esc[3];
+    GZ_CHECK(x && R, "line of %zu: memory", n);
+    fill_specials(x, n);
+    for (size_t i = 0; i < n; i += 5) /* smooth between the specials */
+      x[i] = (float)sin(0.01 * (double)i);
+    for (int level = 0; level < 3; level++) { /* portable, AVX2, AVX-512 */
+      u[level] = malloc(n * sizeof **u);
+      esc[level] = malloc(n);
+      GZ_CHECK(u[level] && esc[level], "line of %zu: memory", n);
+      gz_chunk2_simd(level > 0);
+      gz_vpred_avx512(level > 1);
+      nb[level] =
+          gz_vpred_encode(GZ_VPRED_INTERP, 0, x, d, 1e-4, R, u[level], esc[level]);
+    }
+    for (int level = 1; level <= 1 + wide_max; level++)
+      GZ_CHECK(
+          nb[level] == nb[0] && !memcmp(u[level], u[0], n * sizeof **u) &&
+              !memcmp(esc[level], esc[0], n),
+          "QINTERP on a line of %zu: the %s encoder's bins and escapes (%zu) are the "
+          "portable one's (%zu)",
+          n, level > 1 ? "AVX-512" : "AVX2", nb[level], nb[0]);
+    for (int level = 0; level < 3; level++) {
+      free(u[level]);
+      free(esc[level]);
+    }
+    free(x);
+    free(R);
+  }
+  gz_chunk2_simd(-1);
+  gz_vpred_avx512(-1);
+}
+
 static void test_vpred(void) {
   static const size_t shapes[][3] = {{7, 33, 129},  {3, 5, 601}, {1, 41, 67},
                                      {1, 1, 20011}, {1, 1, 5},   {11, 9, 7},
@@ -645,5 +689,6 @@ int main(void) {
   test_narrow_edges(&rng);
   test_stream2();
   test_vpred();
+  test_vpred_lines();
   return gz_test_finish();
 }

@@ -135,21 +135,42 @@ GZ_VINLINE void vvisit(vctx_t *restrict c, size_t idx, uint64_t p, const int dec
   }
 }
 
+/* What a sweep along a line keeps in registers (vsweep4_f32, vsweep8_f32):
+ * the place in u, the escape count, and the cache lines of values and of
+ * R still to be asked for (vline_levels). */
+typedef struct vsweep {
+  const char *ax, *ar;
+  uint32_t pos, nesc, nax, nar;
+} vsweep_t;
+
+GZ_VINLINE vsweep_t vsweep_begin(const vctx_t *c) {
+  vsweep_t w = {c->ahead_x, c->ahead_r, c->pos, c->nesc, c->nahead_x, c->nahead_r};
+  return w;
+}
+
+GZ_VINLINE void vsweep_end(vctx_t *c, const vsweep_t *w) {
+  c->ahead_x = w->ax;
+  c->ahead_r = w->ar;
+  c->pos = w->pos;
+  c->nesc = w->nesc;
+  c->nahead_x = w->nax;
+  c->nahead_r = w->nar;
+}
+
 /* The next cache line of R (to be written) and of values, while any are
  * left of those vline_levels queued for the finest sweep along a line to
  * ask for as it goes: asked all at once, they stalled the sweep on memory
  * that its loads, mostly from L2, could have overlapped. */
-GZ_VINLINE void vfetch_next(const char **ax, uint32_t *nax, const char **ar,
-                            uint32_t *nar) {
-  if (*nar) {
-    __builtin_prefetch(*ar, 1, 3);
-    *ar += 64;
-    --*nar;
+GZ_VINLINE void vfetch_next(vsweep_t *w) {
+  if (w->nar) {
+    __builtin_prefetch(w->ar, 1, 3);
+    w->ar += 64;
+    w->nar--;
   }
-  if (*nax) {
-    __builtin_prefetch(*ax, 0, 3);
-    *ax += 64;
-    --*nax;
+  if (w->nax) {
+    __builtin_prefetch(w->ax, 0, 3);
+    w->ax += 64;
+    w->nax--;
   }
 }
 
@@ -334,12 +355,10 @@ vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   uint64_t *R = c->R + base, *restrict u = c->u;
   const float *x = (const float *)c->x + base;
   uint8_t *esc = c->esc + base;
-  uint32_t pos = c->pos, nesc = c->nesc;
+  vsweep_t v = vsweep_begin(c);
   size_t s = 2 * h;
   __m256i e, w, a, a3, b, t, p, r, z;
   int bad;
-  const char *ax = c->ahead_x, *ar = c->ahead_r; /* at h = 1 */
-  uint32_t nax = c->nahead_x, nar = c->nahead_r;
   if (k + 3 * s >= end)
     return k;
   /* e = the neighbours at -5h (not read), -3h, -h, h of the first four */
@@ -347,7 +366,7 @@ vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
                         0);
   for (; k + 3 * s < end; k += 4 * s) {
     if (h == 1)
-      vfetch_next(&ax, &nax, &ar, &nar);
+      vfetch_next(&v);
     w = vld4(R + k + 3 * h, s);                /* 3h, 5h, 7h, 9h */
     a = _mm256_permute2x128_si256(e, w, 0x21); /* -h, h, 3h, 5h */
     a3 = _mm256_alignr_epi8(a, e, 8);          /* -3h, -h, h, 3h */
@@ -358,8 +377,8 @@ vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
     p = vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
     e = w;
     r = vquant4_f32(&q, p, _mm256_cvtps_pd(vldf4(x + k, s)), &z, &bad);
-    _mm256_storeu_si256((__m256i *)(void *)(u + pos), z);
-    pos += 4;
+    _mm256_storeu_si256((__m256i *)(void *)(u + v.pos), z);
+    v.pos += 4;
     if (keep) {
       uint64_t rs[4];
       _mm256_storeu_si256((__m256i *)(void *)rs, r);
@@ -370,15 +389,10 @@ vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
       for (size_t j = 0; j < 4; j++)
         if (bad >> j & 1) {
           esc[k + j * s] = 1;
-          nesc++;
+          v.nesc++;
         }
   }
-  c->pos = pos;
-  c->nesc = nesc;
-  c->ahead_x = ax;
-  c->ahead_r = ar;
-  c->nahead_x = nax;
-  c->nahead_r = nar;
+  vsweep_end(c, &v);
   return k;
 }
 
@@ -419,7 +433,7 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   uint64_t *R = c->R + base, *restrict u = c->u;
   const float *x = (const float *)c->x + base;
   uint8_t *esc = c->esc + base;
-  uint32_t pos = c->pos, nesc = c->nesc;
+  vsweep_t vs = vsweep_begin(c);
   size_t s = 2 * h;
   const __m512i at = _mm512_set_epi64(
       (long long)(7 * s), (long long)(6 * s), (long long)(5 * s), (long long)(4 * s),
@@ -431,8 +445,6 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   const __m128i one = _mm256_castsi256_si128(ones);
   __mmask8 in, ok, small;
   unsigned bad;
-  const char *ax = c->ahead_x, *ar = c->ahead_r; /* at h = 1 */
-  uint32_t nax = c->nahead_x, nar = c->nahead_r;
   if (k + 7 * s >= end)
     return k;
   /* lanes 5, 6, 7 of e: the neighbours at -3h, -h, h of the first eight */
@@ -440,8 +452,8 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
                        0, 0, 0, 0, 0);
   for (; k + 7 * s < end; k += 8 * s) {
     if (h == 1) { /* R[k + 3 .. k + 17], x[k .. k + 14] */
-      vfetch_next(&ax, &nax, &ar, &nar);
-      vfetch_next(&ax, &nax, &ar, &nar);
+      vfetch_next(&vs);
+      vfetch_next(&vs);
       w = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 3), evens,
                                     _mm512_loadu_si512(R + k + 10));
       f = _mm256_permutex2var_ps(_mm256_loadu_ps(x + k), evensf,
@@ -484,8 +496,8 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
       ok &= (__mmask8)(~small | (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), zero) &
                                  _mm512_cmpeq_epi64_mask(r, zero)));
     z = _mm512_maskz_xor_epi64(ok, _mm512_slli_epi64(q, 1), _mm512_srai_epi64(q, 63));
-    _mm512_storeu_si512(u + pos, z);
-    pos += 8;
+    _mm512_storeu_si512(u + vs.pos, z);
+    vs.pos += 8;
     if (keep) {
       r = _mm512_mask_blend_epi64(ok, p, r);
       if (h == 2) /* R[k + 8i], R[k + 8i + 4] from lanes 2i, 2i + 1 */
@@ -496,7 +508,7 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
         _mm512_i64scatter_epi64((void *)(R + k), at, r, 8);
     }
     bad = (unsigned)(uint8_t)~ok;
-    nesc += (uint32_t)__builtin_popcount(bad);
+    vs.nesc += (uint32_t)__builtin_popcount(bad);
     if (h == 1) /* the flags without a branch: bytes k + 2j (k + 14 < end) */
       _mm_mask_storeu_epi8(esc + k, (__mmask16)_pdep_u32(bad, 0x5555), one);
     else if (h == 2) /* bytes k + 4j */
@@ -505,12 +517,7 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
       for (; bad; bad &= bad - 1)
         esc[k + (size_t)__builtin_ctz(bad) * s] = 1;
   }
-  c->pos = pos;
-  c->nesc = nesc;
-  c->ahead_x = ax;
-  c->ahead_r = ar;
-  c->nahead_x = nax;
-  c->nahead_r = nar;
+  vsweep_end(c, &vs);
   return k;
 }
 
