@@ -23,7 +23,9 @@
  * (chosen with gz_chunk2_simd, as chunk2.c's quantizer): QINTERP four
  * points of a line at once (every prediction of a sweep reads only earlier
  * sweeps), QLORENZO's encoder row by row in passes with no chain from
- * point to point (its decoder stays point by point). They give the
+ * point to point (its decoder stays point by point). The encoder's sweeps
+ * along a line run in loops of their own, four points at a time, or eight
+ * with AVX-512 where the CPU has it (gz_vpred_avx512). They give the
  * portable instances' bins, escapes and values bit for bit (the streams
  * are the same bytes; tests/codec/test_codec_simd.c).
  */
@@ -402,14 +404,16 @@ GZ_V size_t vsweep4_f32(vctx_t *restrict c, size_t base, size_t k, size_t end, s
     return vsweep4_body(c, base, k, end, 1, 0);
   return vsweep4_body(c, base, k, end, h, 1);
 }
-/* vsweep4_body on eight points at a time with AVX-512 (F and VL; chosen
- * at run time with gz_vpred_avx512): the same double operations and
- * wrapping int64 arithmetic in eight lanes, so the same bins,
- * reconstructions and escapes. The neighbours at -3h ... 17h of eight
- * points slide by 8s: each eight loads the eight at 3h, 5h, ..., 17h (at
- * h = 1 picked from two overlapping loads by one permute, else gathered)
- * and aligns the others from the last; AVX-512's arithmetic shift of
- * 64-bit lanes and its mask registers replace AVX2's emulations. */
+
+/* vsweep4_body on eight points at a time with AVX-512 (F, VL, BW, DQ, and
+ * BMI2; chosen at run time with gz_vpred_avx512): the same double
+ * operations and wrapping int64 arithmetic in eight lanes, so the same
+ * bins, reconstructions and escapes. The neighbours at -3h ... 17h of
+ * eight points slide by 8s: each eight loads the eight at 3h, 5h, ...,
+ * 17h (at h = 1 picked from two overlapping loads by one permute, at h = 2
+ * from four loads by three, else gathered) and aligns the others from the
+ * last; AVX-512's arithmetic shift of 64-bit lanes, its conversions and
+ * its mask registers replace AVX2's emulations. */
 #define GZ_V8 __attribute__((target("avx2,bmi2,avx512f,avx512vl,avx512bw,avx512dq")))
 GZ_V8 __attribute__((always_inline)) static inline size_t
 vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, int keep) {
