@@ -239,7 +239,8 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
 }
 
 /* The value predictors (pred_value.c; QLORENZO by rows in passes and
- * QINTERP four points at a time in the AVX2 encoder): the same bins, escape
+ * QINTERP four points at a time in the AVX2 encoder, its sweeps along lines
+ * eight at a time with AVX-512 too, each checked): the same bins, escape
  * flags and escape count as the portable encoder, point by point, and
  * QLORENZO the same reconstructions, on every field of codec_fields.h plus
  * one of values whose reconstruction rounds beyond the bound in float32
@@ -270,6 +271,50 @@ static void fill_specials(float *x, size_t n) {
   }
 }
 
+/* QINTERP on lines of every length to 80 and around the ends of the
+ * wavefront's blocks (4096), in buffers of exactly their size (so that the
+ * sanitizer build sees any load or store beyond the line by the sweeps
+ * eight and four points at a time): the bins and escapes of the AVX-512,
+ * AVX2 and portable encoders are the same, on a field with specials. */
+static void test_vpred_lines(void) {
+  static const size_t lens[] = {4091, 4095, 4096, 4097, 4103, 8189, 8192, 8197, 12289};
+  int wide_max = gz_vpred_avx512(1);
+  for (size_t t = 0; t < 80 + sizeof lens / sizeof *lens; t++) {
+    size_t n = t < 80 ? t + 1 : lens[t - 80], d[3] = {1, 1, n}, nb[3];
+    float *x = malloc(n * sizeof *x);
+    uint64_t *R = malloc(n * sizeof *R), *u[3];
+    uint8_t *esc[3];
+    GZ_CHECK(x && R, "line of %zu: memory", n);
+    fill_specials(x, n);
+    for (size_t i = 0; i < n; i += 5) /* smooth between the specials */
+      x[i] = (float)sin(0.01 * (double)i);
+    for (int level = 0; level < 3; level++) { /* portable, AVX2, AVX-512 */
+      u[level] = malloc(n * sizeof **u);
+      esc[level] = malloc(n);
+      GZ_CHECK(u[level] && esc[level], "line of %zu: memory", n);
+      gz_chunk2_simd(level > 0);
+      gz_vpred_avx512(level > 1);
+      nb[level] =
+          gz_vpred_encode(GZ_VPRED_INTERP, 0, x, d, 1e-4, R, u[level], esc[level]);
+    }
+    for (int level = 1; level <= 1 + wide_max; level++)
+      GZ_CHECK(
+          nb[level] == nb[0] && !memcmp(u[level], u[0], n * sizeof **u) &&
+              !memcmp(esc[level], esc[0], n),
+          "QINTERP on a line of %zu: the %s encoder's bins and escapes (%zu) are the "
+          "portable one's (%zu)",
+          n, level > 1 ? "AVX-512" : "AVX2", nb[level], nb[0]);
+    for (int level = 0; level < 3; level++) {
+      free(u[level]);
+      free(esc[level]);
+    }
+    free(x);
+    free(R);
+  }
+  gz_chunk2_simd(-1);
+  gz_vpred_avx512(-1);
+}
+
 static void test_vpred(void) {
   static const size_t shapes[][3] = {
       {7, 33, 129}, {3, 5, 601}, {1, 41, 67}, {1, 1, 20011}, {1, 1, 5},   {11, 9, 7},
@@ -279,6 +324,9 @@ static void test_vpred(void) {
   static float x[M], ya[M], yb[M];
   static uint64_t Ra[M], Rb[M], ua[M], ub[M];
   static uint8_t ea[M], eb8[M];
+  int wide_max = gz_vpred_avx512(1);
+  if (!wide_max)
+    printf("no AVX-512 on this CPU: QINTERP's sweeps along lines in AVX2 only\n");
   for (int kind = 0; kind <= FIELD_COUNT + 1; kind++)
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
       for (int e = 0; e < 3; e++)
@@ -302,15 +350,22 @@ static void test_vpred(void) {
           memset(Ra, 0xa5, n * sizeof *Ra); /* scratch as left by an earlier chunk */
           na = gz_vpred_encode(pk, 0, x, d, ebs[e], Ra, ua, ea);
           GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
-          memset(Rb, 0x5a, n * sizeof *Rb);
-          nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8);
-          for (size_t i = 0; i < n; i++)
-            flags += eb8[i];
-          GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
-                       !memcmp(ea, eb8, n),
-                   "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder's bins and "
-                   "escapes (%zu, %zu flagged) are the portable one's (%zu)",
-                   pk, name, d[0], d[1], d[2], ebs[e], nb, flags, na);
+          /* AVX2 alone, then with AVX-512's sweeps along lines (where the
+           * CPU has it; the last one stays for what follows) */
+          for (int wide = 0; wide <= wide_max; wide++) {
+            GZ_CHECK(gz_vpred_avx512(wide) == wide, "AVX-512 level %d taken", wide);
+            memset(Rb, 0x5a, n * sizeof *Rb);
+            nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8);
+            flags = 0;
+            for (size_t i = 0; i < n; i++)
+              flags += eb8[i];
+            GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
+                         !memcmp(ea, eb8, n),
+                     "predictor %d, %s, %zux%zux%zu, eb %g: the %s encoder's bins and "
+                     "escapes (%zu, %zu flagged) are the portable one's (%zu)",
+                     pk, name, d[0], d[1], d[2], ebs[e], wide ? "AVX-512" : "AVX2", nb,
+                     flags, na);
+          }
           if (pk == GZ_VPRED_LORENZO) /* (QINTERP's last sweep keeps no R) */
             GZ_CHECK(!memcmp(Ra, Rb, n * sizeof *Ra),
                      "QLORENZO, %s, %zux%zux%zu, eb %g: the AVX2 encoder's "
@@ -716,5 +771,6 @@ int main(void) {
   test_stream2();
   test_vpred();
   test_stream2_lorenzo();
+  test_vpred_lines();
   return gz_test_finish();
 }

@@ -23,7 +23,9 @@
  * (chosen with gz_chunk2_simd, as chunk2.c's quantizer): QINTERP four
  * points of a line at once (every prediction of a sweep reads only earlier
  * sweeps), QLORENZO's encoder row by row in passes with no chain from
- * point to point (its decoder stays point by point). They give the
+ * point to point (its decoder stays point by point). The encoder's sweeps
+ * along a line run in loops of their own, four points at a time, or eight
+ * with AVX-512 where the CPU has it (gz_vpred_avx512). They give the
  * portable instances' bins, escapes and values bit for bit (the streams
  * are the same bytes; tests/codec/test_codec_simd.c).
  */
@@ -53,7 +55,35 @@ typedef struct vctx {
    * uint64_t's type, so every store to R or u would reload it */
   uint32_t pos, nesc;
   double eb, unit, inv_unit, limit;
+  /* encode (AVX2): the cache lines of values and of R that the finest
+   * sweep along a line asks for as it goes (vline_levels, vfetch_next) */
+  const char *ahead_x, *ahead_r;
+  uint32_t nahead_x, nahead_r;
 } vctx_t;
+
+/* Whether the float32 encoder's sweeps along a line take AVX-512's eight
+ * lanes (gz_vpred_avx512): -1 not asked yet. */
+static int vwide = -1;
+
+int gz_vpred_avx512(int want) {
+#ifdef HAVE_AVX2_PATH
+  static int have = -1;
+  if (have < 0) { /* a race here writes the same value */
+    __builtin_cpu_init();
+    have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("bmi2");
+  }
+  if (want >= 0)
+    vwide = want && have;
+  else if (vwide < 0)
+    vwide = have;
+  return vwide;
+#else
+  (void)want;
+  return 0;
+#endif
+}
 
 void gz_vq_grid(double eb, double *unit, double *inv_unit) {
   *unit = 2.0 * eb / (2 * VQ_HALF + 1);
@@ -104,6 +134,45 @@ GZ_VINLINE void vvisit(vctx_t *restrict c, size_t idx, uint64_t p, const int dec
     }
     c->R[idx] = r;
     c->u[c->pos++] = gz_pred_zigzag(k);
+  }
+}
+
+/* What a sweep along a line keeps in registers (vsweep4_f32, vsweep8_f32):
+ * the place in u, the escape count, and the cache lines of values and of
+ * R still to be asked for (vline_levels). */
+typedef struct vsweep {
+  const char *ax, *ar;
+  uint32_t pos, nesc, nax, nar;
+} vsweep_t;
+
+GZ_VINLINE vsweep_t vsweep_begin(const vctx_t *c) {
+  vsweep_t w = {c->ahead_x, c->ahead_r, c->pos, c->nesc, c->nahead_x, c->nahead_r};
+  return w;
+}
+
+GZ_VINLINE void vsweep_end(vctx_t *c, const vsweep_t *w) {
+  c->ahead_x = w->ax;
+  c->ahead_r = w->ar;
+  c->pos = w->pos;
+  c->nesc = w->nesc;
+  c->nahead_x = w->nax;
+  c->nahead_r = w->nar;
+}
+
+/* The next cache line of R (to be written) and of values, while any are
+ * left of those vline_levels queued for the finest sweep along a line to
+ * ask for as it goes: asked all at once, they stalled the sweep on memory
+ * that its loads, mostly from L2, could have overlapped. */
+GZ_VINLINE void vfetch_next(vsweep_t *w) {
+  if (w->nar) {
+    __builtin_prefetch(w->ar, 1, 3);
+    w->ar += 64;
+    w->nar--;
+  }
+  if (w->nax) {
+    __builtin_prefetch(w->ax, 0, 3);
+    w->ax += 64;
+    w->nax--;
   }
 }
 
@@ -182,35 +251,50 @@ GZ_V __m256i vpred4(const uint64_t *p, ptrdiff_t o, size_t s, int mode, int alon
   return vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
 }
 
-/* vvisit (encode, float32) on the points idx + j s, j = 0..3, predicted by
- * mode (along: vpred4). R is stored when keep (the last sweep's are never
- * read again, and storing them made the next four's overlapping loads wait
- * on the stores); when wide too (s = 2 and idx + 7 on the line), as two
- * vectors that also write the points between them, which are the last
- * sweep's. */
-GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int mode,
-                      int along, int keep, int wide) {
-  const __m256d shift = _mm256_set1_pd(GZ_RINT_SHIFT),
-                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-  const __m256i zero = _mm256_setzero_si256(), sbits = _mm256_castpd_si256(shift);
-  __m256i p = vpred4(c->R + idx, o, s, mode, along), xq, k, r, z;
-  __m256d v = _mm256_cvtps_pd(vldf4((const float *)c->x + idx, s)), sh, in, rv, ok, tiny;
-  int bad;
-  sh = _mm256_add_pd(_mm256_mul_pd(v, _mm256_set1_pd(c->inv_unit)), shift);
-  in = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(sh, shift), absm),
-                     _mm256_set1_pd(c->limit), _CMP_LE_OQ);
-  xq = _mm256_blendv_epi8(p, _mm256_sub_epi64(_mm256_castpd_si256(sh), sbits),
+/* vvisit's constants (encode, float32) in four lanes. */
+typedef struct vq4 {
+  __m256d shift, absm, inv_unit, unit, limit, eb, tiny;
+  __m256i sbits, half;
+} vq4_t;
+
+GZ_V vq4_t vq4_consts(const vctx_t *c) {
+  vq4_t q;
+  q.shift = _mm256_set1_pd(GZ_RINT_SHIFT);
+  q.absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  q.inv_unit = _mm256_set1_pd(c->inv_unit);
+  q.unit = _mm256_set1_pd(c->unit);
+  q.limit = _mm256_set1_pd(c->limit);
+  q.eb = _mm256_set1_pd(c->eb);
+  q.tiny = _mm256_set1_pd((double)FLT_MIN);
+  q.sbits = _mm256_castpd_si256(q.shift);
+  q.half = _mm256_set1_epi64x(VQ_HALF);
+  return q;
+}
+
+/* vvisit (encode, float32) on four values v predicted by p, in the same
+ * double operations (no FMA) and the same wrapping int64 arithmetic, so
+ * both give the same bins, reconstructions and escapes: returns the
+ * reconstructions (p where escaped), the zigzag bins (0 where escaped) in
+ * *z and the escapes in *bad (bit j for lane j). */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+vquant4_f32(const vq4_t *q, __m256i p, __m256d v, __m256i *z, int *bad) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i xq, k, r;
+  __m256d sh, in, rv, ok, tiny;
+  sh = _mm256_add_pd(_mm256_mul_pd(v, q->inv_unit), q->shift);
+  in = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(sh, q->shift), q->absm), q->limit,
+                     _CMP_LE_OQ);
+  xq = _mm256_blendv_epi8(p, _mm256_sub_epi64(_mm256_castpd_si256(sh), q->sbits),
                           _mm256_castpd_si256(in));
-  k = vsra(_mm256_add_epi64(_mm256_sub_epi64(xq, p), _mm256_set1_epi64x(VQ_HALF)), 5);
+  k = vsra(_mm256_add_epi64(_mm256_sub_epi64(xq, p), q->half), 5);
   r = _mm256_add_epi64(p, _mm256_slli_epi64(k, 5));
   /* (double)r where it matters (in range: |r| <= 2^50 + 16) */
-  rv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(r, sbits)), shift);
-  rv = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(rv, _mm256_set1_pd(c->unit))));
-  ok = _mm256_and_pd(in, _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rv), absm),
-                                       _mm256_set1_pd(c->eb), _CMP_LE_OQ));
+  rv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(r, q->sbits)), q->shift);
+  rv = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(rv, q->unit)));
+  ok = _mm256_and_pd(
+      in, _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rv), q->absm), q->eb, _CMP_LE_OQ));
   /* zeros and subnormals (rare): only +0.0 with R = 0 */
-  tiny =
-      _mm256_cmp_pd(_mm256_and_pd(v, absm), _mm256_set1_pd((double)FLT_MIN), _CMP_LT_OQ);
+  tiny = _mm256_cmp_pd(_mm256_and_pd(v, q->absm), q->tiny, _CMP_LT_OQ);
   if (_mm256_movemask_pd(tiny))
     ok = _mm256_andnot_pd(
         _mm256_andnot_pd(_mm256_castsi256_pd(_mm256_and_si256(
@@ -219,12 +303,26 @@ GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int
                          tiny),
         ok);
   k = _mm256_and_si256(k, _mm256_castpd_si256(ok));
-  z = _mm256_xor_si256(_mm256_slli_epi64(k, 1), _mm256_cmpgt_epi64(zero, k));
+  *z = _mm256_xor_si256(_mm256_slli_epi64(k, 1), _mm256_cmpgt_epi64(zero, k));
+  *bad = _mm256_movemask_pd(ok) ^ 15;
+  return _mm256_blendv_epi8(p, r, _mm256_castpd_si256(ok));
+}
+
+/* vvisit (encode, float32) on the points idx + j s, j = 0..3, predicted by
+ * mode (along: vpred4). R is stored when keep (the last sweep's are never
+ * read again, and storing them made the next four's overlapping loads wait
+ * on the stores); when wide too (s = 2 and idx + 7 on the line), as two
+ * vectors that also write the points between them, which are the last
+ * sweep's. */
+GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int mode,
+                      int along, int keep, int wide) {
+  const vq4_t q = vq4_consts(c);
+  __m256i p = vpred4(c->R + idx, o, s, mode, along), r, z;
+  int bad;
+  r = vquant4_f32(&q, p, _mm256_cvtps_pd(vldf4((const float *)c->x + idx, s)), &z, &bad);
   _mm256_storeu_si256((__m256i *)(void *)(c->u + c->pos), z);
   c->pos += 4;
-  bad = _mm256_movemask_pd(ok) ^ 15;
   if (keep) {
-    r = _mm256_blendv_epi8(p, r, _mm256_castpd_si256(ok));
     if (wide) {
       _mm256_storeu_si256((__m256i *)(void *)(c->R + idx),
                           _mm256_permute4x64_epi64(r, 0x50));
@@ -244,6 +342,199 @@ GZ_V void vvisit4_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, int
         c->nesc++;
       }
 }
+
+/* vline's sweep along a line at level h (mode 2, s = 2h, points k, k + s,
+ * ... while k + 3s < end; end + 3h within the line) as vvisit4_f32 with
+ * along, without the generic visit's overheads: the seven neighbours
+ * at -3h, -h, ..., 9h of four points slide by 4s from one four to the
+ * next, so each four loads only the four at 3h, 5h, 7h, 9h (at h = 1 two
+ * overlapping loads) and shifts the others in from the last; the counters
+ * stay in registers. R is kept for later levels when keep. Returns where
+ * it stopped. */
+__attribute__((target("avx2"), always_inline)) static inline size_t
+vsweep4_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, int keep) {
+  const vq4_t q = vq4_consts(c);
+  uint64_t *R = c->R + base, *restrict u = c->u;
+  const float *x = (const float *)c->x + base;
+  uint8_t *esc = c->esc + base;
+  vsweep_t v = vsweep_begin(c);
+  size_t s = 2 * h;
+  __m256i e, w, a, a3, b, t, p, r, z;
+  int bad;
+  if (k + 3 * s >= end)
+    return k;
+  /* e = the neighbours at -5h (not read), -3h, -h, h of the first four */
+  e = _mm256_set_epi64x((long long)R[k + h], (long long)R[k - h], (long long)R[k - 3 * h],
+                        0);
+  for (; k + 3 * s < end; k += 4 * s) {
+    if (h == 1)
+      vfetch_next(&v);
+    w = vld4(R + k + 3 * h, s);                /* 3h, 5h, 7h, 9h */
+    a = _mm256_permute2x128_si256(e, w, 0x21); /* -h, h, 3h, 5h */
+    a3 = _mm256_alignr_epi8(a, e, 8);          /* -3h, -h, h, 3h */
+    b = _mm256_alignr_epi8(w, a, 8);           /* h, 3h, 5h, 7h */
+    t = _mm256_add_epi64(a, b);                /* (9 (a + b) - a3 - b3 + 8) >> 4 */
+    t = _mm256_add_epi64(_mm256_slli_epi64(t, 3), t);
+    t = _mm256_sub_epi64(t, _mm256_add_epi64(a3, w));
+    p = vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
+    e = w;
+    r = vquant4_f32(&q, p, _mm256_cvtps_pd(vldf4(x + k, s)), &z, &bad);
+    _mm256_storeu_si256((__m256i *)(void *)(u + v.pos), z);
+    v.pos += 4;
+    if (keep) {
+      uint64_t rs[4];
+      _mm256_storeu_si256((__m256i *)(void *)rs, r);
+      for (size_t j = 0; j < 4; j++)
+        R[k + j * s] = rs[j];
+    }
+    if (bad)
+      for (size_t j = 0; j < 4; j++)
+        if (bad >> j & 1) {
+          esc[k + j * s] = 1;
+          v.nesc++;
+        }
+  }
+  vsweep_end(c, &v);
+  return k;
+}
+
+/* vsweep4_body at h = 1 (R never read again) and at h > 1. */
+GZ_V size_t vsweep4_f32(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h) {
+  if (h == 1)
+    return vsweep4_body(c, base, k, end, 1, 0);
+  return vsweep4_body(c, base, k, end, h, 1);
+}
+
+/* vsweep4_body on eight points at a time with AVX-512 (F, VL, BW, DQ, and
+ * BMI2; chosen at run time with gz_vpred_avx512): the same double
+ * operations and wrapping int64 arithmetic in eight lanes, so the same
+ * bins, reconstructions and escapes. The neighbours at -3h ... 17h of
+ * eight points slide by 8s: each eight loads the eight at 3h, 5h, ...,
+ * 17h (at h = 1 picked from two overlapping loads by one permute, at h = 2
+ * from four loads by three, else gathered) and aligns the others from the
+ * last; AVX-512's arithmetic shift of 64-bit lanes, its conversions and
+ * its mask registers replace AVX2's emulations. */
+#define GZ_V8 __attribute__((target("avx2,bmi2,avx512f,avx512vl,avx512bw,avx512dq")))
+GZ_V8 __attribute__((always_inline)) static inline size_t
+vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, int keep) {
+  const __m512d shift = _mm512_set1_pd(GZ_RINT_SHIFT),
+                inv_unit = _mm512_set1_pd(c->inv_unit);
+  const __m512d unit = _mm512_set1_pd(c->unit), limit = _mm512_set1_pd(c->limit);
+  const __m512d eb = _mm512_set1_pd(c->eb);
+  const __m512i sbits = _mm512_castpd_si512(shift), zero = _mm512_setzero_si512();
+  const __m512i half = _mm512_set1_epi64(VQ_HALF);
+  const __m512i sbits_half = _mm512_sub_epi64(sbits, half);
+  const __m512i evens = _mm512_set_epi64(15, 13, 11, 9, 6, 4, 2, 0);
+  const __m256i evensf = _mm256_set_epi32(15, 13, 11, 9, 6, 4, 2, 0);
+  /* h = 2: every fourth of two loads, from the first and from its end */
+  const __m512i by4 = _mm512_set_epi64(0, 0, 0, 0, 12, 8, 4, 0);
+  const __m512i by4end = _mm512_set_epi64(0, 0, 0, 0, 15, 11, 4, 0);
+  const __m512i by4f =
+      _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 31, 27, 23, 19, 12, 8, 4, 0);
+  const __m512i spread[4] = {
+      _mm512_set_epi64(0, 0, 0, 1, 0, 0, 0, 0), _mm512_set_epi64(0, 0, 0, 3, 0, 0, 0, 2),
+      _mm512_set_epi64(0, 0, 0, 5, 0, 0, 0, 4), _mm512_set_epi64(0, 0, 0, 7, 0, 0, 0, 6)};
+  uint64_t *R = c->R + base, *restrict u = c->u;
+  const float *x = (const float *)c->x + base;
+  uint8_t *esc = c->esc + base;
+  vsweep_t vs = vsweep_begin(c);
+  size_t s = 2 * h;
+  const __m512i at = _mm512_set_epi64(
+      (long long)(7 * s), (long long)(6 * s), (long long)(5 * s), (long long)(4 * s),
+      (long long)(3 * s), (long long)(2 * s), (long long)s, 0);
+  __m512i e, w, a, a3, b, t, p, q, r, z;
+  __m512d v, sh, rv;
+  __m256 f;
+  const __m256i ones = _mm256_set1_epi8(1);
+  const __m128i one = _mm256_castsi256_si128(ones);
+  __mmask8 in, ok, small;
+  unsigned bad;
+  if (k + 7 * s >= end)
+    return k;
+  /* lanes 5, 6, 7 of e: the neighbours at -3h, -h, h of the first eight */
+  e = _mm512_set_epi64((long long)R[k + h], (long long)R[k - h], (long long)R[k - 3 * h],
+                       0, 0, 0, 0, 0);
+  for (; k + 7 * s < end; k += 8 * s) {
+    if (h == 1) { /* R[k + 3 .. k + 17], x[k .. k + 14] */
+      vfetch_next(&vs);
+      vfetch_next(&vs);
+      w = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 3), evens,
+                                    _mm512_loadu_si512(R + k + 10));
+      f = _mm256_permutex2var_ps(_mm256_loadu_ps(x + k), evensf,
+                                 _mm256_loadu_ps(x + k + 7));
+    } else if (h == 2) { /* R[k + 6 .. k + 34], x[k .. k + 28] */
+      __m512i lo = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 6), by4,
+                                             _mm512_loadu_si512(R + k + 14));
+      __m512i hi = _mm512_permutex2var_epi64(_mm512_loadu_si512(R + k + 22), by4end,
+                                             _mm512_loadu_si512(R + k + 27));
+      w = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+      f = _mm512_castps512_ps256(_mm512_permutex2var_ps(_mm512_loadu_ps(x + k), by4f,
+                                                        _mm512_loadu_ps(x + k + 13)));
+    } else {
+      w = _mm512_i64gather_epi64(at, (const void *)(R + k + 3 * h), 8);
+      f = _mm512_i64gather_ps(at, (const void *)(x + k), 4);
+    }
+    v = _mm512_cvtps_pd(f);
+    a = _mm512_alignr_epi64(w, e, 6);  /* -h, h, ..., 13h */
+    a3 = _mm512_alignr_epi64(w, e, 5); /* -3h, ..., 11h */
+    b = _mm512_alignr_epi64(w, e, 7);  /* h, ..., 15h */
+    t = _mm512_add_epi64(a, b);        /* (9 (a + b) - a3 - b3 + 8) >> 4 */
+    t = _mm512_add_epi64(_mm512_slli_epi64(t, 3), t);
+    t = _mm512_sub_epi64(t, _mm512_add_epi64(a3, w));
+    p = _mm512_srai_epi64(_mm512_add_epi64(t, _mm512_set1_epi64(8)), 4);
+    e = w;
+    /* vquant4_f32: the bin from code - p + VQ_HALF (VQ_HALF where refused)
+     * in one masked subtraction; (double)r by conversion (exact where in
+     * range); zeros and subnormals classified on the floats */
+    sh = _mm512_add_pd(_mm512_mul_pd(v, inv_unit), shift);
+    in = _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(sh, shift)), limit, _CMP_LE_OQ);
+    q = _mm512_srai_epi64(
+        _mm512_mask_sub_epi64(half, in, _mm512_sub_epi64(_mm512_castpd_si512(sh), p),
+                              sbits_half),
+        5);
+    r = _mm512_add_epi64(p, _mm512_slli_epi64(q, 5));
+    rv = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(r), unit)));
+    ok = _mm512_mask_cmp_pd_mask(in, _mm512_abs_pd(_mm512_sub_pd(v, rv)), eb, _CMP_LE_OQ);
+    small = _mm256_fpclass_ps_mask(f, 0x26); /* +0.0, -0.0, subnormal */
+    if (small)                               /* (rare): only +0.0 with R = 0 */
+      ok &= (__mmask8)(~small | (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), zero) &
+                                 _mm512_cmpeq_epi64_mask(r, zero)));
+    z = _mm512_maskz_xor_epi64(ok, _mm512_slli_epi64(q, 1), _mm512_srai_epi64(q, 63));
+    _mm512_storeu_si512(u + vs.pos, z);
+    vs.pos += 8;
+    if (keep) {
+      r = _mm512_mask_blend_epi64(ok, p, r);
+      if (h == 2) /* R[k + 8i], R[k + 8i + 4] from lanes 2i, 2i + 1 */
+        for (int i = 0; i < 4; i++)
+          _mm512_mask_storeu_epi64(R + k + 8 * i, 0x11,
+                                   _mm512_permutexvar_epi64(spread[i], r));
+      else
+        _mm512_i64scatter_epi64((void *)(R + k), at, r, 8);
+    }
+    bad = (unsigned)(uint8_t)~ok;
+    vs.nesc += (uint32_t)__builtin_popcount(bad);
+    if (h == 1) /* the flags without a branch: bytes k + 2j (k + 14 < end) */
+      _mm_mask_storeu_epi8(esc + k, (__mmask16)_pdep_u32(bad, 0x5555), one);
+    else if (h == 2) /* bytes k + 4j */
+      _mm256_mask_storeu_epi8(esc + k, (__mmask32)_pdep_u32(bad, 0x11111111u), ones);
+    else
+      for (; bad; bad &= bad - 1)
+        esc[k + (size_t)__builtin_ctz(bad) * s] = 1;
+  }
+  vsweep_end(c, &vs);
+  return k;
+}
+
+GZ_V8 static size_t vsweep8_f32(vctx_t *restrict c, size_t base, size_t k, size_t end,
+                                size_t h) {
+  if (h == 1)
+    return vsweep8_body(c, base, k, end, 1, 0);
+  if (h == 2)
+    return vsweep8_body(c, base, k, end, 2, 1);
+  return vsweep8_body(c, base, k, end, h, 1);
+}
+#undef GZ_V8
+
 /* vvisit (decode, float32) on the points idx + j s, j = 0..3 (R stored as
  * vvisit4_f32 does). Four with a code beyond 2^51 in magnitude (only from
  * a hostile stream) go through vvisit, one by one. */
@@ -412,8 +703,12 @@ GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode
 #define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode)                         \
   ((decode) ? vvisit4d_f32(c, idx, o, s, mode, along, keep)                              \
             : vvisit4_f32(c, idx, o, s, mode, along, keep, wide))
+#define GZ_SWEEP4(c, base, k, end, h) vsweep4_f32(c, base, k, end, h)
+#define GZ_SWEEP8(c, base, k, end, h) vsweep8_f32(c, base, k, end, h)
 #else
+#define GZ_SWEEP8(c, base, k, end, h) (k)
 #define GZ_VISIT4(c, idx, o, s, mode, along, keep, wide, decode) ((void)0)
+#define GZ_SWEEP4(c, base, k, end, h) (k)
 #endif
 
 /* The points k = k0, k0 + s, ... below end of the line at base, predicted
@@ -441,9 +736,15 @@ GZ_VINLINE void vsweep2(vctx_t *restrict c, size_t base, size_t n, size_t h, siz
     vvisit(c, base + k,
            gz_interp_pred(c->R + base + k, (ptrdiff_t)h, gz_interp_mode(k, h, n)), decode,
            f64);
-  if (n > 3 * h)
-    k = vline(c, base, k, end < n - 3 * h ? end : n - 3 * h, step, (ptrdiff_t)h, 2, 1,
-              h > 1, decode, f64, simd);
+  if (n > 3 * h) {
+    size_t stop = end < n - 3 * h ? end : n - 3 * h;
+    if (simd && !decode) {
+      if (vwide > 0)
+        k = GZ_SWEEP8(c, base, k, stop, h);
+      k = GZ_SWEEP4(c, base, k, stop, h);
+    }
+    k = vline(c, base, k, stop, step, (ptrdiff_t)h, 2, 1, h > 1, decode, f64, simd);
+  }
   for (; k < end; k += step)
     vvisit(c, base + k,
            gz_interp_pred(c->R + base + k, (ptrdiff_t)h, gz_interp_mode(k, h, n)), decode,
@@ -452,43 +753,6 @@ GZ_VINLINE void vsweep2(vctx_t *restrict c, size_t base, size_t n, size_t h, siz
 
 #ifdef HAVE_AVX2_PATH
 #define GZ_V __attribute__((target("avx2"))) static inline
-
-/* vvisit (encode, float32) on four values v predicted by p: the zigzag
- * bins, R (p for an escape) in *r and the escapes' lanes in *bad. The same
- * operations as vvisit4_f32's after its prediction (keep the two alike;
- * that kernel belongs to the line path, which changes it on its own). */
-GZ_V __m256i vquant4_f32(const vctx_t *restrict c, __m256d v, __m256i p, __m256i *r,
-                         int *bad) {
-  const __m256d shift = _mm256_set1_pd(GZ_RINT_SHIFT),
-                absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-  const __m256i zero = _mm256_setzero_si256(), sbits = _mm256_castpd_si256(shift);
-  __m256d sh, in, rv, ok, tiny;
-  __m256i xq, k, q;
-  sh = _mm256_add_pd(_mm256_mul_pd(v, _mm256_set1_pd(c->inv_unit)), shift);
-  in = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(sh, shift), absm),
-                     _mm256_set1_pd(c->limit), _CMP_LE_OQ);
-  xq = _mm256_blendv_epi8(p, _mm256_sub_epi64(_mm256_castpd_si256(sh), sbits),
-                          _mm256_castpd_si256(in));
-  k = vsra(_mm256_add_epi64(_mm256_sub_epi64(xq, p), _mm256_set1_epi64x(VQ_HALF)), 5);
-  q = _mm256_add_epi64(p, _mm256_slli_epi64(k, 5));
-  rv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(q, sbits)), shift);
-  rv = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_mul_pd(rv, _mm256_set1_pd(c->unit))));
-  ok = _mm256_and_pd(in, _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, rv), absm),
-                                       _mm256_set1_pd(c->eb), _CMP_LE_OQ));
-  tiny =
-      _mm256_cmp_pd(_mm256_and_pd(v, absm), _mm256_set1_pd((double)FLT_MIN), _CMP_LT_OQ);
-  if (_mm256_movemask_pd(tiny))
-    ok = _mm256_andnot_pd(
-        _mm256_andnot_pd(_mm256_castsi256_pd(_mm256_and_si256(
-                             _mm256_cmpeq_epi64(_mm256_castpd_si256(v), zero),
-                             _mm256_cmpeq_epi64(q, zero))),
-                         tiny),
-        ok);
-  *bad = _mm256_movemask_pd(ok) ^ 15;
-  *r = _mm256_blendv_epi8(p, q, _mm256_castpd_si256(ok));
-  k = _mm256_and_si256(k, _mm256_castpd_si256(ok));
-  return _mm256_xor_si256(_mm256_slli_epi64(k, 1), _mm256_cmpgt_epi64(zero, k));
-}
 
 /* The even points of p[0..7] in the lane order 0 4 2 6 (one unpack). */
 GZ_V __m256i vevens(const uint64_t *p) {
@@ -519,11 +783,12 @@ GZ_V void vrow1_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o, uint
   const float *x = (const float *)c->x + base;
   uint64_t *R = c->R + base;
   size_t nb = n / 8;
+  const vq4_t vq = vq4_consts(c);
   __m256i prev = _mm256_setzero_si256();
   for (size_t b = 0; b < nb; b++) {
     size_t k = 8 * b;
     const uint64_t *q = R + k;
-    __m256i a = vevens(q - o), e, t, r, z;
+    __m256i a = vevens(q - o), e, t, z;
     __m128 xe =
         _mm256_castps256_ps128(_mm256_permutevar8x32_ps(_mm256_loadu_ps(x + k), perm));
     int bad;
@@ -533,7 +798,7 @@ GZ_V void vrow1_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o, uint
     t = _mm256_sub_epi64(t, _mm256_add_epi64(vevens(q - 3 * o), vevens(q + 3 * o)));
     t = _mm256_permute4x64_epi64(vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4),
                                  0xd8);
-    z = vquant4_f32(c, _mm256_cvtps_pd(xe), t, &e, &bad);
+    e = vquant4_f32(&vq, t, _mm256_cvtps_pd(xe), &z, &bad);
     _mm256_storeu_si256((__m256i *)(void *)(c->u + pos1 + 4 * b), z);
     if (keep || b == 0 || b + 1 == nb) { /* (sweep 2's ends read them) */
       _mm256_storeu_si256((__m256i *)(void *)q, _mm256_permute4x64_epi64(e, 0x50));
@@ -550,7 +815,7 @@ GZ_V void vrow1_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o, uint
       t = _mm256_add_epi64(_mm256_slli_epi64(t, 3), t);
       t = _mm256_sub_epi64(t, _mm256_add_epi64(a3, b3));
       t = vsra(_mm256_add_epi64(t, _mm256_set1_epi64x(8)), 4);
-      z = vquant4_f32(c, _mm256_cvtps_pd(xo), t, &r, &bad); /* (r: kept by none) */
+      (void)vquant4_f32(&vq, t, _mm256_cvtps_pd(xo), &z, &bad); /* (R: kept by none) */
       _mm256_storeu_si256((__m256i *)(void *)(c->u + pos2 + 4 * b - 3), z);
       if (bad)
         vflag4(c, base + k - 5, bad);
@@ -621,6 +886,7 @@ GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
                              const int f64, const int simd) {
   uint32_t pos[VBLOCK_LEVELS], last;
   size_t nb = (n + VBLOCK - 1) / VBLOCK;
+  int queue = simd && !decode; /* vsweep4_f32 and vsweep8_f32 ask as they go */
   for (int l = 0; l < VBLOCK_LEVELS; l++) { /* where each level's bins start */
     size_t h = (size_t)VBLOCK / 4 >> l;
     pos[l] = c->pos;
@@ -628,14 +894,26 @@ GZ_VINLINE void vline_levels(vctx_t *restrict c, size_t n, const int decode,
   }
   last = c->pos;
   for (size_t t = 0; t < nb + VBLOCK_LEVELS - 1; t++) {
+    if (queue) { /* what the last step did not ask for */
+      vfetch(c->ahead_x, (size_t)c->nahead_x * 64, 0);
+      vfetch(c->ahead_r, (size_t)c->nahead_r * 64, 1);
+      c->nahead_x = c->nahead_r = 0;
+    }
     if (t + VBLOCK_AHEAD < nb) { /* the block the coarsest level codes next */
       size_t first = (t + VBLOCK_AHEAD) * VBLOCK, elem = f64 ? 8 : 4;
       size_t m = n - first < VBLOCK ? n - first : VBLOCK;
-      if (decode)
-        vfetch((char *)c->out + first * elem, m * elem, 1);
-      else
-        vfetch((const char *)c->x + first * elem, m * elem, 0);
-      vfetch(c->R + first, m * sizeof *c->R, 1);
+      if (queue) { /* spread over the finest sweep, its loads overlap these */
+        c->ahead_x = (const char *)c->x + first * elem;
+        c->ahead_r = (const char *)(c->R + first);
+        c->nahead_x = (uint32_t)((m * elem + 63) / 64);
+        c->nahead_r = (uint32_t)((m * sizeof *c->R + 63) / 64);
+      } else {
+        if (decode)
+          vfetch((char *)c->out + first * elem, m * elem, 1);
+        else
+          vfetch((const char *)c->x + first * elem, m * elem, 0);
+        vfetch(c->R + first, m * sizeof *c->R, 1);
+      }
     }
     for (int l = 0; l < VBLOCK_LEVELS; l++) {
       size_t h = (size_t)VBLOCK / 4 >> l, b = t - (size_t)l, k0 = b * VBLOCK;
@@ -770,6 +1048,7 @@ __attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
   memset(esc, 0, d[0] * d[1] * d[2]);
 #ifdef HAVE_AVX2_PATH
   if (!f64 && gz_chunk2_simd(-1)) {
+    gz_vpred_avx512(-1);
     encode_f32_avx2(&c, kind, d);
     return c.nesc;
   }
