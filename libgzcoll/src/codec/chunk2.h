@@ -4,6 +4,10 @@
 
 #include "codec/codec.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* Scratch kept across the chunks one thread codes; zero-initialise. */
 #define GZ_CHUNK2_BUFS 6
 typedef struct gz_chunk2_work {
@@ -28,6 +32,25 @@ size_t gz_chunk2_bound(size_t n, size_t elem);
  * eight flags at a time (escape flags, whose runs chunk2.c and
  * pred_value.c's row encoder walk). */
 size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set);
+
+/* Bit j of the result is flag f[j] (flags 0 or 1), j < len <= 64: sixteen
+ * flags at a time (SSE2, every x86-64: each byte's low bit shifted to its
+ * top, which movemask gathers), else one by one. Runs of flags are then
+ * found from the changes between neighbours, 64 at a time, where a search
+ * per run's start and end took longer than the run. */
+static inline uint64_t gz_chunk2_flag_bits(const uint8_t *f, size_t len) {
+  uint64_t bits = 0;
+  size_t j = 0;
+#ifdef __SSE2__
+  for (; j + 16 <= len; j += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f + j));
+    bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7)) << j;
+  }
+#endif
+  for (; j < len; j++)
+    bits |= (uint64_t)f[j] << j;
+  return bits;
+}
 
 /* Encode the d[0] x d[1] x d[2] values x (C order) into out (room for
  * gz_chunk2_bound); predictor is a gz_predictor_t. Returns bytes written, 0

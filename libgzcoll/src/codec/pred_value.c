@@ -283,9 +283,13 @@ GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, in
 #undef GZ_V
 #endif
 
-/* QLORENZO's encoder on one row of n points at off (neighbour rows up,
- * back and bu at R + off - ..., each used when its mask is all ones), as
- * vvisit on each point in turn, without a chain from point to point.
+/* QLORENZO's encoder on one row of n points at off (values, bins and
+ * flags; its R at R + roff, the previous plane's row at R + boff, and the
+ * rows before both rowstep before them, each used when its mask is all
+ * ones), as vvisit on each point in turn, without a chain from point to
+ * point. vlorenzo keeps R of two planes only, in turn: no prediction reads
+ * further back, and R of the whole chunk (16 MB at 2^21 values) was a
+ * stream of stores to memory, a seventh of a compress of ERSST.
  *
  * A point's prediction is P = s + R' (s its neighbour rows' share, R' the
  * reconstruction of the point on its left, 0 for the first), and the s of
@@ -297,8 +301,9 @@ GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, in
  * every point's code, its R as if it were not an escape, from T alone, and
  * so its escape flag (refused; a zero or subnormal but +0.0 reconstructed
  * as 0; rounding beyond the bound, rare except on values beyond float32's
- * resolution at the bound), independent; (2) the escapes, run by run: in
- * a run R = R' + s, so R - T stays that of the point before the run; (3)
+ * resolution at the bound), independent; (2) the escapes, run by run (the
+ * runs from the changes between neighbouring flags, 64 at a time): in a
+ * run R = R' + s, so R - T stays that of the point before the run; (3)
  * every bin from P = T - T' + R', independent, 0 for escapes. Same bins,
  * reconstructions and escapes as vvisit point by point. */
 #define VROW 256
@@ -332,13 +337,14 @@ GZ_VINLINE uint64_t vquant(const vctx_t *restrict c, double v, uint64_t t, uint6
   return refused | (small & ((bits | *r) != 0)) | ((small ^ 1) & far);
 }
 
-GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t rowstep,
-                             size_t planestep, uint64_t mu, uint64_t mb, const int f64) {
+GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t roff,
+                             size_t boff, size_t rowstep, uint64_t mu, uint64_t mb,
+                             const int f64) {
   uint64_t T[VROW], W[VROW], E[VROW], tprev = 0, rprev = 0;
-  size_t ra[VROW / 2], rb[VROW / 2];
-  uint64_t *restrict R = c->R + off, *restrict u = c->u + off;
-  const uint64_t *up = R - (mu ? rowstep : 0), *back = R - (mb ? planestep : 0);
-  const uint64_t *bu = R - (mu & mb ? rowstep + planestep : 0);
+  size_t run[VROW + 2]; /* starts and ends of the runs of escapes */
+  uint64_t *restrict R = c->R + roff, *restrict u = c->u + off;
+  const uint64_t *back = mb ? c->R + boff : R, *up = R - (mu ? rowstep : 0);
+  const uint64_t *bu = back - (mu ? rowstep : 0);
   const float *xf = (const float *)c->x + off;
   const double *xd = (const double *)c->x + off;
   uint64_t mub = mu & mb;
@@ -346,7 +352,7 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
   uint32_t nesc = c->nesc;
   for (size_t k0 = 0; k0 < n; k0 += VROW) {
     size_t m = n - k0 < VROW ? n - k0 : VROW, nr = 0;
-    const uint8_t *e = esc + k0;
+    uint64_t before = 0;             /* the flag before a word of 64 */
     for (size_t k = 0; k < m; k++) { /* (1) */
       size_t g = k0 + k;
       T[k] = (up[g] & mu) + (back[g] & mb) - (bu[g] & mub);
@@ -354,22 +360,30 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
     }
     for (size_t k = 0; k < m; k++) /* (the flags as bytes in (1) made it spill) */
       esc[k0 + k] = (uint8_t)E[k];
-    for (size_t a = gz_chunk2_find_flag(e, 0, m, 1), b; a < m; /* (2) */
-         a = gz_chunk2_find_flag(e, b, m, 1)) {
+    for (size_t w = 0; w < m; w += 64) { /* (2): the runs, from the flags' changes */
+      uint64_t f = gz_chunk2_flag_bits(esc + k0 + w, m - w < 64 ? m - w : 64), change;
+      change = f ^ (f << 1 | before);
+      before = f >> 63;
+      for (; change; change &= change - 1) /* starts and ends in turn */
+        run[nr++] = w + (size_t)__builtin_ctzll(change);
+    }
+    if (nr & 1) /* a run up to the piece's end */
+      run[nr++] = m;
+    for (size_t i = 0; i < nr; i += 2) {
+      size_t a = run[i], b = run[i + 1];
       uint64_t d = a ? R[k0 + a - 1] - T[a - 1] : rprev - tprev;
-      b = gz_chunk2_find_flag(e, a, m, 0);
       for (size_t k = a; k < b; k++)
         R[k0 + k] = T[k] + d;
-      ra[nr] = a;
-      rb[nr++] = b;
       nesc += (uint32_t)(b - a);
     }
-    u[k0] = gz_pred_zigzag((uint64_t)((int64_t)(W[0] - (T[0] - tprev + rprev)) >> 5));
-    for (size_t k = 1; k < m; k++) /* (3) */
-      u[k0 + k] = gz_pred_zigzag(
-          (uint64_t)((int64_t)(W[k] - (T[k] - T[k - 1] + R[k0 + k - 1])) >> 5));
-    for (size_t i = 0; i < nr; i++)
-      memset(u + k0 + ra[i], 0, (rb[i] - ra[i]) * sizeof *u);
+    /* (3), escapes' bins 0 by the mask E - 1 (not a store per run after) */
+    u[k0] = gz_pred_zigzag((uint64_t)((int64_t)(W[0] - (T[0] - tprev + rprev)) >> 5)) &
+            (E[0] - 1);
+    for (size_t k = 1; k < m; k++)
+      u[k0 + k] =
+          gz_pred_zigzag(
+              (uint64_t)((int64_t)(W[k] - (T[k] - T[k - 1] + R[k0 + k - 1])) >> 5)) &
+          (E[k] - 1);
     tprev = T[m - 1];
     rprev = R[k0 + m - 1];
   }
@@ -386,8 +400,10 @@ GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode
       const uint64_t *cur = c->R + off;
       const uint64_t *up = j ? cur - d[2] : NULL, *back = i ? cur - plane : NULL;
       const uint64_t *bu = i && j ? cur - plane - d[2] : NULL;
-      if (!decode && simd) {
-        vlorenzo_row(c, off, d[2], d[2], plane, j ? ~0ull : 0, i ? ~0ull : 0, f64);
+      if (!decode && simd) { /* R of two planes in turn */
+        vlorenzo_row(c, off, d[2], (i & 1) * plane + j * d[2],
+                     (~i & 1) * plane + j * d[2], d[2], j ? ~0ull : 0, i ? ~0ull : 0,
+                     f64);
         continue;
       }
       for (size_t k = 0; k < d[2]; k++) {
@@ -630,13 +646,15 @@ __attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
   c.eb = eb;
   c.limit = GZ_CODE_LIMIT;
   gz_vq_grid(eb, &c.unit, &c.inv_unit);
-  memset(esc, 0, d[0] * d[1] * d[2]);
 #ifdef HAVE_AVX2_PATH
   if (!f64 && gz_chunk2_simd(-1)) {
+    if (kind != GZ_VPRED_LORENZO) /* vlorenzo_row writes every flag */
+      memset(esc, 0, d[0] * d[1] * d[2]);
     encode_f32_avx2(&c, kind, d);
     return c.nesc;
   }
 #endif
+  memset(esc, 0, d[0] * d[1] * d[2]);
   (f64 ? encode_f64 : encode_f32)(&c, kind, d);
   return c.nesc;
 }
