@@ -296,10 +296,12 @@ GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, in
  * a row telescope: s_0 + ... + s_k = T_k, the neighbour rows' sum at k,
  * T = up + back - bu. vvisit's reconstruction R = P + 32 k = X + 16 -
  * ((X + 16 - P) mod 32) depends on P only modulo 32, and an escape's is P
- * itself, so every R is congruent to P, and by induction to T, modulo 32,
- * whatever escapes come before it. Hence, in pieces of VROW points: (1)
- * every point's code, its R as if it were not an escape, from T alone, and
- * so its escape flag (refused; a zero or subnormal but +0.0 reconstructed
+ * itself, so every R is congruent to P modulo 32; the first point's P is
+ * 0, and every P is a sum of R, so by induction every R, P and T is a
+ * multiple of 32 (modulo 2^64 too), whatever the escapes. Hence, in pieces
+ * of VROW points: (1) every point's code, its R as if it were not an
+ * escape, X + 16 rounded down to a multiple of 32 (no T needed), and so its
+ * escape flag (refused; a zero or subnormal but +0.0 reconstructed
  * as 0; rounding beyond the bound, rare except on values beyond float32's
  * resolution at the bound), independent; (2) the escapes, run by run (the
  * runs from the changes between neighbouring flags, 64 at a time): in a
@@ -356,7 +358,8 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
     for (size_t k = 0; k < m; k++) { /* (1) */
       size_t g = k0 + k;
       T[k] = (up[g] & mu) + (back[g] & mb) - (bu[g] & mub);
-      E[k] = vquant(c, f64 ? xd[g] : (double)xf[g], T[k], &W[k], &R[g], f64);
+      E[k] =
+          vquant(c, f64 ? xd[g] : (double)xf[g], 0, &W[k], &R[g], f64); /* T mod 32 = 0 */
     }
     for (size_t k = 0; k < m; k++) /* (the flags as bytes in (1) made it spill) */
       esc[k0 + k] = (uint8_t)E[k];
