@@ -8,8 +8,9 @@
  * codes as int64; and format-2 streams (chunk2.c's quantizer, chosen with
  * gz_chunk2_simd) are the same bytes with either set, on every field of
  * codec_fields.h, odd lengths, several bounds, and so are the value
- * predictors' bins and escapes (pred_value.c). On a CPU without AVX2 the
- * test says so and skips. */
+ * predictors' bins and escapes (pred_value.c), and with QLORENZO's encoder
+ * compiled for AVX-512 (level 2) where the CPU has it. On a CPU without
+ * AVX2 the test says so and skips. */
 #include "gz_test.h"
 
 #include "codec/chunk2.h"
@@ -200,8 +201,16 @@ static void test_stream2(void) {
                    "format 2, %s, %zu values, eb %g, predictor %d: the same bytes "
                    "from the portable and AVX2 quantizers",
                    field_names[kind], n, ebs[e], pred);
-          free(a);
           free(b);
+          if (gz_chunk2_simd(2) == 2) { /* AVX-512 (QLORENZO's encoder) */
+            b = stream2(2, x, d, ebs[e], (gz_predictor_t)pred, &sb);
+            GZ_CHECK(sa == sb && !memcmp(a, b, sa),
+                     "format 2, %s, %zu values, eb %g, predictor %d: the same bytes "
+                     "from the portable quantizer and level 2 (AVX-512)",
+                     field_names[kind], n, ebs[e], pred);
+            free(b);
+          }
+          free(a);
         }
   gz_chunk2_simd(-1);
 }
@@ -273,8 +282,8 @@ static void test_vpred(void) {
   static const double ebs[3] = {1e-1, 1e-4, 1e-7};
   enum { M = 7 * 33 * 129 };
   static float x[M], ya[M], yb[M];
-  static uint64_t Ra[M], Rb[M], ua[M], ub[M];
-  static uint8_t ea[M], eb8[M];
+  static uint64_t Ra[M], Rb[M], ua[M], ub[M], Rc[M], uc[M];
+  static uint8_t ea[M], eb8[M], ec[M];
   for (int kind = 0; kind <= FIELD_COUNT + 1; kind++)
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
       for (int e = 0; e < 3; e++)
@@ -315,6 +324,18 @@ static void test_vpred(void) {
                      "QLORENZO, %s, %zux%zux%zu, eb %g: the AVX2 encoder's "
                      "reconstructions of plane %zu are the portable one's",
                      name, d[0], d[1], d[2], ebs[e], i);
+          if (gz_chunk2_simd(2) == 2) { /* QLORENZO's AVX-512 encoder */
+            size_t nc;
+            memset(Rc, 0x3c, n * sizeof *Rc);
+            nc = gz_vpred_encode(pk, 0, x, d, ebs[e], Rc, uc, ec);
+            GZ_CHECK(nc == nb && !memcmp(uc, ub, n * sizeof *uc) && !memcmp(ec, eb8, n) &&
+                         (pk == GZ_VPRED_INTERP ||
+                          !memcmp(Rc, Rb, (d[0] > 1 ? 2 : 1) * d[1] * d[2] * sizeof *Rc)),
+                     "predictor %d, %s, %zux%zux%zu, eb %g: level 2's (AVX-512) bins, "
+                     "escapes (%zu) and kept reconstructions are AVX2's",
+                     pk, name, d[0], d[1], d[2], ebs[e], nc);
+          }
+          GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
           if (pk == GZ_VPRED_INTERP) {
             char what[96];
             snprintf(what, sizeof what, "%s, %zux%zux%zu, eb %g", name, d[0], d[1], d[2],

@@ -173,13 +173,13 @@ size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set) 
 }
 
 /* The instruction set of the quantizer: -1 not asked yet, 0 portable, 1
- * AVX2 (gz_chunk2_simd). */
+ * AVX2, 2 AVX2 and AVX-512 (gz_chunk2_simd). */
 static int simd_level = -1;
 
 int gz_chunk2_simd(int want) {
-  int have = gz_cpu_avx2();
+  int have = gz_cpu_avx2() ? 1 + gz_cpu_avx512() : 0;
   if (want >= 0)
-    simd_level = want && have;
+    simd_level = want < have ? want : have;
   else if (simd_level < 0)
     simd_level = have;
   return simd_level;

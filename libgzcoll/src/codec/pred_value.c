@@ -622,6 +622,19 @@ GZ_VINLINE void vinterp(vctx_t *restrict c, const size_t d[3], const int decode,
   }
 }
 
+#ifdef HAVE_AVX2_PATH
+/* QLORENZO's float32 encoder in vectors of eight doubles (gz_chunk2_simd
+ * level 2): the same C as the AVX2 instance's, so the same IEEE operations
+ * (no contraction in ISO C mode), bins and escapes, in 0.9x its time on
+ * ERSST. */
+#define GZ_AVX512 "avx2,avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512"
+__attribute__((target(GZ_AVX512))) static void encode_f32_avx512(vctx_t *restrict c,
+                                                                 const size_t d[3]) {
+  vlorenzo(c, d, 0, 0, 1);
+}
+#undef GZ_AVX512
+#endif
+
 #define GZ_VINSTANCE(name, decode, f64, simd)                                            \
   static void name(vctx_t *restrict c, int kind, const size_t d[3]) {                    \
     if (kind == GZ_VPRED_INTERP)                                                         \
@@ -653,7 +666,10 @@ __attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
   if (!f64 && gz_chunk2_simd(-1)) {
     if (kind != GZ_VPRED_LORENZO) /* vlorenzo_row writes every flag */
       memset(esc, 0, d[0] * d[1] * d[2]);
-    encode_f32_avx2(&c, kind, d);
+    if (kind == GZ_VPRED_LORENZO && gz_chunk2_simd(-1) > 1)
+      encode_f32_avx512(&c, d);
+    else
+      encode_f32_avx2(&c, kind, d);
     return c.nesc;
   }
 #endif
