@@ -275,6 +275,22 @@ static void fill_specials(float *x, size_t n) {
   }
 }
 
+/* Whether runs (nr uint32: start, end, ...) are the runs of set flags, each
+ * as long as it goes, in order. */
+static int runs_of(const uint8_t *flag, size_t n, const uint32_t *runs, size_t nr) {
+  size_t r = 0;
+  for (size_t i = 0, e; i < n; i = e) {
+    for (e = i; e < n && flag[e] == flag[i]; e++)
+      ;
+    if (!flag[i])
+      continue;
+    if (r + 2 > nr || runs[r] != i || runs[r + 1] != e)
+      return 0;
+    r += 2;
+  }
+  return r == nr;
+}
+
 static void test_vpred(void) {
   static const size_t shapes[][3] = {{7, 33, 129},  {3, 5, 601}, {1, 41, 67},
                                      {1, 1, 20011}, {1, 1, 5},   {11, 9, 7},
@@ -284,6 +300,8 @@ static void test_vpred(void) {
   static float x[M], ya[M], yb[M];
   static uint64_t Ra[M], Rb[M], ua[M], ub[M], Rc[M], uc[M];
   static uint8_t ea[M], eb8[M], ec[M];
+  static uint32_t runs[M + 1];
+  size_t nruns;
   for (int kind = 0; kind <= FIELD_COUNT + 1; kind++)
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
       for (int e = 0; e < 3; e++)
@@ -305,12 +323,17 @@ static void test_vpred(void) {
           }
           gz_chunk2_simd(0);
           memset(Ra, 0xa5, n * sizeof *Ra); /* scratch as left by an earlier chunk */
-          na = gz_vpred_encode(pk, 0, x, d, ebs[e], Ra, ua, ea);
+          na = gz_vpred_encode(pk, 0, x, d, ebs[e], Ra, ua, ea, NULL, NULL);
           GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
           memset(Rb, 0x5a, n * sizeof *Rb);
-          nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8);
+          nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8, runs, &nruns);
           for (size_t i = 0; i < n; i++)
             flags += eb8[i];
+          GZ_CHECK(
+              pk == GZ_VPRED_LORENZO ? runs_of(eb8, n, runs, nruns) : nruns == SIZE_MAX,
+              "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder lists the runs "
+              "of escapes of its flags (QLORENZO only)",
+              pk, name, d[0], d[1], d[2], ebs[e]);
           GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
                        !memcmp(ea, eb8, n),
                    "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder's bins and "
@@ -327,13 +350,15 @@ static void test_vpred(void) {
           if (gz_chunk2_simd(2) == 2) { /* QLORENZO's AVX-512 encoder */
             size_t nc;
             memset(Rc, 0x3c, n * sizeof *Rc);
-            nc = gz_vpred_encode(pk, 0, x, d, ebs[e], Rc, uc, ec);
-            GZ_CHECK(nc == nb && !memcmp(uc, ub, n * sizeof *uc) && !memcmp(ec, eb8, n) &&
-                         (pk == GZ_VPRED_INTERP ||
-                          !memcmp(Rc, Rb, (d[0] > 1 ? 2 : 1) * d[1] * d[2] * sizeof *Rc)),
-                     "predictor %d, %s, %zux%zux%zu, eb %g: level 2's (AVX-512) bins, "
-                     "escapes (%zu) and kept reconstructions are AVX2's",
-                     pk, name, d[0], d[1], d[2], ebs[e], nc);
+            nc = gz_vpred_encode(pk, 0, x, d, ebs[e], Rc, uc, ec, runs, &nruns);
+            GZ_CHECK(
+                nc == nb && !memcmp(uc, ub, n * sizeof *uc) && !memcmp(ec, eb8, n) &&
+                    (pk == GZ_VPRED_INTERP ||
+                     (!memcmp(Rc, Rb, (d[0] > 1 ? 2 : 1) * d[1] * d[2] * sizeof *Rc) &&
+                      runs_of(ec, n, runs, nruns))),
+                "predictor %d, %s, %zux%zux%zu, eb %g: level 2's (AVX-512) bins, "
+                "escapes (%zu), kept reconstructions and runs are AVX2's",
+                pk, name, d[0], d[1], d[2], ebs[e], nc);
           }
           GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
           if (pk == GZ_VPRED_INTERP) {

@@ -402,7 +402,7 @@ static double trial(int kind, int view, gz_dtype_t dtype, const size_t s[3], siz
     run_encode(kind, b->sq, v, b->su);
   else
     gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
-                    dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc);
+                    dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc, NULL, NULL);
   return cost_bits(b->su, m);
 }
 
@@ -547,17 +547,22 @@ static void divide_codes(int64_t *q, size_t n, uint64_t g) {
 }
 
 /* Escape section content: count, gaps, values. Returns its length. The codes
- * of escaped values repeat the previous code (quantize()). runs is scratch
- * for the runs of escapes (start and end, uint32: chunks hold at most 2^24
- * values; n + 1 of them at most). */
+ * of escaped values repeat the previous code (quantize()). runs: the runs of
+ * escapes (start, end, ...: uint32, chunks hold at most 2^24 values), nr of
+ * them as the predictor listed them (QLORENZO's, while the flags were in
+ * cache: reading them again here took a twentieth of a compress of ERSST),
+ * else SIZE_MAX and room for n + 1 of them, found here from the flags. */
 static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
-                      size_t nesc, uint32_t *runs, uint8_t *out) {
+                      size_t nesc, uint32_t *runs, size_t nr, uint8_t *out) {
   uint8_t *p = out;
-  size_t next = 0, nr = 0;
+  size_t next = 0;
   uint64_t before = 0; /* the flag before the word */
   p += gz_varint_put(nesc, p);
   if (nesc == 0)
     return (size_t)(p - out);
+  if (nr != SIZE_MAX)
+    goto listed;
+  nr = 0;
   /* the runs, from the changes between neighbouring flags, 64 flags at a
    * time (ERSST: 40,064 runs of land; two walks with a search per run's
    * start and end cost a twentieth of its compress) */
@@ -572,6 +577,7 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
   }
   if (nr & 1) /* a run up to the end */
     runs[nr++] = (uint32_t)n;
+listed:
   /* inside a run every gap is 0 (one byte) and the values are contiguous
    * (a call per escape cost a fifth of a compress of ERSST) */
   for (size_t r = 0; r < nr; r += 2) {
@@ -621,6 +627,8 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   int64_t *q = NULL;
   uint64_t *u = NULL;
   uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *syms = NULL;
+  uint32_t *runs = NULL;
+  size_t nruns = SIZE_MAX; /* runs not listed by the predictor */
   int coding = GZ_RES_PACKED, kind, direct;
   double est = 0;
 
@@ -635,7 +643,8 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   sec = work(w, 3, gz_section_max(10 + n * (10 + elem))); /* escapes, trials */
   sym = work(w, 4, 11 * n + 16);
   syms = work(w, 5, n);
-  if (!q || !u || !esc || !sec || !sym || !syms)
+  runs = work(w, 6, (n + 1) * sizeof *runs);
+  if (!q || !u || !esc || !sec || !sym || !syms || !runs)
     goto nomem;
   adopt_zstd(w);
   { /* the trials' scratch in buffers of n values and more, not used yet */
@@ -648,7 +657,8 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   view_box(d, predictor >> 4, v);
   if (kind >= KIND_QLORENZO) {
     nesc = gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
-                           dtype == GZ_FLOAT64, x, v, qp->eb, (uint64_t *)q, u, esc);
+                           dtype == GZ_FLOAT64, x, v, qp->eb, (uint64_t *)q, u, esc, runs,
+                           &nruns);
   } else {
     quantize(dtype, x, n, qp, q, esc, &nesc);
     g = common_factor(q, n);
@@ -666,7 +676,7 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   if (!rsec)
     goto fallback;
   /* escapes after the residuals (u, read, is their runs' scratch) */
-  eraw = escapes(x, elem, esc, n, nesc, (uint32_t *)(void *)u, sym);
+  eraw = escapes(x, elem, esc, n, nesc, runs, nruns, sym);
   direct = hdr + rsec + gz_section_max(eraw) <= gz_chunk2_bound(n, elem);
   esec = gz_section_put(sym, eraw, 1, direct ? out + hdr + rsec : sec, &w->zc);
   if (!esec)

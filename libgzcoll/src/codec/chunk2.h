@@ -9,7 +9,7 @@
 #endif
 
 /* Scratch kept across the chunks one thread codes; zero-initialise. */
-#define GZ_CHUNK2_BUFS 6
+#define GZ_CHUNK2_BUFS 7
 typedef struct gz_chunk2_work {
   void *buf[GZ_CHUNK2_BUFS];
   size_t cap[GZ_CHUNK2_BUFS];
@@ -43,6 +43,13 @@ static inline uint64_t gz_chunk2_flag_bits(const uint8_t *f, size_t len) {
   uint64_t bits = 0;
   size_t j = 0;
 #ifdef __SSE2__
+  if (len == 64) { /* unrolled: shifts by constants */
+    for (int k = 0; k < 4; k++) {
+      __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f + 16 * k));
+      bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7)) << 16 * k;
+    }
+    return bits;
+  }
   for (; j + 16 <= len; j += 16) {
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f + j));
     bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7)) << j;

@@ -44,14 +44,15 @@
 #define VQ_HALF 16
 
 typedef struct vctx {
-  const void *x; /* encode: the values */
-  void *out;     /* decode: the values (escapes overwritten later) */
-  uint64_t *R;   /* reconstructed grid codes, C order */
-  uint64_t *u;   /* zigzag bins in visiting order */
-  uint8_t *esc;  /* encode: escape flags, C order */
+  const void *x;  /* encode: the values */
+  void *out;      /* decode: the values (escapes overwritten later) */
+  uint64_t *R;    /* reconstructed grid codes, C order */
+  uint64_t *u;    /* zigzag bins in visiting order */
+  uint8_t *esc;   /* encode: escape flags, C order */
+  uint32_t *runs; /* encode (vlorenzo_row), may be NULL: runs of escapes */
   /* 32-bit (chunks hold at most 2^24 values): a size_t would share
    * uint64_t's type, so every store to R or u would reload it */
-  uint32_t pos, nesc;
+  uint32_t pos, nesc, nruns;
   double eb, unit, inv_unit, limit;
 } vctx_t;
 
@@ -378,6 +379,14 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
       for (size_t k = a; k < b; k++)
         R[k0 + k] = T[k] + d;
       nesc += (uint32_t)(b - a);
+      if (!c->runs)
+        continue;
+      if (c->nruns && c->runs[c->nruns - 1] == off + k0 + a) /* goes on */
+        c->runs[c->nruns - 1] = (uint32_t)(off + k0 + b);
+      else {
+        c->runs[c->nruns++] = (uint32_t)(off + k0 + a);
+        c->runs[c->nruns++] = (uint32_t)(off + k0 + b);
+      }
     }
     /* (3), escapes' bins 0 by the mask E - 1 (not a store per run after) */
     u[k0] = gz_pred_zigzag((uint64_t)((int64_t)(W[0] - (T[0] - tprev + rprev)) >> 5)) &
@@ -652,13 +661,17 @@ __attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
 #endif
 
         size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3],
-                               double eb, uint64_t *R, uint64_t *u, uint8_t *esc) {
+                               double eb, uint64_t *R, uint64_t *u, uint8_t *esc,
+                               uint32_t *runs, size_t *nruns) {
   vctx_t c;
   memset(&c, 0, sizeof c);
   c.x = x;
   c.R = R;
   c.u = u;
   c.esc = esc;
+  c.runs = runs;
+  if (nruns)
+    *nruns = SIZE_MAX;
   c.eb = eb;
   c.limit = GZ_CODE_LIMIT;
   gz_vq_grid(eb, &c.unit, &c.inv_unit);
@@ -670,6 +683,8 @@ __attribute__((target("avx2"))) GZ_VINSTANCE(encode_f32_avx2, 0, 0, 1)
       encode_f32_avx512(&c, d);
     else
       encode_f32_avx2(&c, kind, d);
+    if (runs && nruns && kind == GZ_VPRED_LORENZO)
+      *nruns = c.nruns;
     return c.nesc;
   }
 #endif
