@@ -196,18 +196,13 @@ static void test_stream2(void) {
           uint8_t *a, *b;
           field_fill((field_kind_t)kind, 1, x, n, 29 + (uint64_t)kind);
           a = stream2(0, x, d, ebs[e], (gz_predictor_t)pred, &sa);
-          b = stream2(1, x, d, ebs[e], (gz_predictor_t)pred, &sb);
-          GZ_CHECK(sa == sb && !memcmp(a, b, sa),
-                   "format 2, %s, %zu values, eb %g, predictor %d: the same bytes "
-                   "from the portable and AVX2 quantizers",
-                   field_names[kind], n, ebs[e], pred);
-          free(b);
-          if (gz_chunk2_simd(2) == 2) { /* AVX-512 (QLORENZO's encoder) */
-            b = stream2(2, x, d, ebs[e], (gz_predictor_t)pred, &sb);
+          /* level 1 AVX2, 2 QLORENZO's encoder in AVX-512 (where the CPU has it) */
+          for (int level = 1; level <= 2 && gz_chunk2_simd(level) == level; level++) {
+            b = stream2(level, x, d, ebs[e], (gz_predictor_t)pred, &sb);
             GZ_CHECK(sa == sb && !memcmp(a, b, sa),
-                     "format 2, %s, %zu values, eb %g, predictor %d: the same bytes "
-                     "from the portable quantizer and level 2 (AVX-512)",
-                     field_names[kind], n, ebs[e], pred);
+                     "format 2, %s, %zu values, eb %g, predictor %d: the same bytes from "
+                     "the portable quantizer and level %d",
+                     field_names[kind], n, ebs[e], pred, level);
             free(b);
           }
           free(a);
