@@ -243,7 +243,9 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
 /* The value predictors (pred_value.c; QLORENZO by rows in passes and
  * QINTERP four points at a time in the AVX2 encoder): the same bins, escape
  * flags and escape count as the portable encoder, point by point, and
- * QLORENZO the same reconstructions, on every field of codec_fields.h plus
+ * QLORENZO the same reconstructions (of the two planes its AVX2 encoder
+ * keeps) and the runs of its flags (which it lists), also in AVX-512 where
+ * the CPU has it, on every field of codec_fields.h plus
  * one of values whose reconstruction rounds beyond the bound in float32
  * (escapes found only by the bound check) and one of specials among them
  * (runs of NaN, Inf or fill values of every length, across the row
