@@ -284,15 +284,6 @@ GZ_V void vvisit4d_f32(vctx_t *restrict c, size_t idx, ptrdiff_t o, size_t s, in
 #undef GZ_V
 #endif
 
-/* Ask for the cache lines of p[0, bytes) (write: to be written). */
-GZ_VINLINE void vfetch(const void *p, size_t bytes, const int write) {
-  for (size_t b = 0; b < bytes; b += 64)
-    if (write)
-      __builtin_prefetch((const char *)p + b, 1, 3);
-    else
-      __builtin_prefetch((const char *)p + b, 0, 3);
-}
-
 /* QLORENZO's encoder on one row of n points at off (values, bins and
  * flags; its R at R + roff, the previous plane's row at R + boff, and the
  * rows before both rowstep before them, each used when its mask is all
@@ -319,10 +310,6 @@ GZ_VINLINE void vfetch(const void *p, size_t bytes, const int write) {
  * every bin from P = T - T' + R', independent, 0 for escapes. Same bins,
  * reconstructions and escapes as vvisit point by point. */
 #define VROW 256
-/* The bins and values VAHEAD points ahead are asked for (the bins to be
- * written: a stream of stores to memory, whose lines the row waited for:
- * 0.9x the time of a compress of ERSST with them). */
-#define VAHEAD (2 * VROW)
 
 /* (double)(int64_t)q for |q| < 2^51, in operations that vectorise. */
 GZ_VINLINE double vq_to_double(uint64_t q) {
@@ -355,7 +342,7 @@ GZ_VINLINE uint64_t vquant(const vctx_t *restrict c, double v, uint64_t t, uint6
 
 GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t roff,
                              size_t boff, size_t rowstep, uint64_t mu, uint64_t mb,
-                             size_t lim, const int f64) {
+                             const int f64) {
   uint64_t T[VROW], W[VROW], E[VROW], tprev = 0, rprev = 0;
   size_t run[VROW + 2]; /* starts and ends of the runs of escapes */
   uint64_t *restrict R = c->R + roff, *restrict u = c->u + off;
@@ -368,12 +355,7 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
   uint32_t nesc = c->nesc;
   for (size_t k0 = 0; k0 < n; k0 += VROW) {
     size_t m = n - k0 < VROW ? n - k0 : VROW, nr = 0;
-    uint64_t before = 0;          /* the flag before a word of 64 */
-    if (k0 + VAHEAD + m <= lim) { /* ahead (VAHEAD) */
-      vfetch(u + k0 + VAHEAD, m * sizeof *u, 1);
-      vfetch(f64 ? (const void *)(xd + k0 + VAHEAD) : (const void *)(xf + k0 + VAHEAD),
-             m * (f64 ? 8 : 4), 0);
-    }
+    uint64_t before = 0;             /* the flag before a word of 64 */
     for (size_t k = 0; k < m; k++) { /* (1) */
       size_t g = k0 + k;
       T[k] = (up[g] & mu) + (back[g] & mb) - (bu[g] & mub);
@@ -433,7 +415,7 @@ GZ_VINLINE void vlorenzo(vctx_t *restrict c, const size_t d[3], const int decode
       if (!decode && simd) { /* R of two planes in turn */
         vlorenzo_row(c, off, d[2], (i & 1) * plane + j * d[2],
                      (~i & 1) * plane + j * d[2], d[2], j ? ~0ull : 0, i ? ~0ull : 0,
-                     d[0] * plane - off, f64);
+                     f64);
         continue;
       }
       for (size_t k = 0; k < d[2]; k++) {
@@ -516,6 +498,15 @@ GZ_VINLINE void vrow(vctx_t *restrict c, const size_t d[3], size_t h, int a, siz
     vline(c, base, 0, d[2], step, o, 2, 0, 1, decode, f64, simd);
   else
     vline(c, base, 0, d[2], step, o, mode, 0, 1, decode, f64, simd);
+}
+
+/* Ask for the cache lines of p[0, bytes) (write: to be written). */
+GZ_VINLINE void vfetch(const void *p, size_t bytes, const int write) {
+  for (size_t b = 0; b < bytes; b += 64)
+    if (write)
+      __builtin_prefetch((const char *)p + b, 1, 3);
+    else
+      __builtin_prefetch((const char *)p + b, 0, 3);
 }
 
 /* A line (1-D box) in blocks of VBLOCK values for the levels below
