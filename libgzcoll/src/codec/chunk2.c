@@ -669,13 +669,14 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   /* the sections straight into out (room for gz_chunk2_bound): the chunk
    * falls back when it is not smaller than its values, so the residuals fit
    * when it does not; the escapes go through sec when zstd's worst case
-   * might not (copying them cost a fifteenth of a compress of ERSST) */
+   * might not (a copy of the sections less: a fortieth of a compress of
+   * ERSST) */
   glen = gz_varint_put(g > 1 ? g : 1, out + 2);
   hdr = 2 + glen;
   rsec = residual_section(u, n, sym, syms, out + hdr, n * elem - hdr, &coding);
   if (!rsec)
     goto fallback;
-  /* escapes after the residuals (u, read, is their runs' scratch) */
+  /* escapes after the residuals */
   eraw = escapes(x, elem, esc, n, nesc, runs, nruns, sym);
   direct = hdr + rsec + gz_section_max(eraw) <= gz_chunk2_bound(n, elem);
   esec = gz_section_put(sym, eraw, 1, direct ? out + hdr + rsec : sec, &w->zc);

@@ -30,8 +30,8 @@ int gz_chunk2_simd(int want);
 size_t gz_chunk2_bound(size_t n, size_t elem);
 
 /* The first i >= from with flag[i] equal to set (flags 0 or 1), or n:
- * eight flags at a time (escape flags, whose runs chunk2.c and
- * pred_value.c's row encoder walk). */
+ * eight flags at a time (escape flags; the runs of escapes are found with
+ * gz_chunk2_flag_bits). */
 size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set);
 
 /* Bit j of the result is flag f[j] (flags 0 or 1), j < len <= 64: sixteen
