@@ -9,8 +9,9 @@
  * gz_chunk2_simd) are the same bytes with either set, on every field of
  * codec_fields.h, odd lengths, several bounds, and so are the value
  * predictors' bins and escapes (pred_value.c) and the streams of Lorenzo on
- * codes quantized and predicted in one pass. On a CPU without AVX2 the
- * test says so and skips. */
+ * codes quantized and predicted in one pass; level 2 (AVX-512: QLORENZO's
+ * encoder and QINTERP's sweeps along a line) where the CPU has it. On a CPU
+ * without AVX2 the test says so and skips. */
 #include "gz_test.h"
 
 #include "codec/chunk2.h"
@@ -197,13 +198,16 @@ static void test_stream2(void) {
           uint8_t *a, *b;
           field_fill((field_kind_t)kind, 1, x, n, 29 + (uint64_t)kind);
           a = stream2(0, x, d, ebs[e], (gz_predictor_t)pred, &sa);
-          b = stream2(1, x, d, ebs[e], (gz_predictor_t)pred, &sb);
-          GZ_CHECK(sa == sb && !memcmp(a, b, sa),
-                   "format 2, %s, %zu values, eb %g, predictor %d: the same bytes "
-                   "from the portable and AVX2 quantizers",
-                   field_names[kind], n, ebs[e], pred);
+          /* level 1 AVX2, 2 QLORENZO's encoder in AVX-512 (where the CPU has it) */
+          for (int level = 1; level <= 2 && gz_chunk2_simd(level) == level; level++) {
+            b = stream2(level, x, d, ebs[e], (gz_predictor_t)pred, &sb);
+            GZ_CHECK(sa == sb && !memcmp(a, b, sa),
+                     "format 2, %s, %zu values, eb %g, predictor %d: the same bytes from "
+                     "the portable quantizer and level %d",
+                     field_names[kind], n, ebs[e], pred, level);
+            free(b);
+          }
           free(a);
-          free(b);
         }
   gz_chunk2_simd(-1);
 }
@@ -242,7 +246,9 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
  * QINTERP four points at a time in the AVX2 encoder, its sweeps along lines
  * eight at a time with AVX-512 too, each checked): the same bins, escape
  * flags and escape count as the portable encoder, point by point, and
- * QLORENZO the same reconstructions, on every field of codec_fields.h plus
+ * QLORENZO the same reconstructions (of the two planes its AVX2 encoder
+ * keeps) and the runs of its flags (which it lists), also in AVX-512 where
+ * the CPU has it, on every field of codec_fields.h plus
  * one of values whose reconstruction rounds beyond the bound in float32
  * (escapes found only by the bound check) and one of specials among them
  * (runs of NaN, Inf or fill values of every length, across the row
@@ -278,7 +284,7 @@ static void fill_specials(float *x, size_t n) {
  * AVX2 and portable encoders are the same, on a field with specials. */
 static void test_vpred_lines(void) {
   static const size_t lens[] = {4091, 4095, 4096, 4097, 4103, 8189, 8192, 8197, 12289};
-  int wide_max = gz_vpred_avx512(1);
+  int wide_max = gz_chunk2_simd(2) == 2;
   for (size_t t = 0; t < 80 + sizeof lens / sizeof *lens; t++) {
     size_t n = t < 80 ? t + 1 : lens[t - 80], d[3] = {1, 1, n}, nb[3];
     float *x = malloc(n * sizeof *x);
@@ -292,10 +298,10 @@ static void test_vpred_lines(void) {
       u[level] = malloc(n * sizeof **u);
       esc[level] = malloc(n);
       GZ_CHECK(u[level] && esc[level], "line of %zu: memory", n);
-      gz_chunk2_simd(level > 0);
-      gz_vpred_avx512(level > 1);
+      gz_chunk2_simd(level);
       nb[level] =
-          gz_vpred_encode(GZ_VPRED_INTERP, 0, x, d, 1e-4, R, u[level], esc[level]);
+          gz_vpred_encode(GZ_VPRED_INTERP, 0, x, d, 1e-4, R, u[level], esc[level], NULL,
+                          NULL);
     }
     for (int level = 1; level <= 1 + wide_max; level++)
       GZ_CHECK(
@@ -312,7 +318,22 @@ static void test_vpred_lines(void) {
     free(R);
   }
   gz_chunk2_simd(-1);
-  gz_vpred_avx512(-1);
+}
+
+/* Whether runs (nr uint32: start, end, ...) are the runs of set flags, each
+ * as long as it goes, in order. */
+static int runs_of(const uint8_t *flag, size_t n, const uint32_t *runs, size_t nr) {
+  size_t r = 0;
+  for (size_t i = 0, e; i < n; i = e) {
+    for (e = i; e < n && flag[e] == flag[i]; e++)
+      ;
+    if (!flag[i])
+      continue;
+    if (r + 2 > nr || runs[r] != i || runs[r + 1] != e)
+      return 0;
+    r += 2;
+  }
+  return r == nr;
 }
 
 static void test_vpred(void) {
@@ -322,11 +343,10 @@ static void test_vpred(void) {
   static const double ebs[3] = {1e-1, 1e-4, 1e-7};
   enum { M = 7 * 33 * 129 };
   static float x[M], ya[M], yb[M];
-  static uint64_t Ra[M], Rb[M], ua[M], ub[M];
-  static uint8_t ea[M], eb8[M];
-  int wide_max = gz_vpred_avx512(1);
-  if (!wide_max)
-    printf("no AVX-512 on this CPU: QINTERP's sweeps along lines in AVX2 only\n");
+  static uint64_t Ra[M], Rb[M], ua[M], ub[M], Rc[M], uc[M];
+  static uint8_t ea[M], eb8[M], ec[M];
+  static uint32_t runs[M + 1];
+  size_t nruns;
   for (int kind = 0; kind <= FIELD_COUNT + 1; kind++)
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
       for (int e = 0; e < 3; e++)
@@ -348,29 +368,44 @@ static void test_vpred(void) {
           }
           gz_chunk2_simd(0);
           memset(Ra, 0xa5, n * sizeof *Ra); /* scratch as left by an earlier chunk */
-          na = gz_vpred_encode(pk, 0, x, d, ebs[e], Ra, ua, ea);
+          na = gz_vpred_encode(pk, 0, x, d, ebs[e], Ra, ua, ea, NULL, NULL);
           GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
-          /* AVX2 alone, then with AVX-512's sweeps along lines (where the
-           * CPU has it; the last one stays for what follows) */
-          for (int wide = 0; wide <= wide_max; wide++) {
-            GZ_CHECK(gz_vpred_avx512(wide) == wide, "AVX-512 level %d taken", wide);
-            memset(Rb, 0x5a, n * sizeof *Rb);
-            nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8);
-            flags = 0;
-            for (size_t i = 0; i < n; i++)
-              flags += eb8[i];
-            GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
-                         !memcmp(ea, eb8, n),
-                     "predictor %d, %s, %zux%zux%zu, eb %g: the %s encoder's bins and "
-                     "escapes (%zu, %zu flagged) are the portable one's (%zu)",
-                     pk, name, d[0], d[1], d[2], ebs[e], wide ? "AVX-512" : "AVX2", nb,
-                     flags, na);
-          }
-          if (pk == GZ_VPRED_LORENZO) /* (QINTERP's last sweep keeps no R) */
-            GZ_CHECK(!memcmp(Ra, Rb, n * sizeof *Ra),
+          memset(Rb, 0x5a, n * sizeof *Rb);
+          nb = gz_vpred_encode(pk, 0, x, d, ebs[e], Rb, ub, eb8, runs, &nruns);
+          for (size_t i = 0; i < n; i++)
+            flags += eb8[i];
+          GZ_CHECK(
+              pk == GZ_VPRED_LORENZO ? runs_of(eb8, n, runs, nruns) : nruns == SIZE_MAX,
+              "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder lists the runs "
+              "of escapes of its flags (QLORENZO only)",
+              pk, name, d[0], d[1], d[2], ebs[e]);
+          GZ_CHECK(na == nb && nb == flags && !memcmp(ua, ub, n * sizeof *ua) &&
+                       !memcmp(ea, eb8, n),
+                   "predictor %d, %s, %zux%zux%zu, eb %g: the AVX2 encoder's bins and "
+                   "escapes (%zu, %zu flagged) are the portable one's (%zu)",
+                   pk, name, d[0], d[1], d[2], ebs[e], nb, flags, na);
+          /* (QINTERP's last sweep keeps no R; QLORENZO's AVX2 encoder keeps
+           * two planes in turn, plane i at (i mod 2) planes: the last two) */
+          for (size_t i = d[0] > 2 ? d[0] - 2 : 0, pl = d[1] * d[2];
+               pk == GZ_VPRED_LORENZO && i < d[0]; i++)
+            GZ_CHECK(!memcmp(Ra + i * pl, Rb + (i & 1) * pl, pl * sizeof *Ra),
                      "QLORENZO, %s, %zux%zux%zu, eb %g: the AVX2 encoder's "
-                     "reconstructions are the portable one's",
-                     name, d[0], d[1], d[2], ebs[e]);
+                     "reconstructions of plane %zu are the portable one's",
+                     name, d[0], d[1], d[2], ebs[e], i);
+          if (gz_chunk2_simd(2) == 2) { /* QLORENZO's AVX-512 encoder */
+            size_t nc;
+            memset(Rc, 0x3c, n * sizeof *Rc);
+            nc = gz_vpred_encode(pk, 0, x, d, ebs[e], Rc, uc, ec, runs, &nruns);
+            GZ_CHECK(
+                nc == nb && !memcmp(uc, ub, n * sizeof *uc) && !memcmp(ec, eb8, n) &&
+                    (pk == GZ_VPRED_INTERP ||
+                     (!memcmp(Rc, Rb, (d[0] > 1 ? 2 : 1) * d[1] * d[2] * sizeof *Rc) &&
+                      runs_of(ec, n, runs, nruns))),
+                "predictor %d, %s, %zux%zux%zu, eb %g: level 2's (AVX-512) bins, "
+                "escapes (%zu), kept reconstructions and runs are AVX2's",
+                pk, name, d[0], d[1], d[2], ebs[e], nc);
+          }
+          GZ_CHECK(gz_chunk2_simd(1) == 1, "AVX2 taken");
           if (pk == GZ_VPRED_INTERP) {
             char what[96];
             snprintf(what, sizeof what, "%s, %zux%zux%zu, eb %g", name, d[0], d[1], d[2],

@@ -173,13 +173,13 @@ size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set) 
 }
 
 /* The instruction set of the quantizer: -1 not asked yet, 0 portable, 1
- * AVX2 (gz_chunk2_simd). */
+ * AVX2, 2 AVX2 and AVX-512 (gz_chunk2_simd). */
 static int simd_level = -1;
 
 int gz_chunk2_simd(int want) {
-  int have = gz_cpu_avx2();
+  int have = gz_cpu_avx2() ? 1 + gz_cpu_avx512() : 0;
   if (want >= 0)
-    simd_level = want && have;
+    simd_level = want < have ? want : have;
   else if (simd_level < 0)
     simd_level = have;
   return simd_level;
@@ -545,7 +545,7 @@ static double trial(int kind, int view, gz_dtype_t dtype, const size_t s[3], siz
     run_encode(kind, b->sq, v, b->su);
   else
     gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
-                    dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc);
+                    dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc, NULL, NULL);
   return cost_bits(b->su, m);
 }
 
@@ -757,51 +757,74 @@ static size_t quantize_lorenzo(gz_dtype_t dtype, const void *x, const size_t v[3
 }
 
 /* Escape section content: count, gaps, values. Returns its length. The codes
- * of escaped values repeat the previous code (quantize()). */
+ * of escaped values repeat the previous code (quantize()). runs: the runs of
+ * escapes (start, end, ...: uint32, chunks hold at most 2^24 values), nr of
+ * them as the predictor listed them (QLORENZO's, while the flags were in
+ * cache: reading them again here took a twentieth of a compress of ERSST),
+ * else SIZE_MAX and room for n + 1 of them, found here from the flags. */
 static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
-                      size_t nesc, uint8_t *out) {
-  uint8_t *p = out, *vals;
+                      size_t nesc, uint32_t *runs, size_t nr, uint8_t *out) {
+  uint8_t *p = out;
   size_t next = 0;
+  uint64_t before = 0; /* the flag before the word */
   p += gz_varint_put(nesc, p);
   if (nesc == 0)
     return (size_t)(p - out);
-  /* run by run: inside a run every gap is 0 (one byte) and the values are
-   * contiguous (a call per escape cost a fifth of a compress of ERSST) */
-  for (size_t i = gz_chunk2_find_flag(esc, 0, n, 1), e; i < n;
-       i = gz_chunk2_find_flag(esc, e, n, 1)) {
-    e = gz_chunk2_find_flag(esc, i, n, 0);
+  if (nr != SIZE_MAX)
+    goto listed;
+  nr = 0;
+  /* the runs, from the changes between neighbouring flags, 64 flags at a
+   * time (ERSST: 40,064 runs of land; two walks with a search per run's
+   * start and end cost a twentieth of its compress) */
+  for (size_t w = 0; w < n; w += 64) {
+    uint64_t f = gz_chunk2_flag_bits(esc + w, n - w < 64 ? n - w : 64);
+    uint64_t change = f ^ (f << 1 | before);
+    before = f >> 63;
+    for (; change; change &= change - 1) {
+      size_t at = w + (size_t)__builtin_ctzll(change);
+      runs[nr++] = (uint32_t)at; /* a run's start, then its end */
+    }
+  }
+  if (nr & 1) /* a run up to the end */
+    runs[nr++] = (uint32_t)n;
+listed:
+  /* inside a run every gap is 0 (one byte) and the values are contiguous
+   * (a call per escape cost a fifth of a compress of ERSST) */
+  for (size_t r = 0; r < nr; r += 2) {
+    size_t i = runs[r], e = runs[r + 1];
     p += gz_varint_put(i - next, p);
     memset(p, 0, e - i - 1);
     p += e - i - 1;
     next = e;
   }
-  vals = p;
-  for (size_t i = gz_chunk2_find_flag(esc, 0, n, 1), e; i < n;
-       i = gz_chunk2_find_flag(esc, e, n, 1)) {
-    e = gz_chunk2_find_flag(esc, i, n, 0);
-    memcpy(vals, (const uint8_t *)x + i * elem, (e - i) * elem);
-    vals += (e - i) * elem;
+  for (size_t r = 0; r < nr; r += 2) {
+    memcpy(p, (const uint8_t *)x + runs[r] * elem, (runs[r + 1] - runs[r]) * elem);
+    p += (runs[r + 1] - runs[r]) * elem;
   }
-  return (size_t)(vals - out);
+  return (size_t)(p - out);
 }
 
-/* The residual section of u at out (room for gz_section_max(11 n + 16)):
- * rANS where it is smaller than bit packing, else bit-packed (zstd's
- * codings 1 and 2 are decoded but no longer written: rANS beat them on every
- * field measured, at a fraction of the time). sym is scratch of 11 n + 16
- * bytes, syms of n bytes. Returns its size. */
+/* The residual section of u at out, when it is shorter than limit bytes
+ * (else 0: the chunk would not shrink): rANS where it is smaller than bit
+ * packing, else bit-packed (zstd's codings 1 and 2 are decoded but no
+ * longer written: rANS beat them on every field measured, at a fraction of
+ * the time). sym is scratch of 11 n + 16 bytes, syms of n bytes. Returns
+ * its size. */
 static size_t residual_section(const uint64_t *u, size_t n, uint8_t *sym, uint8_t *syms,
-                               uint8_t *out, int *coding) {
+                               uint8_t *out, size_t limit, int *coding) {
   size_t psize, len;
   if (n >= RANS_MIN) {
     len = gz_res_rans(u, n, GZ_RANS32_STATES, syms, sym, &psize); /* psize: packing's */
     if (len < psize) {
       *coding = GZ_RES_RANS32;
-      return gz_section_put(sym, len, 0, out, NULL);
+      goto put;
     }
   }
   *coding = GZ_RES_PACKED;
   len = gz_res_pack(u, n, sym);
+put:
+  if (GZ_SECTION_HEADER + len >= limit)
+    return 0;
   return gz_section_put(sym, len, 0, out, NULL);
 }
 
@@ -809,13 +832,14 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
                         const gz_quant_t *qp, int predictor, uint8_t *out, int *nomem,
                         gz_chunk2_work_t *w) {
   size_t n = d[0] * d[1] * d[2], elem = gz_dtype_size(dtype), nesc, total = 0;
-  size_t eraw, rsec, esec, v[3], glen, room;
+  size_t eraw, rsec, esec, v[3], glen, hdr;
   uint64_t g = 1;
-  uint8_t gbytes[10];
   int64_t *q = NULL;
   uint64_t *u = NULL;
   uint8_t *esc = NULL, *sec = NULL, *sym = NULL, *syms = NULL;
-  int coding = GZ_RES_PACKED, kind;
+  uint32_t *runs = NULL;
+  size_t nruns = SIZE_MAX; /* runs not listed by the predictor */
+  int coding = GZ_RES_PACKED, kind, direct;
   double est = 0;
 
   *nomem = 0;
@@ -823,14 +847,14 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
     goto fallback;
   if (n > SIZE_MAX / 64)
     goto nomem;
-  room = gz_section_max(11 * n + 16);
   q = work(w, 0, n * sizeof *q);
   u = work(w, 1, n * sizeof *u);
   esc = work(w, 2, n);
-  sec = work(w, 3, room + gz_section_max(10 + n * (10 + elem)));
+  sec = work(w, 3, gz_section_max(10 + n * (10 + elem))); /* escapes, trials */
   sym = work(w, 4, 11 * n + 16);
   syms = work(w, 5, n);
-  if (!q || !u || !esc || !sec || !sym || !syms)
+  runs = work(w, 6, (n + 1) * sizeof *runs);
+  if (!q || !u || !esc || !sec || !sym || !syms || !runs)
     goto nomem;
   adopt_zstd(w);
   { /* the trials' scratch in buffers of n values and more, not used yet */
@@ -843,7 +867,8 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
   view_box(d, predictor >> 4, v);
   if (kind >= KIND_QLORENZO) {
     nesc = gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
-                           dtype == GZ_FLOAT64, x, v, qp->eb, (uint64_t *)q, u, esc);
+                           dtype == GZ_FLOAT64, x, v, qp->eb, (uint64_t *)q, u, esc, runs,
+                           &nruns);
   } else if (kind == GZ_PRED_LORENZO) {
     nesc = quantize_lorenzo(dtype, x, v, qp, q, esc, u, &g);
   } else {
@@ -853,20 +878,29 @@ size_t gz_chunk2_encode(gz_dtype_t dtype, const void *x, const size_t d[3],
       divide_codes(q, n, g);
     run_encode(kind, q, v, u);
   }
-  rsec = residual_section(u, n, sym, syms, sec, &coding);
+  /* the sections straight into out (room for gz_chunk2_bound): the chunk
+   * falls back when it is not smaller than its values, so the residuals fit
+   * when it does not; the escapes go through sec when zstd's worst case
+   * might not (a copy of the sections less: a fortieth of a compress of
+   * ERSST) */
+  glen = gz_varint_put(g > 1 ? g : 1, out + 2);
+  hdr = 2 + glen;
+  rsec = residual_section(u, n, sym, syms, out + hdr, n * elem - hdr, &coding);
+  if (!rsec)
+    goto fallback;
   /* escapes after the residuals */
-  eraw = escapes(x, elem, esc, n, nesc, sym);
-  esec = gz_section_put(sym, eraw, 1, sec + rsec, &w->zc);
+  eraw = escapes(x, elem, esc, n, nesc, runs, nruns, sym);
+  direct = hdr + rsec + gz_section_max(eraw) <= gz_chunk2_bound(n, elem);
+  esec = gz_section_put(sym, eraw, 1, direct ? out + hdr + rsec : sec, &w->zc);
   if (!esec)
     goto nomem;
-  glen = gz_varint_put(g > 1 ? g : 1, gbytes);
-  total = 2 + glen + rsec + esec;
+  total = hdr + rsec + esec;
   if (total >= n * elem)
     goto fallback;
   out[0] = (uint8_t)predictor;
   out[1] = (uint8_t)coding;
-  memcpy(out + 2, gbytes, glen);
-  memcpy(out + 2 + glen, sec, rsec + esec);
+  if (!direct)
+    memcpy(out + hdr + rsec, sec, esec);
   goto done;
 nomem:
   *nomem = 1;

@@ -4,8 +4,12 @@
 
 #include "codec/codec.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* Scratch kept across the chunks one thread codes; zero-initialise. */
-#define GZ_CHUNK2_BUFS 6
+#define GZ_CHUNK2_BUFS 7
 typedef struct gz_chunk2_work {
   void *buf[GZ_CHUNK2_BUFS];
   size_t cap[GZ_CHUNK2_BUFS];
@@ -16,18 +20,45 @@ typedef struct gz_chunk2_work {
 void gz_chunk2_work_free(gz_chunk2_work_t *w);
 
 /* The quantizer's instruction set: want < 0 asks (the best the CPU has, on
- * first use), 0 forces the portable loop, 1 AVX2 when the CPU has it.
- * Returns the level in effect; both write the same bytes (for tests and
- * benchmarks). */
+ * first use), 0 forces the portable loop, 1 AVX2 when the CPU has it, 2
+ * AVX2 and, for QLORENZO's float32 encoder (pred_value.c), AVX-512 when it
+ * has both (else the best below want). Returns the level in effect; all
+ * write the same bytes (for tests and benchmarks). */
 int gz_chunk2_simd(int want);
 
 /* Largest encoded chunk of n values of elem bytes. */
 size_t gz_chunk2_bound(size_t n, size_t elem);
 
 /* The first i >= from with flag[i] equal to set (flags 0 or 1), or n:
- * eight flags at a time (escape flags, whose runs chunk2.c and
- * pred_value.c's row encoder walk). */
+ * eight flags at a time (escape flags; the runs of escapes are found with
+ * gz_chunk2_flag_bits). */
 size_t gz_chunk2_find_flag(const uint8_t *flag, size_t from, size_t n, int set);
+
+/* Bit j of the result is flag f[j] (flags 0 or 1), j < len <= 64: sixteen
+ * flags at a time (SSE2, every x86-64: each byte's low bit shifted to its
+ * top, which movemask gathers), else one by one. Runs of flags are then
+ * found from the changes between neighbours, 64 at a time, where a search
+ * per run's start and end took longer than the run. */
+static inline uint64_t gz_chunk2_flag_bits(const uint8_t *f, size_t len) {
+  uint64_t bits = 0;
+  size_t j = 0;
+#ifdef __SSE2__
+  if (len == 64) { /* unrolled: shifts by constants */
+    for (int k = 0; k < 4; k++) {
+      __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f + 16 * k));
+      bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7)) << 16 * k;
+    }
+    return bits;
+  }
+  for (; j + 16 <= len; j += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f + j));
+    bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7)) << j;
+  }
+#endif
+  for (; j < len; j++)
+    bits |= (uint64_t)f[j] << j;
+  return bits;
+}
 
 /* Encode the d[0] x d[1] x d[2] values x (C order) into out (room for
  * gz_chunk2_bound); predictor is a gz_predictor_t. Returns bytes written, 0

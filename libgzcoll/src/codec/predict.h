@@ -37,18 +37,17 @@ void gz_interp_decode(const uint64_t *u, const size_t d[3], int64_t *q);
  * writes the zigzag bins u in visiting order and the escape flags esc (C
  * order), using R as scratch for the reconstructed grid codes (the AVX2
  * encoder, chosen with gz_chunk2_simd, skips those no later prediction
- * reads; same u and esc); returns the escape count. decode
- * writes every value (escapes get the prediction; chunk2.c overwrites them).
- * eb > 0. */
+ * reads; same u and esc); returns the escape count. runs (may be NULL):
+ * room for n + 1 uint32, where the AVX2 Lorenzo encoder lists the runs of
+ * escapes too (start, end, ...; C order, each as long as it goes), their
+ * count of uint32 in *nruns; SIZE_MAX there when not listed (the portable
+ * encoders, QINTERP). decode writes every value (escapes get the
+ * prediction; chunk2.c overwrites them). eb > 0. */
 enum { GZ_VPRED_LORENZO = 1, GZ_VPRED_INTERP = 2 };
 void gz_vq_grid(double eb, double *unit, double *inv_unit);
-/* Whether the float32 encoder (when AVX2 is chosen) codes QINTERP's sweeps
- * along a line eight points at a time with AVX-512 (F and VL; the same
- * bins and escapes): want 0 or 1 sets it (1 only where the CPU has them),
- * -1 asks (at first what the CPU has); returns the choice. */
-int gz_vpred_avx512(int want);
 size_t gz_vpred_encode(int kind, int f64, const void *x, const size_t d[3], double eb,
-                       uint64_t *R, uint64_t *u, uint8_t *esc);
+                       uint64_t *R, uint64_t *u, uint8_t *esc, uint32_t *runs,
+                       size_t *nruns);
 void gz_vpred_decode(int kind, int f64, const uint64_t *u, const size_t d[3], double eb,
                      uint64_t *R, void *out);
 
