@@ -299,9 +299,8 @@ static void test_vpred_lines(void) {
       esc[level] = malloc(n);
       GZ_CHECK(u[level] && esc[level], "line of %zu: memory", n);
       gz_chunk2_simd(level);
-      nb[level] =
-          gz_vpred_encode(GZ_VPRED_INTERP, 0, x, d, 1e-4, R, u[level], esc[level], NULL,
-                          NULL);
+      nb[level] = gz_vpred_encode(GZ_VPRED_INTERP, 0, x, d, 1e-4, R, u[level], esc[level],
+                                  NULL, NULL);
     }
     for (int level = 1; level <= 1 + wide_max; level++)
       GZ_CHECK(
