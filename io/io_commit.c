@@ -208,8 +208,8 @@ int gz_io_temp_adopt(const char *named, const char *tmp, char *err, size_t errle
   }
   if (dup2(anon_fd[k], fd) < 0)
     goto fail;
-  forget_temp(named);
   unlink(named);
+  forget_temp(named); /* after: a signal in between still removes it */
   return 0;
 fail:
   snprintf(err, errlen,
@@ -224,8 +224,8 @@ void gz_io_discard(const char *tmp) {
     close(anon_fd[k]);
     anon_fd[k] = 0;
   } else if (strncmp(tmp, ANON_PREFIX, strlen(ANON_PREFIX)) != 0) {
-    forget_temp(tmp);
     unlink(tmp);
+    forget_temp(tmp);
   }
 }
 
@@ -266,20 +266,21 @@ done:
 }
 
 int gz_io_commit(const char *tmp, const char *path, int force, char *err, size_t errlen) {
-  int k = anon_slot(tmp);
+  int k = anon_slot(tmp), rc = -1;
   if (k >= 0)
     return commit_anon(k, tmp, path, force, err, errlen);
-  forget_temp(tmp);
+  /* the temporary stays known to the signal handlers until it is renamed
+   * or removed (removing a name already renamed is harmless) */
   if (gz_io_check_target(path, force, err, errlen) != 0) {
     unlink(tmp);
-    return -1;
-  }
-  if (rename(tmp, path) != 0) {
+  } else if (rename(tmp, path) != 0) {
     snprintf(err, errlen, "cannot move %s to %s: %s", tmp, path, strerror(errno));
     unlink(tmp);
-    return -1;
+  } else {
+    rc = 0;
   }
-  return 0;
+  forget_temp(tmp);
+  return rc;
 }
 
 int gz_io_open_temp(const char *tmp) {
