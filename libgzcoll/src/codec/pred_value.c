@@ -798,6 +798,19 @@ GZ_V void vflag4(vctx_t *restrict c, size_t idx, int bad) {
     }
 }
 
+/* What vrow1_f32 (w = 4) and vrow1w_f32 (w = 8) leave of the row at base
+ * after their blocks of 2w values up to m: the evens from m on (across),
+ * sweep 2's first point and its points from m - 2w + 3 on. */
+GZ_V void vrow1_ends(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o,
+                     uint32_t pos1, uint32_t pos2, size_t m, size_t w) {
+  c->pos = (uint32_t)(pos1 + m / 2);
+  vline(c, base, m, n, 2, o, 2, 0, 1, 0, 0, 1);
+  c->pos = pos2;
+  vsweep2(c, base, n, 1, 1, 3, 0, 0, 1);
+  c->pos = (uint32_t)(pos2 + m / 2 - w + 1);
+  vsweep2(c, base, n, 1, m - 2 * w + 3, n, 0, 0, 1);
+}
+
 /* Level 1 on the row at base of n >= 16 values, two sweeps at once: its
  * even points predicted across, cubic (mode 2) from the rows at -+o, -+3o
  * (sweep 0 or 1, bins from pos1), eight values at a time from those rows'
@@ -850,12 +863,7 @@ GZ_V void vrow1_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o, uint
     }
     prev = e;
   }
-  c->pos = (uint32_t)(pos1 + 4 * nb); /* the evens after the last eight */
-  vline(c, base, 8 * nb, n, 2, o, 2, 0, 1, 0, 0, 1);
-  c->pos = pos2; /* sweep 2's ends */
-  vsweep2(c, base, n, 1, 1, 3, 0, 0, 1);
-  c->pos = (uint32_t)(pos2 + 4 * nb - 3);
-  vsweep2(c, base, n, 1, 8 * nb - 5, n, 0, 0, 1);
+  vrow1_ends(c, base, n, o, pos1, pos2, 8 * nb, 4);
 }
 
 /* The eight evens of p[0..15]. */
@@ -872,6 +880,15 @@ GZ_V8 __attribute__((always_inline)) static inline __m256 vevensf8(const float *
                                 _mm256_loadu_ps(p + 7));
 }
 
+/* Escape flags at f[2j] of the lanes j not in ok; returns their count. */
+GZ_V8 __attribute__((always_inline)) static inline uint32_t vflag8(uint8_t *f,
+                                                                   __mmask8 ok) {
+  unsigned bad = (unsigned)(uint8_t)~ok;
+  if (bad)
+    _mm_mask_storeu_epi8(f, (__mmask16)_pdep_u32(bad, 0x5555), _mm_set1_epi8(1));
+  return (uint32_t)__builtin_popcount(bad);
+}
+
 /* vrow1_f32 sixteen values at a time with AVX-512 (gz_chunk2_simd level
  * 2), for rows of n >= 16: eight evens across, then the eight odd points
  * k - 13 ... k + 1 along from the evens k - 16 ... k + 14 in registers; the
@@ -882,7 +899,6 @@ GZ_V8 static void vrow1w_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_
   const __m512i dup_lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
   const __m512i dup_hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
   const __m512i eight = _mm512_set1_epi64(8);
-  const __m128i one = _mm_set1_epi8(1);
   const float *x = (const float *)c->x + base;
   uint64_t *R = c->R + base;
   uint8_t *esc = c->esc + base;
@@ -895,7 +911,6 @@ GZ_V8 static void vrow1w_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_
     const uint64_t *q = R + k;
     __m512i t, e, z;
     __mmask8 ok;
-    unsigned bad;
     /* across: (9 (a + b) - a3 - b3 + 8) >> 4 */
     t = _mm512_add_epi64(vevens8(q - o), vevens8(q + o));
     t = _mm512_add_epi64(_mm512_slli_epi64(t, 3), t);
@@ -908,11 +923,7 @@ GZ_V8 static void vrow1w_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_
       _mm512_storeu_si512(R + k, _mm512_permutexvar_epi64(dup_lo, e));
       _mm512_storeu_si512(R + k + 8, _mm512_permutexvar_epi64(dup_hi, e));
     }
-    bad = (unsigned)(uint8_t)~ok;
-    if (bad) { /* flags at k + 2j */
-      _mm_mask_storeu_epi8(esc + k, (__mmask16)_pdep_u32(bad, 0x5555), one);
-      nesc += (uint32_t)__builtin_popcount(bad);
-    }
+    nesc += vflag8(esc + k, ok);
     if (b) { /* along: the odd points k - 13 ... k + 1, neighbours at -3, -1, 1, 3 */
       t = _mm512_add_epi64(_mm512_alignr_epi64(e, prev, 1),
                            _mm512_alignr_epi64(e, prev, 2));
@@ -921,21 +932,12 @@ GZ_V8 static void vrow1w_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_
       t = _mm512_srai_epi64(_mm512_add_epi64(t, eight), 4);
       (void)vquant8_f32(&qc, t, vevensf8(x + k - 13), &z, &ok); /* (R: kept by none) */
       _mm512_storeu_si512(c->u + pos2 + 8 * b - 7, z);
-      bad = (unsigned)(uint8_t)~ok;
-      if (bad) {
-        _mm_mask_storeu_epi8(esc + k - 13, (__mmask16)_pdep_u32(bad, 0x5555), one);
-        nesc += (uint32_t)__builtin_popcount(bad);
-      }
+      nesc += vflag8(esc + k - 13, ok);
     }
     prev = e;
   }
   c->nesc = nesc;
-  c->pos = (uint32_t)(pos1 + 8 * nb); /* the evens after the last sixteen */
-  vline(c, base, 16 * nb, n, 2, o, 2, 0, 1, 0, 0, 1);
-  c->pos = pos2; /* sweep 2's ends */
-  vsweep2(c, base, n, 1, 1, 3, 0, 0, 1);
-  c->pos = (uint32_t)(pos2 + 8 * nb - 7);
-  vsweep2(c, base, n, 1, 16 * nb - 13, n, 0, 0, 1);
+  vrow1_ends(c, base, n, o, pos1, pos2, 16 * nb, 8);
 }
 #undef GZ_V8
 #undef GZ_V
