@@ -254,8 +254,9 @@ static void check_vinterp_order(const char *what, const float *x, const size_t d
  * (runs of NaN, Inf or fill values of every length, across the row
  * encoder's pieces and at the ends of rows, -0.0, +0.0, subnormals, next to
  * the rounding escapes), shapes that are odd along every axis, rows longer
- * than its pieces of 256, rows of 16 to 31 values (QINTERP's level 1 codes
- * the cubic rows' two sweeps at once, eight values at a time, from 16 on),
+ * than its pieces of 256, rows of 16 to 47 values (QINTERP's level 1 codes
+ * the cubic rows' two sweeps at once, eight values at a time from 16 on,
+ * sixteen with AVX-512, with their ends at 16 + 0, 1, 8, 15, 24 and 31),
  * and 2-D, 1-D and single-row boxes; the count also
  * equals the flags set. The AVX2 decoder (QINTERP four points at a time)
  * writes the portable one's values bit for bit, from those bins and from
@@ -337,8 +338,9 @@ static int runs_of(const uint8_t *flag, size_t n, const uint32_t *runs, size_t n
 
 static void test_vpred(void) {
   static const size_t shapes[][3] = {
-      {7, 33, 129}, {3, 5, 601}, {1, 41, 67}, {1, 1, 20011}, {1, 1, 5},   {11, 9, 7},
-      {1, 1, 8193}, {29, 2, 3},  {9, 12, 16}, {13, 7, 24},   {8, 10, 17}, {7, 8, 31}};
+      {7, 33, 129}, {3, 5, 601},  {1, 41, 67}, {1, 1, 20011}, {1, 1, 5},
+      {11, 9, 7},   {1, 1, 8193}, {29, 2, 3},  {9, 12, 16},   {13, 7, 24},
+      {8, 10, 17},  {7, 8, 31},   {6, 9, 40},  {9, 7, 47},    {7, 8, 32}};
   static const double ebs[3] = {1e-1, 1e-4, 1e-7};
   enum { M = 7 * 33 * 129 };
   static float x[M], ya[M], yb[M];

@@ -393,15 +393,57 @@ GZ_V size_t vsweep4_f32(vctx_t *restrict c, size_t base, size_t k, size_t end, s
  * last; AVX-512's arithmetic shift of 64-bit lanes, its conversions and
  * its mask registers replace AVX2's emulations. */
 #define GZ_V8 __attribute__((target("avx2,bmi2,avx512f,avx512vl,avx512bw,avx512dq")))
+
+/* vquant4_f32's constants in eight lanes. */
+typedef struct vq8 {
+  __m512d shift, inv_unit, unit, limit, eb;
+  __m512i half, sbits_half;
+} vq8_t;
+
+GZ_V8 __attribute__((always_inline)) static inline vq8_t vq8_consts(const vctx_t *c) {
+  vq8_t q;
+  q.shift = _mm512_set1_pd(GZ_RINT_SHIFT);
+  q.inv_unit = _mm512_set1_pd(c->inv_unit);
+  q.unit = _mm512_set1_pd(c->unit);
+  q.limit = _mm512_set1_pd(c->limit);
+  q.eb = _mm512_set1_pd(c->eb);
+  q.half = _mm512_set1_epi64(VQ_HALF);
+  q.sbits_half = _mm512_sub_epi64(_mm512_castpd_si512(q.shift), q.half);
+  return q;
+}
+
+/* vquant4_f32 on the eight floats f predicted by p: the bin from code - p
+ * + VQ_HALF (VQ_HALF where refused) in one masked subtraction; (double)r
+ * by conversion (exact where in range); zeros and subnormals classified on
+ * the floats. Returns the reconstructions (p's blend left to the caller),
+ * the zigzag bins (0 where escaped) in *z and the lanes kept in *ok. */
+GZ_V8 __attribute__((always_inline)) static inline __m512i
+vquant8_f32(const vq8_t *qc, __m512i p, __m256 f, __m512i *z, __mmask8 *ok) {
+  const __m512d v = _mm512_cvtps_pd(f);
+  __m512d sh = _mm512_add_pd(_mm512_mul_pd(v, qc->inv_unit), qc->shift), rv;
+  __mmask8 in, small;
+  __m512i q, r;
+  in = _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(sh, qc->shift)), qc->limit,
+                          _CMP_LE_OQ);
+  q = _mm512_srai_epi64(
+      _mm512_mask_sub_epi64(qc->half, in, _mm512_sub_epi64(_mm512_castpd_si512(sh), p),
+                            qc->sbits_half),
+      5);
+  r = _mm512_add_epi64(p, _mm512_slli_epi64(q, 5));
+  rv = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(r), qc->unit)));
+  *ok = _mm512_mask_cmp_pd_mask(in, _mm512_abs_pd(_mm512_sub_pd(v, rv)), qc->eb,
+                                _CMP_LE_OQ);
+  small = _mm256_fpclass_ps_mask(f, 0x26); /* +0.0, -0.0, subnormal */
+  if (small)                               /* (rare): only +0.0 with R = 0 */
+    *ok &= (__mmask8)(~small | (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v),
+                                                        _mm512_setzero_si512()) &
+                                _mm512_cmpeq_epi64_mask(r, _mm512_setzero_si512())));
+  *z = _mm512_maskz_xor_epi64(*ok, _mm512_slli_epi64(q, 1), _mm512_srai_epi64(q, 63));
+  return r;
+}
 GZ_V8 __attribute__((always_inline)) static inline size_t
 vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, int keep) {
-  const __m512d shift = _mm512_set1_pd(GZ_RINT_SHIFT),
-                inv_unit = _mm512_set1_pd(c->inv_unit);
-  const __m512d unit = _mm512_set1_pd(c->unit), limit = _mm512_set1_pd(c->limit);
-  const __m512d eb = _mm512_set1_pd(c->eb);
-  const __m512i sbits = _mm512_castpd_si512(shift), zero = _mm512_setzero_si512();
-  const __m512i half = _mm512_set1_epi64(VQ_HALF);
-  const __m512i sbits_half = _mm512_sub_epi64(sbits, half);
+  const vq8_t qc = vq8_consts(c);
   const __m512i evens = _mm512_set_epi64(15, 13, 11, 9, 6, 4, 2, 0);
   const __m256i evensf = _mm256_set_epi32(15, 13, 11, 9, 6, 4, 2, 0);
   /* h = 2: every fourth of two loads, from the first and from its end */
@@ -420,12 +462,11 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
   const __m512i at = _mm512_set_epi64(
       (long long)(7 * s), (long long)(6 * s), (long long)(5 * s), (long long)(4 * s),
       (long long)(3 * s), (long long)(2 * s), (long long)s, 0);
-  __m512i e, w, a, a3, b, t, p, q, r, z;
-  __m512d v, sh, rv;
+  __m512i e, w, a, a3, b, t, p, r, z;
   __m256 f;
   const __m256i ones = _mm256_set1_epi8(1);
   const __m128i one = _mm256_castsi256_si128(ones);
-  __mmask8 in, ok, small;
+  __mmask8 ok;
   unsigned bad;
   if (k + 7 * s >= end)
     return k;
@@ -452,7 +493,6 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
       w = _mm512_i64gather_epi64(at, (const void *)(R + k + 3 * h), 8);
       f = _mm512_i64gather_ps(at, (const void *)(x + k), 4);
     }
-    v = _mm512_cvtps_pd(f);
     a = _mm512_alignr_epi64(w, e, 6);  /* -h, h, ..., 13h */
     a3 = _mm512_alignr_epi64(w, e, 5); /* -3h, ..., 11h */
     b = _mm512_alignr_epi64(w, e, 7);  /* h, ..., 15h */
@@ -461,23 +501,7 @@ vsweep8_body(vctx_t *restrict c, size_t base, size_t k, size_t end, size_t h, in
     t = _mm512_sub_epi64(t, _mm512_add_epi64(a3, w));
     p = _mm512_srai_epi64(_mm512_add_epi64(t, _mm512_set1_epi64(8)), 4);
     e = w;
-    /* vquant4_f32: the bin from code - p + VQ_HALF (VQ_HALF where refused)
-     * in one masked subtraction; (double)r by conversion (exact where in
-     * range); zeros and subnormals classified on the floats */
-    sh = _mm512_add_pd(_mm512_mul_pd(v, inv_unit), shift);
-    in = _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(sh, shift)), limit, _CMP_LE_OQ);
-    q = _mm512_srai_epi64(
-        _mm512_mask_sub_epi64(half, in, _mm512_sub_epi64(_mm512_castpd_si512(sh), p),
-                              sbits_half),
-        5);
-    r = _mm512_add_epi64(p, _mm512_slli_epi64(q, 5));
-    rv = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(r), unit)));
-    ok = _mm512_mask_cmp_pd_mask(in, _mm512_abs_pd(_mm512_sub_pd(v, rv)), eb, _CMP_LE_OQ);
-    small = _mm256_fpclass_ps_mask(f, 0x26); /* +0.0, -0.0, subnormal */
-    if (small)                               /* (rare): only +0.0 with R = 0 */
-      ok &= (__mmask8)(~small | (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), zero) &
-                                 _mm512_cmpeq_epi64_mask(r, zero)));
-    z = _mm512_maskz_xor_epi64(ok, _mm512_slli_epi64(q, 1), _mm512_srai_epi64(q, 63));
+    r = vquant8_f32(&qc, p, f, &z, &ok);
     _mm512_storeu_si512(u + vs.pos, z);
     vs.pos += 8;
     if (keep) {
@@ -511,7 +535,6 @@ GZ_V8 static size_t vsweep8_f32(vctx_t *restrict c, size_t base, size_t k, size_
     return vsweep8_body(c, base, k, end, 2, 1);
   return vsweep8_body(c, base, k, end, h, 1);
 }
-#undef GZ_V8
 
 /* vvisit (decode, float32) on the points idx + j s, j = 0..3 (R stored as
  * vvisit4_f32 does). Four with a code beyond 2^51 in magnitude (only from
@@ -775,6 +798,19 @@ GZ_V void vflag4(vctx_t *restrict c, size_t idx, int bad) {
     }
 }
 
+/* What vrow1_f32 (w = 4) and vrow1w_f32 (w = 8) leave of the row at base
+ * after their blocks of 2w values up to m: the evens from m on (across),
+ * sweep 2's first point and its points from m - 2w + 3 on. */
+GZ_V void vrow1_ends(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o,
+                     uint32_t pos1, uint32_t pos2, size_t m, size_t w) {
+  c->pos = (uint32_t)(pos1 + m / 2);
+  vline(c, base, m, n, 2, o, 2, 0, 1, 0, 0, 1);
+  c->pos = pos2;
+  vsweep2(c, base, n, 1, 1, 3, 0, 0, 1);
+  c->pos = (uint32_t)(pos2 + m / 2 - w + 1);
+  vsweep2(c, base, n, 1, m - 2 * w + 3, n, 0, 0, 1);
+}
+
 /* Level 1 on the row at base of n >= 16 values, two sweeps at once: its
  * even points predicted across, cubic (mode 2) from the rows at -+o, -+3o
  * (sweep 0 or 1, bins from pos1), eight values at a time from those rows'
@@ -827,19 +863,90 @@ GZ_V void vrow1_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o, uint
     }
     prev = e;
   }
-  c->pos = (uint32_t)(pos1 + 4 * nb); /* the evens after the last eight */
-  vline(c, base, 8 * nb, n, 2, o, 2, 0, 1, 0, 0, 1);
-  c->pos = pos2; /* sweep 2's ends */
-  vsweep2(c, base, n, 1, 1, 3, 0, 0, 1);
-  c->pos = (uint32_t)(pos2 + 4 * nb - 3);
-  vsweep2(c, base, n, 1, 8 * nb - 5, n, 0, 0, 1);
+  vrow1_ends(c, base, n, o, pos1, pos2, 8 * nb, 4);
 }
+
+/* The eight evens of p[0..15]. */
+GZ_V8 __attribute__((always_inline)) static inline __m512i vevens8(const uint64_t *p) {
+  return _mm512_permutex2var_epi64(_mm512_loadu_si512(p),
+                                   _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0),
+                                   _mm512_loadu_si512(p + 8));
+}
+
+/* The eight floats p[0], p[2], ..., p[14]. */
+GZ_V8 __attribute__((always_inline)) static inline __m256 vevensf8(const float *p) {
+  return _mm256_permutex2var_ps(_mm256_loadu_ps(p),
+                                _mm256_set_epi32(15, 13, 11, 9, 6, 4, 2, 0),
+                                _mm256_loadu_ps(p + 7));
+}
+
+/* Escape flags at f[2j] of the lanes j not in ok; returns their count. */
+GZ_V8 __attribute__((always_inline)) static inline uint32_t vflag8(uint8_t *f,
+                                                                   __mmask8 ok) {
+  unsigned bad = (unsigned)(uint8_t)~ok;
+  if (bad)
+    _mm_mask_storeu_epi8(f, (__mmask16)_pdep_u32(bad, 0x5555), _mm_set1_epi8(1));
+  return (uint32_t)__builtin_popcount(bad);
+}
+
+/* vrow1_f32 sixteen values at a time with AVX-512 (gz_chunk2_simd level
+ * 2), for rows of n >= 16: eight evens across, then the eight odd points
+ * k - 13 ... k + 1 along from the evens k - 16 ... k + 14 in registers; the
+ * same double operations and wrapping int64 arithmetic (vquant8_f32), so
+ * the same bins, reconstructions and escapes as vrow1_f32 and vrow. */
+GZ_V8 static void vrow1w_f32(vctx_t *restrict c, size_t base, size_t n, ptrdiff_t o,
+                             uint32_t pos1, uint32_t pos2, int keep) {
+  const __m512i dup_lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+  const __m512i dup_hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
+  const __m512i eight = _mm512_set1_epi64(8);
+  const float *x = (const float *)c->x + base;
+  uint64_t *R = c->R + base;
+  uint8_t *esc = c->esc + base;
+  uint32_t nesc = c->nesc;
+  size_t nb = n / 16;
+  const vq8_t qc = vq8_consts(c);
+  __m512i prev = _mm512_setzero_si512();
+  for (size_t b = 0; b < nb; b++) {
+    size_t k = 16 * b;
+    const uint64_t *q = R + k;
+    __m512i t, e, z;
+    __mmask8 ok;
+    /* across: (9 (a + b) - a3 - b3 + 8) >> 4 */
+    t = _mm512_add_epi64(vevens8(q - o), vevens8(q + o));
+    t = _mm512_add_epi64(_mm512_slli_epi64(t, 3), t);
+    t = _mm512_sub_epi64(t, _mm512_add_epi64(vevens8(q - 3 * o), vevens8(q + 3 * o)));
+    t = _mm512_srai_epi64(_mm512_add_epi64(t, eight), 4);
+    e = vquant8_f32(&qc, t, vevensf8(x + k), &z, &ok);
+    e = _mm512_mask_blend_epi64(ok, t, e);
+    _mm512_storeu_si512(c->u + pos1 + 8 * b, z);
+    if (keep || b == 0 || b + 1 == nb) { /* (sweep 2's ends read them) */
+      _mm512_storeu_si512(R + k, _mm512_permutexvar_epi64(dup_lo, e));
+      _mm512_storeu_si512(R + k + 8, _mm512_permutexvar_epi64(dup_hi, e));
+    }
+    nesc += vflag8(esc + k, ok);
+    if (b) { /* along: the odd points k - 13 ... k + 1, neighbours at -3, -1, 1, 3 */
+      t = _mm512_add_epi64(_mm512_alignr_epi64(e, prev, 1),
+                           _mm512_alignr_epi64(e, prev, 2));
+      t = _mm512_add_epi64(_mm512_slli_epi64(t, 3), t);
+      t = _mm512_sub_epi64(t, _mm512_add_epi64(prev, _mm512_alignr_epi64(e, prev, 3)));
+      t = _mm512_srai_epi64(_mm512_add_epi64(t, eight), 4);
+      (void)vquant8_f32(&qc, t, vevensf8(x + k - 13), &z, &ok); /* (R: kept by none) */
+      _mm512_storeu_si512(c->u + pos2 + 8 * b - 7, z);
+      nesc += vflag8(esc + k - 13, ok);
+    }
+    prev = e;
+  }
+  c->nesc = nesc;
+  vrow1_ends(c, base, n, o, pos1, pos2, 16 * nb, 8);
+}
+#undef GZ_V8
 #undef GZ_V
 #endif
 
 #ifdef HAVE_AVX2_PATH
 #define GZ_ROW1(c, base, n, o, pos1, pos2, keep)                                         \
-  vrow1_f32(c, base, n, o, pos1, pos2, keep)
+  ((c)->wide ? vrow1w_f32(c, base, n, o, pos1, pos2, keep)                               \
+             : vrow1_f32(c, base, n, o, pos1, pos2, keep))
 #else
 #define GZ_ROW1(c, base, n, o, pos1, pos2, keep) ((void)0)
 #endif
