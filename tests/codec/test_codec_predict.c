@@ -11,6 +11,7 @@
 #include "codec_fields.h"
 #include "gzcoll.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,8 +213,51 @@ static void test_real(void) {
   }
 }
 
+/* Runs of escapes of every length from 1 to 40 values (chunk2.c copies a
+ * run's values in moves of 32, 16, 8 and 4 bytes, the last overlapping the
+ * one before, and writes its gaps of 0 in stores of 16), gaps between runs
+ * of 1 to 301 values (varints of one and two bytes), NaNs of distinct
+ * payloads (a value copied from a neighbour's place shows) and a run up to
+ * the field's end; QLORENZO (whose float32 encoder lists the runs) and
+ * Lorenzo on codes (runs found from the flags), float32 and float64: every
+ * value back within the bound, the escapes bit for bit. */
+static void test_escape_runs(void) {
+  enum { N = 24 * 40 * 50 };
+  static const size_t dims[3] = {24, 40, 50};
+  static const gz_predictor_t preds[2] = {GZ_PRED_QLORENZO, GZ_PRED_LORENZO};
+  static float xf[N];
+  static double xd[N];
+  size_t i = 0, len = 1, gap = 1, runs = 0, escaped = 0;
+  for (size_t k = 0; k < N; k++) {
+    xd[k] = sin(0.01 * (double)k) + 0.3 * cos(0.003 * (double)k);
+    xf[k] = (float)xd[k];
+  }
+  while (i < N) {
+    i += gap;
+    gap = gap * 37 % 301 + 1;
+    for (size_t k = 0; (k < len || N - i < 8) && i < N; k++, i++, escaped++) {
+      uint32_t bf = 0x7fc00000u | (uint32_t)(i & 0x3fffff);
+      uint64_t bd = 0x7ff8000000000000ull | (uint64_t)i;
+      memcpy(xf + i, &bf, 4);
+      memcpy(xd + i, &bd, 8);
+    }
+    len = len % 40 + 1;
+    runs++;
+  }
+  GZ_CHECK(runs > 100 && escaped > N / 20, "escape runs: %zu runs, %zu escapes", runs,
+           escaped);
+  for (int f32 = 0; f32 <= 1; f32++)
+    for (int k = 0; k < 2; k++) {
+      size_t bad = roundtrip(f32, f32 ? (const void *)xf : (const void *)xd, N, 3, dims,
+                             1e-3, preds[k], 0, NULL);
+      GZ_CHECK(bad == 0, "escape runs, %s, predictor %d: %zu values wrong",
+               f32 ? "float32" : "float64", (int)preds[k], bad);
+    }
+}
+
 int main(void) {
   test_shapes_fields();
+  test_escape_runs();
   test_smooth_gain();
   test_common_factor();
   test_corruption();

@@ -198,11 +198,21 @@ size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out
       stored = z;
     }
   }
-  if (out[0] == 0 && len)
-    memcpy(out + GZ_SECTION_HEADER, raw, len);
+  if (out[0] == 0) {
+    if (len)
+      memcpy(out + GZ_SECTION_HEADER, raw, len);
+    return gz_section_stored(out, len);
+  }
   gz_put32le(out + 1, (uint32_t)len);
   gz_put32le(out + 5, (uint32_t)stored);
   return GZ_SECTION_HEADER + stored;
+}
+
+size_t gz_section_stored(uint8_t *out, size_t len) {
+  out[0] = 0;
+  gz_put32le(out + 1, (uint32_t)len);
+  gz_put32le(out + 5, (uint32_t)len);
+  return GZ_SECTION_HEADER + len;
 }
 
 void gz_zstd_free(void *zc, void *zd) {

@@ -47,12 +47,25 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
                    size_t *packed);
 int gz_res_unrans(const uint8_t *in, size_t size, size_t n, int states, uint64_t *u);
 
+/* RANS32's coding (gz_res_rans, 32 states) left in three pieces in scratch
+ * (gz_res_rans_max(n) bytes), to be put one after the other where the
+ * coding goes: a copy each, where gz_res_rans moves the raw bits and the
+ * words next to the table (ERSST: 1.8 MB moved, then copied again into
+ * the chunk). Returns their total size. */
+typedef struct gz_rans_parts {
+  const uint8_t *head, *raw, *words; /* table and raw bits' length; raw bits; words */
+  size_t head_len, raw_len, words_len;
+} gz_rans_parts_t;
+size_t gz_res_rans_parts(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *scratch,
+                         size_t *packed, gz_rans_parts_t *pt);
+
 /* The state coding of RANS32 (rans32.c): the n symbols syms (frequencies
  * f, in units of 2^-14, summing to 2^14) written backwards ending at
  * end (room for 2 n + 4 GZ_RANS32_STATES + 16 bytes below it; returns the
  * bytes written), and read back from exactly size bytes at in (-1 on a
  * table that does not sum to 2^14 or a stream that does not decode to n
- * symbols). simd: the AVX2 path (gz_chunk2_simd), the same bytes. */
+ * symbols). simd: gz_chunk2_simd's level (1 AVX2, 2 the encoder in
+ * AVX-512), the same bytes. */
 #define GZ_RANS32_STATES 32
 size_t gz_rans32_encode(const uint8_t *syms, size_t n, const uint32_t f[256], int simd,
                         uint8_t *end);
@@ -68,6 +81,9 @@ int gz_rans32_decode(const uint8_t *in, size_t size, size_t n, const uint32_t f[
 size_t gz_section_max(size_t len);
 size_t gz_section_put(const uint8_t *raw, size_t len, int try_zstd, uint8_t *out,
                       void **zc);
+/* The header of a stored section whose len bytes are already in place at
+ * out + GZ_SECTION_HEADER. Returns the section's size. */
+size_t gz_section_stored(uint8_t *out, size_t len);
 void gz_zstd_free(void *zc, void *zd);
 
 /* Parse a section at in (avail bytes): *raw_len receives its raw length

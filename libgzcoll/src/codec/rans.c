@@ -472,8 +472,11 @@ sym_pass_avx2(const uint64_t *u, size_t n, uint8_t *syms, uint32_t count[4][256]
 }
 #endif
 
-size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out,
-                   size_t *packed) {
+/* The coding in pieces in scratch (head: the table and the raw bits' length;
+ * the raw bits; with 32 states their words, else the words end the raw
+ * bits' piece). Returns the total size. */
+static size_t rans_parts(const uint64_t *u, size_t n, int states, uint8_t *syms,
+                         uint8_t *out, size_t *packed, gz_rans_parts_t *pt) {
   uint32_t count[4][256]; /* chunks hold at most 2^24 values */
   size_t cnt[256];
   uint32_t f[256];
@@ -490,7 +493,7 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   /* symbols and raw bits (sym_raw); four histograms, so that runs of one
    * symbol do not serialise on one counter */
   memset(count, 0, sizeof count);
-  raw = out + 32 + 3 * 256 + 4; /* provisional: moved after the table below */
+  raw = out + 32 + 3 * 256 + 4; /* after the table's worst case */
   bw.rp = raw;
   bw.acc = 0;
   bw.nbits = 0;
@@ -532,15 +535,18 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
   }
   gz_put32le(p, (uint32_t)rlen);
   p += 4;
-  memmove(p, raw, rlen);
-  p += rlen;
-  if (states == GZ_RANS32_STATES) { /* rans32.c, into the same room */
-    size_t len;
-    end = p + 2 * n + 4 * GZ_RANS32_STATES + 16;
-    len = gz_rans32_encode(syms, n, f, simd, end);
-    memmove(p, end - len, len);
-    return (size_t)(p + len - out);
+  pt->head = out;
+  pt->head_len = (size_t)(p - out);
+  pt->raw = raw;
+  pt->raw_len = rlen;
+  if (states == GZ_RANS32_STATES) { /* rans32.c, into the room after the raw bits */
+    end = raw + rlen + 2 * n + 4 * GZ_RANS32_STATES + 16;
+    pt->words_len = gz_rans32_encode(syms, n, f, simd, end);
+    pt->words = end - pt->words_len;
+    return pt->head_len + rlen + pt->words_len;
   }
+  memmove(p, raw, rlen); /* two and four states: in place, as before */
+  p += rlen;
 
   /* rANS, backwards, into the space after the raw bits' worst case */
   end = p + 2 * n + 16;
@@ -579,7 +585,25 @@ size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8
     gz_put32le(rp + 4 * k, x[k]);
   memmove(p, rp, (size_t)(end - rp));
   p += end - rp;
-  return (size_t)(p - out);
+  pt->head_len = (size_t)(p - out);
+  pt->raw_len = pt->words_len = 0;
+  return pt->head_len;
+}
+
+size_t gz_res_rans_parts(const uint64_t *u, size_t n, uint8_t *syms, uint8_t *scratch,
+                         size_t *packed, gz_rans_parts_t *pt) {
+  return rans_parts(u, n, GZ_RANS32_STATES, syms, scratch, packed, pt);
+}
+
+size_t gz_res_rans(const uint64_t *u, size_t n, int states, uint8_t *syms, uint8_t *out,
+                   size_t *packed) {
+  gz_rans_parts_t pt;
+  size_t len = rans_parts(u, n, states, syms, out, packed, &pt);
+  if (states == GZ_RANS32_STATES) { /* the pieces together: raw bits down, words after */
+    memmove(out + pt.head_len, pt.raw, pt.raw_len);
+    memmove(out + pt.head_len + pt.raw_len, pt.words, pt.words_len);
+  }
+  return len;
 }
 
 /* The raw-bit reader of the decoder: a bit position, and for each read the

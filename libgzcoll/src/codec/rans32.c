@@ -114,6 +114,13 @@ static void shuf_tables(shuf_t *t) {
   }
 }
 
+/* Whether the 32 symbols of a round are all below 16. */
+__attribute__((target("avx2"), always_inline)) static inline int
+round_small(const uint8_t *syms) {
+  return _mm256_testz_si256(_mm256_loadu_si256((const __m256i *)(const void *)syms),
+                            _mm256_set1_epi8((char)0xf0));
+}
+
 /* Rounds of 32 symbols, from the last (syms up to r) down to the first,
  * four vectors of eight states each (the last vector first). regs (a
  * constant: two instances) takes the table entries of a round of symbols
@@ -128,8 +135,7 @@ enc_rounds(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint
   const __m256i low15 = _mm256_set1_epi32(0x7fff),
                 fmax = _mm256_set1_epi32(PROB_SCALE - 1),
                 low16 = _mm256_set1_epi32(0xffff), expo = _mm256_set1_epi32(127),
-                zero = _mm256_setzero_si256(), seven = _mm256_set1_epi32(7),
-                high4 = _mm256_set1_epi8((char)0xf0);
+                zero = _mm256_setzero_si256(), seven = _mm256_set1_epi32(7);
   const __m256i rcp0 = _mm256_loadu_si256((const __m256i *)(const void *)t->rcp),
                 rcp1 = _mm256_loadu_si256((const __m256i *)(const void *)(t->rcp + 8)),
                 info0 = _mm256_loadu_si256((const __m256i *)(const void *)t->info),
@@ -142,9 +148,7 @@ enc_rounds(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint
     r -= NS;
     /* a round of symbols below 16 (most of a smooth field's) takes the
      * entries from registers instead of two gathers per vector */
-    small =
-        regs && _mm256_testz_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)(syms + r)), high4);
+    small = regs && round_small(syms + r);
     for (int v = 3; v >= 0; v--) {
       __m256i s =
           _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(syms + r + 8 * v)));
@@ -202,6 +206,75 @@ __attribute__((target("avx2"))) static uint8_t *enc_regs_avx2(const uint8_t *sym
                                                               uint8_t *rp) {
   return enc_rounds(syms, r, t, x, rp, 1);
 }
+
+/* enc_rounds in two vectors of sixteen states (gz_chunk2_simd level 2):
+ * the same operations, the entries of a round of symbols below 16 from one
+ * permute each, and a vector's words compacted in lane order by
+ * vpcompressd and stored under a mask of their count (states 0-7 below
+ * 8-15: what enc_rounds writes for its two vectors). */
+#define GZ_AVX512 "avx2,avx512f,avx512vl,avx512dq,avx512bw"
+__attribute__((target(GZ_AVX512), always_inline)) static inline uint8_t *
+enc_rounds512(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS],
+              uint8_t *rp, const int regs) {
+  __m512i xv[2];
+  const __m512i low15 = _mm512_set1_epi32(0x7fff),
+                fmax = _mm512_set1_epi32(PROB_SCALE - 1), expo = _mm512_set1_epi32(127),
+                zero = _mm512_setzero_si512();
+  const __m512i rcp = _mm512_loadu_si512((const void *)t->rcp),
+                info = _mm512_loadu_si512((const void *)t->info);
+  for (int v = 0; v < 2; v++)
+    xv[v] = _mm512_loadu_si512((const void *)(x + 16 * v));
+  while (r > 0) {
+    int small;
+    r -= NS;
+    small = regs && round_small(syms + r);
+    for (int v = 1; v >= 0; v--) {
+      __m512i s =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(syms + r + 16 * v)));
+      __m512i m, in, cmpl, fm1, lm1, xs = xv[v], emit, lo, hi, q;
+      __mmask16 mask;
+      unsigned cnt;
+      if (small) {
+        m = _mm512_permutexvar_epi32(s, rcp);
+        in = _mm512_permutexvar_epi32(s, info);
+      } else {
+        m = _mm512_i32gather_epi32(s, (const void *)t->rcp, 4);
+        in = _mm512_i32gather_epi32(s, (const void *)t->info, 4);
+      }
+      cmpl = _mm512_srli_epi32(in, 15);
+      fm1 = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_sub_epi32(fmax, cmpl)));
+      lm1 = _mm512_max_epi32(_mm512_sub_epi32(_mm512_srli_epi32(fm1, 23), expo), zero);
+      emit = _mm512_add_epi32(xs, _mm512_slli_epi32(cmpl, 17)); /* sign: x >= 2^17 f */
+      mask = _mm512_movepi32_mask(emit);
+      cnt = (unsigned)__builtin_popcount(mask);
+      rp -= 2 * cnt;
+      _mm256_mask_storeu_epi16(
+          rp, (__mmask16)((1u << cnt) - 1),
+          _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(mask, xs)));
+      xs = _mm512_mask_srli_epi32(xs, mask, xs, 16);
+      lo = _mm512_srli_epi64(_mm512_mul_epu32(xs, m), 32);
+      hi = _mm512_mul_epu32(_mm512_srli_epi64(xs, 32), _mm512_srli_epi64(m, 32));
+      q = _mm512_srlv_epi32(_mm512_mask_blend_epi32(0xaaaa, lo, hi), lm1);
+      xv[v] = _mm512_add_epi32(_mm512_add_epi32(xs, _mm512_and_si512(in, low15)),
+                               _mm512_mullo_epi32(q, cmpl));
+    }
+  }
+  for (int v = 0; v < 2; v++)
+    _mm512_storeu_si512((void *)(x + 16 * v), xv[v]);
+  return rp;
+}
+
+__attribute__((target(GZ_AVX512))) static uint8_t *
+enc_avx512(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS], uint8_t *rp) {
+  return enc_rounds512(syms, r, t, x, rp, 0);
+}
+
+__attribute__((target(GZ_AVX512))) static uint8_t *
+enc_regs_avx512(const uint8_t *syms, size_t r, const enc32_t *t, uint32_t x[NS],
+                uint8_t *rp) {
+  return enc_rounds512(syms, r, t, x, rp, 1);
+}
+#undef GZ_AVX512
 
 /* Rounds of 32 symbols from i on while at least 64 bytes of words are left
  * (four vectors read at most 16 each); returns the symbols done. */
@@ -267,8 +340,12 @@ size_t gz_rans32_encode(const uint8_t *syms, size_t n, const uint32_t f[256], in
     for (int s = 16; s < 256; s++)
       wide += f[s];
     /* one symbol in 16 or fewer: rounds below 16 are common */
-    rp = wide <= PROB_SCALE / 16 ? enc_regs_avx2(syms, i, &t, x, rp)
-                                 : enc_avx2(syms, i, &t, x, rp);
+    if (simd > 1)
+      rp = wide <= PROB_SCALE / 16 ? enc_regs_avx512(syms, i, &t, x, rp)
+                                   : enc_avx512(syms, i, &t, x, rp);
+    else
+      rp = wide <= PROB_SCALE / 16 ? enc_regs_avx2(syms, i, &t, x, rp)
+                                   : enc_avx2(syms, i, &t, x, rp);
     i = 0;
   }
 #endif
