@@ -650,6 +650,52 @@ static double smooth3d(const size_t d[3], size_t i) {
   return 3.0 * sin(0.21 * a + 0.13 * b) * cos(0.07 * c + 0.05 * b) + 0.5 * sin(0.3 * c);
 }
 
+/* The trials' size estimate (chunk2.c) at levels 0 and 2: the same double
+ * as the formula's, summed in its order, on residuals around the symbol
+ * cap of 255 and of every width up to 64 (conversions to double that round
+ * up near powers of two), lengths off the eight lanes and the blocks. */
+static void test_cost_bits(void) {
+  static const size_t lens[] = {1, 7, 8, 9, 1023, 1024, 1025, 3001};
+  static uint64_t u[3001];
+  gz_rng_t rng;
+  gz_rng_seed(&rng, 77);
+  for (size_t i = 0; i < 3001; i++) {
+    uint64_t r = gz_rng_next(&rng);
+    int w = (int)(r % 65);             /* a width 0..64 */
+    u[i] = i % 3 == 0   ? 250 + r % 10 /* the cap */
+           : i % 3 == 1 ? r % 40       /* small */
+           : w == 0
+               ? 0
+               : (UINT64_C(1) << (w - 1)) + (r >> 32) % 2 - (r >> 33) % 2; /* 2^k +-1 */
+    if (i % 97 == 0)
+      u[i] = UINT64_MAX - r % 3;
+    if (i % 89 == 0)
+      u[i] = (UINT64_C(1) << 53) + 1;
+  }
+  for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+    size_t n = lens[li], h[256] = {0};
+    uint64_t wide = 0;
+    double want, got[2];
+    for (size_t i = 0; i < n; i++) {
+      h[u[i] < 255 ? u[i] : 255]++;
+      for (uint64_t v = u[i]; u[i] >= 255 && v; v >>= 1)
+        wide++;
+    }
+    want = (double)wide;
+    for (int k = 0; k < 256; k++)
+      if (h[k])
+        want -= (double)h[k] * log2((double)h[k] / (double)n);
+    gz_chunk2_simd(0);
+    got[0] = gz_chunk2_cost_bits(u, n);
+    got[1] = gz_chunk2_simd(2) == 2 ? gz_chunk2_cost_bits(u, n) : got[0];
+    GZ_CHECK(!memcmp(&got[0], &want, sizeof want) && !memcmp(&got[1], &want, sizeof want),
+             "%zu residuals: the estimate %.17g (portable), %.17g (level 2), the "
+             "formula's %.17g",
+             n, got[0], got[1], want);
+  }
+  gz_chunk2_simd(-1);
+}
+
 #define FIRST_CHUNK (72 + 8 + 4) /* stream.c: header, one index entry, its CRC */
 static void test_stream2_lorenzo(void) {
   static const size_t shapes[][3] = {{7, 33, 129}, {4, 20, 64},  {1, 50, 101},
@@ -815,5 +861,6 @@ int main(void) {
   test_vpred();
   test_stream2_lorenzo();
   test_vpred_lines();
+  test_cost_bits();
   return gz_test_finish();
 }

@@ -563,7 +563,7 @@ symbols_avx512(const uint64_t *u, size_t n, uint8_t *sym) {
 }
 #endif
 
-/* Residuals whose symbols cost_bits takes at a time (on the stack). */
+/* Residuals whose symbols gz_chunk2_cost_bits takes at a time (on the stack). */
 #define COST_BLOCK 1024
 
 /* Estimated coded size of n <= 2^32 residuals in bits: the order-0
@@ -572,7 +572,7 @@ symbols_avx512(const uint64_t *u, size_t n, uint8_t *sym) {
  * The symbols of a block are found first, in lanes, then counted (a loop
  * that did both one residual at a time was three quarters of the trials'
  * estimates, which were a twentieth of a compress of WRF). */
-static double cost_bits(const uint64_t *u, size_t n) {
+double gz_chunk2_cost_bits(const uint64_t *u, size_t n) {
   uint32_t hist[4][256];
   uint8_t sym[COST_BLOCK];
   uint64_t wide = 0; /* integer, so the same total in any order */
@@ -691,7 +691,7 @@ static double trial(int kind, int view, gz_dtype_t dtype, const size_t s[3], siz
   else
     gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
                     dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc, NULL, NULL);
-  return cost_bits(b->su, m);
+  return gz_chunk2_cost_bits(b->su, m);
 }
 
 /* The (kind, view) with the smallest estimated size on four boxes of the

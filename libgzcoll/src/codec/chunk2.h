@@ -26,6 +26,11 @@ void gz_chunk2_work_free(gz_chunk2_work_t *w);
  * write the same bytes (for tests and benchmarks). */
 int gz_chunk2_simd(int want);
 
+/* The trials' estimate of the coded size of n <= 2^32 residuals in bits
+ * (order-0 entropy of min(u, 255) plus the width of every u >= 255; the
+ * same double at every gz_chunk2_simd level). */
+double gz_chunk2_cost_bits(const uint64_t *u, size_t n);
+
 /* Largest encoded chunk of n values of elem bytes. */
 size_t gz_chunk2_bound(size_t n, size_t elem);
 
