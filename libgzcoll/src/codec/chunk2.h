@@ -21,7 +21,8 @@ void gz_chunk2_work_free(gz_chunk2_work_t *w);
 
 /* The quantizer's instruction set: want < 0 asks (the best the CPU has, on
  * first use), 0 forces the portable loop, 1 AVX2 when the CPU has it, 2
- * AVX2 and, for QLORENZO's float32 encoder (pred_value.c), AVX-512 when it
+ * AVX2 and, for QLORENZO's float32 encoder (pred_value.c), Lorenzo on
+ * codes in one pass and the trials' estimate (chunk2.c), AVX-512 when it
  * has both (else the best below want). Returns the level in effect; all
  * write the same bytes (for tests and benchmarks). */
 int gz_chunk2_simd(int want);
