@@ -632,8 +632,9 @@ static void test_narrow_edges(gz_rng_t *rng) {
 }
 
 /* Lorenzo on codes, quantized and predicted row by row in one pass (the
- * AVX2 encoder, once the codes so far have no common factor; chunk2.c's
- * quantize_lorenzo): the same bytes as the portable quantizer and
+ * AVX2 encoder, and AVX-512's at level 2, once the codes so far have no
+ * common factor; chunk2.c's quantize_lorenzo): the same bytes as the
+ * portable quantizer and
  * predictor, and within the bound, on fields that reach every branch:
  * escapes of every kind in runs across rows and at their ends
  * (fill_specials), codes with a common factor in the first rows only (the
@@ -649,6 +650,52 @@ static double smooth3d(const size_t d[3], size_t i) {
   double a = (double)(i / (d[1] * d[2])), b = (double)(i / d[2] % d[1]),
          c = (double)(i % d[2]);
   return 3.0 * sin(0.21 * a + 0.13 * b) * cos(0.07 * c + 0.05 * b) + 0.5 * sin(0.3 * c);
+}
+
+/* The trials' size estimate (chunk2.c) at levels 0 and 2: the same double
+ * as the formula's, summed in its order, on residuals around the symbol
+ * cap of 255 and of every width up to 64 (conversions to double that round
+ * up near powers of two), lengths off the eight lanes and the blocks. */
+static void test_cost_bits(void) {
+  static const size_t lens[] = {1, 7, 8, 9, 1023, 1024, 1025, 3001};
+  static uint64_t u[3001];
+  gz_rng_t rng;
+  gz_rng_seed(&rng, 77);
+  for (size_t i = 0; i < 3001; i++) {
+    uint64_t r = gz_rng_next(&rng);
+    int w = (int)(r % 65);             /* a width 0..64 */
+    u[i] = i % 3 == 0   ? 250 + r % 10 /* the cap */
+           : i % 3 == 1 ? r % 40       /* small */
+           : w == 0
+               ? 0
+               : (UINT64_C(1) << (w - 1)) + (r >> 32) % 2 - (r >> 33) % 2; /* 2^k +-1 */
+    if (i % 97 == 0)
+      u[i] = UINT64_MAX - r % 3;
+    if (i % 89 == 0)
+      u[i] = (UINT64_C(1) << 53) + 1;
+  }
+  for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+    size_t n = lens[li], h[256] = {0};
+    uint64_t wide = 0;
+    double want, got[2];
+    for (size_t i = 0; i < n; i++) {
+      h[u[i] < 255 ? u[i] : 255]++;
+      for (uint64_t v = u[i]; u[i] >= 255 && v; v >>= 1)
+        wide++;
+    }
+    want = (double)wide;
+    for (int k = 0; k < 256; k++)
+      if (h[k])
+        want -= (double)h[k] * log2((double)h[k] / (double)n);
+    gz_chunk2_simd(0);
+    got[0] = gz_chunk2_cost_bits(u, n);
+    got[1] = gz_chunk2_simd(2) == 2 ? gz_chunk2_cost_bits(u, n) : got[0];
+    GZ_CHECK(!memcmp(&got[0], &want, sizeof want) && !memcmp(&got[1], &want, sizeof want),
+             "%zu residuals: the estimate %.17g (portable), %.17g (level 2), the "
+             "formula's %.17g",
+             n, got[0], got[1], want);
+  }
+  gz_chunk2_simd(-1);
 }
 
 #define FIRST_CHUNK (72 + 8 + 4) /* stream.c: header, one index entry, its CRC */
@@ -668,7 +715,7 @@ static void test_stream2_lorenzo(void) {
         for (int pred = GZ_PRED_LORENZO; pred <= GZ_PRED_AUTO; pred += 2) {
           const size_t *d = shapes[sh];
           size_t n = d[0] * d[1] * d[2], sa, sb;
-          uint8_t *a, *b;
+          uint8_t *a, *b = NULL;
           GZ_CHECK(n <= M, "%zux%zux%zu fits the test's arrays", d[0], d[1], d[2]);
           if (n > M)
             continue;
@@ -689,11 +736,19 @@ static void test_stream2_lorenzo(void) {
             }
           }
           a = stream2(0, x, d, ebs[e], (gz_predictor_t)pred, &sa);
-          b = stream2(1, x, d, ebs[e], (gz_predictor_t)pred, &sb);
-          GZ_CHECK(sa == sb && !memcmp(a, b, sa),
-                   "Lorenzo on codes, %s, %zux%zux%zu, eb %g, predictor %d: the same "
-                   "bytes from the portable and AVX2 encoders",
-                   names[kind], d[0], d[1], d[2], ebs[e], pred);
+          /* level 2 (where the CPU has it): eight lanes, the rest of a row
+           * in AVX2's four and one by one (rows of 8 k + 1..5 values) */
+          for (int level = 2; level >= 1; level--) {
+            if (gz_chunk2_simd(level) != level)
+              continue;
+            b = stream2(level, x, d, ebs[e], (gz_predictor_t)pred, &sb);
+            GZ_CHECK(sa == sb && !memcmp(a, b, sa),
+                     "Lorenzo on codes, %s, %zux%zux%zu, eb %g, predictor %d: the same "
+                     "bytes from the portable encoder and level %d's",
+                     names[kind], d[0], d[1], d[2], ebs[e], pred, level);
+            if (level == 2)
+              free(b);
+          }
           GZ_CHECK(gz_decompress(b, sb, y, n) == GZ_OK &&
                        codec_violations(1, x, y, n, ebs[e]) == 0,
                    "Lorenzo on codes, %s, %zux%zux%zu, eb %g: decoded within the bound",
@@ -808,5 +863,6 @@ int main(void) {
   test_vpred();
   test_stream2_lorenzo();
   test_vpred_lines();
+  test_cost_bits();
   return gz_test_finish();
 }

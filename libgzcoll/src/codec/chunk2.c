@@ -275,20 +275,22 @@ quant_f32_avx2(const float *x, size_t n, const gz_quant_t *qp, int64_t *q, uint8
 }
 
 /* One row of n values x quantized into cur and esc, escapes repeating the
- * previous code (prev for the first), and its Lorenzo residuals into u
+ * previous code (*prev for the first: read only then, as a load of the
+ * code just stored in eight lanes waited for the store, a fifth of the
+ * pass on WRF), and its Lorenzo residuals into u
  * from the rows up, back and bu that hold final codes (read only where the
  * constant flags say they exist): the same as quant_f32_avx2, quantize_part's
  * escape codes and gz_lorenzo_encode_rows in turn, in one pass. The
  * residual is t(k) - t(k - 1) with t(k) = cur(k) - up(k) - back(k) + bu(k)
- * (t(-1) = 0), the previous four t taken from a register. Returns the
- * escape count. */
+ * (t(-1) = t0: 0 at a row's start), the previous four t taken from a
+ * register. Returns the escape count. */
 __attribute__((target("avx2"), always_inline)) static inline size_t
 quant_lorenzo_row(const quant_avx2_t *c, const gz_quant_t *qp, const float *x, size_t n,
-                  int64_t prev, int64_t *cur, const int64_t *up, const int64_t *back,
-                  const int64_t *bu, uint64_t *u, uint8_t *esc, int has_up,
-                  int has_back) {
+                  const int64_t *prev, int64_t *cur, const int64_t *up,
+                  const int64_t *back, const int64_t *bu, uint64_t *u, uint8_t *esc,
+                  int has_up, int has_back, uint64_t t0) {
   const __m256i zero = _mm256_setzero_si256();
-  __m256i tprev = zero;
+  __m256i tprev = _mm256_set_epi64x((long long)t0, 0, 0, 0);
   uint64_t tlast;
   size_t k = 0, bad = 0;
   for (; k + 4 <= n; k += 4) {
@@ -298,7 +300,7 @@ quant_lorenzo_row(const quant_avx2_t *c, const gz_quant_t *qp, const float *x, s
       _mm256_storeu_si256((__m256i *)(void *)(cur + k), qi);
       for (size_t j = 0; j < 4; j++)
         if (!(good >> j & 1))
-          cur[k + j] = k + j ? cur[k + j - 1] : prev;
+          cur[k + j] = k + j ? cur[k + j - 1] : *prev;
       qi = _mm256_loadu_si256((const __m256i *)(const void *)(cur + k));
       memcpy(esc + k, &escape_bytes[good], 4); /* (the rows' flags start at 0) */
       bad += (size_t)__builtin_popcount(good ^ 15);
@@ -327,7 +329,7 @@ quant_lorenzo_row(const quant_avx2_t *c, const gz_quant_t *qp, const float *x, s
     for (; k < n; k++) {
       uint64_t t;
       if (esc[k])
-        cur[k] = k ? cur[k - 1] : prev;
+        cur[k] = k ? cur[k - 1] : *prev;
       t = (uint64_t)cur[k] - (has_up ? (uint64_t)up[k] : 0) -
           (has_back ? (uint64_t)back[k] : 0) + (has_up && has_back ? (uint64_t)bu[k] : 0);
       u[k] = gz_pred_zigzag(t - tlast);
@@ -336,6 +338,121 @@ quant_lorenzo_row(const quant_avx2_t *c, const gz_quant_t *qp, const float *x, s
   }
   return bad;
 }
+
+/* quant_lorenzo_row in vectors of eight doubles (gz_chunk2_simd level 2):
+ * the same IEEE operations lane by lane (no contraction in ISO C mode), so
+ * the same flags, codes and residuals, from half the instructions (the
+ * AVX2 row was a quarter of a compress of WRF). The lanes past the last
+ * eight go through quant_lorenzo_row. */
+#define GZ_W8 "avx2,avx512f,avx512vl,avx512dq,avx512bw"
+__attribute__((target(GZ_W8), always_inline)) static inline size_t
+quant_lorenzo_row8(const quant_avx2_t *c4, const gz_quant_t *qp, const float *x, size_t n,
+                   const int64_t *prev, int64_t *cur, const int64_t *up,
+                   const int64_t *back, const int64_t *bu, uint64_t *u, uint8_t *esc,
+                   int has_up, int has_back, uint64_t t0) {
+  const __m512d inv = _mm512_set1_pd(qp->inv_step), step = _mm512_set1_pd(qp->step),
+                eb = _mm512_set1_pd(qp->eb), cmax = _mm512_set1_pd(qp->code_max),
+                shift = _mm512_set1_pd(GZ_RINT_SHIFT);
+  const __m512i absm = _mm512_set1_epi64(0x7fffffffffffffffll),
+                base = _mm512_castpd_si512(shift);
+  const __m256i expo = _mm256_set1_epi32(0x7f800000), zero8 = _mm256_setzero_si256();
+  __m512i tprev = _mm512_set1_epi64((long long)t0); /* lane 7 read only */
+  size_t k = 0, bad = 0;
+  for (; k + 8 <= n; k += 8) {
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + k));
+    /* -0.0 and subnormals: exponent field 0, bits not 0 */
+    __mmask8 refused = _mm256_mask_cmpeq_epi32_mask(_mm256_cmpneq_epi32_mask(b, zero8),
+                                                    _mm256_and_si256(b, expo), zero8);
+    __m512d v = _mm512_cvtps_pd(_mm256_castsi256_ps(b));
+    __m512d sh = _mm512_add_pd(_mm512_mul_pd(v, inv), shift);
+    __m512d qd = _mm512_sub_pd(sh, shift);
+    __mmask8 in = _mm512_cmp_pd_mask(_mm512_and_pd(qd, _mm512_castsi512_pd(absm)), cmax,
+                                     _CMP_LE_OQ);
+    __m512i qi = _mm512_sub_epi64(_mm512_castpd_si512(sh), base), t, r;
+    __m512d rf = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(qd, step)));
+    __mmask8 close = _mm512_cmp_pd_mask(
+        _mm512_and_pd(_mm512_sub_pd(v, rf), _mm512_castsi512_pd(absm)), eb, _CMP_LE_OQ);
+    unsigned good = (unsigned)(in & close & (__mmask8)~refused);
+    if (good != 255) { /* escapes: the previous code, lane by lane */
+      _mm512_storeu_si512((void *)(cur + k), qi);
+      for (size_t j = 0; j < 8; j++)
+        if (!(good >> j & 1))
+          cur[k + j] = k + j ? cur[k + j - 1] : *prev;
+      qi = _mm512_loadu_si512((const void *)(cur + k));
+      memcpy(esc + k, &escape_bytes[good & 15], 4); /* (the rows' flags start at 0) */
+      memcpy(esc + k + 4, &escape_bytes[good >> 4], 4);
+      bad += (size_t)__builtin_popcount(good ^ 255);
+    }
+    _mm512_storeu_si512((void *)(cur + k), qi);
+    t = qi;
+    if (has_up)
+      t = _mm512_sub_epi64(t, _mm512_loadu_si512((const void *)(up + k)));
+    if (has_back)
+      t = _mm512_sub_epi64(t, _mm512_loadu_si512((const void *)(back + k)));
+    if (has_up && has_back)
+      t = _mm512_add_epi64(t, _mm512_loadu_si512((const void *)(bu + k)));
+    /* t(k - 1 .. k + 6): the last lane of tprev, then t's first seven */
+    r = _mm512_sub_epi64(t, _mm512_alignr_epi64(t, tprev, 7));
+    r = _mm512_xor_si512(_mm512_add_epi64(r, r), _mm512_srai_epi64(r, 63));
+    _mm512_storeu_si512((void *)(u + k), r);
+    tprev = t;
+  }
+  if (k < n) /* the rest, its first residual from t(k - 1) */
+    bad += quant_lorenzo_row(
+        c4, qp, x + k, n - k, k ? cur + k - 1 : prev, cur + k, up + k, back + k, bu + k,
+        u + k, esc + k, has_up, has_back,
+        (uint64_t)_mm256_extract_epi64(_mm512_extracti64x4_epi64(tprev, 1), 3));
+  return bad;
+}
+
+/* What quant_lorenzo_avx2 and _avx512 do before their rows: the planes
+ * before r0 that are read moved to planes 0 and 1 of q, the rows' flags
+ * cleared. Returns the code before row r0. */
+static int64_t quant_lorenzo_start(const size_t v[3], size_t r0, size_t r1, int64_t *q,
+                                   uint8_t *esc) {
+  size_t plane = v[1] * v[2], len = v[2], i = r0 / v[1], j = r0 % v[1];
+  int64_t prev = q[r0 * len - 1];
+  if (i >= 2) { /* no overlap: plane i - 1 lands in 0 or 1, the part of i in the other */
+    memmove(q + ((i - 1) & 1) * plane, q + (i - 1) * plane, plane * sizeof *q);
+    memmove(q + (i & 1) * plane, q + i * plane, j * len * sizeof *q);
+  }
+  memset(esc + r0 * len, 0, (r1 - r0) * len);
+  return prev;
+}
+
+/* The rows of quant_lorenzo_avx2 and _avx512 through ROW (quant_lorenzo_row
+ * or _row8), the flags constant in each call: plane i's codes in plane
+ * i & 1 of q. */
+#define GZ_QL_ROWS(ROW)                                                                  \
+  do {                                                                                   \
+    size_t plane = v[1] * v[2], len = v[2], i = r0 / v[1], j = r0 % v[1];                \
+    int64_t first = quant_lorenzo_start(v, r0, r1, q, esc);                              \
+    const int64_t *prev = &first;                                                        \
+    for (size_t r = r0; r < r1; r++) {                                                   \
+      size_t off = r * len;                                                              \
+      int64_t *cur = q + (i & 1) * plane + j * len;                                      \
+      const int64_t *up = j ? cur - len : cur,                                           \
+                    *back = i ? q + ((i - 1) & 1) * plane + j * len : cur,               \
+                    *bu = i && j ? back - len : cur;                                     \
+      if (i && j)                                                                        \
+        bad += ROW(&c, qp, x + off, len, prev, cur, up, back, bu, u + off, esc + off, 1, \
+                   1, 0);                                                                \
+      else if (j)                                                                        \
+        bad += ROW(&c, qp, x + off, len, prev, cur, up, up, up, u + off, esc + off, 1,   \
+                   0, 0);                                                                \
+      else if (i)                                                                        \
+        bad += ROW(&c, qp, x + off, len, prev, cur, back, back, back, u + off,           \
+                   esc + off, 0, 1, 0);                                                  \
+      else                                                                               \
+        bad += ROW(&c, qp, x + off, len, prev, cur, cur, cur, cur, u + off, esc + off,   \
+                   0, 0, 0);                                                             \
+      prev = cur + len - 1;                                                              \
+      if (++j == v[1]) {                                                                 \
+        j = 0;                                                                           \
+        i++;                                                                             \
+      }                                                                                  \
+    }                                                                                    \
+  } while (0)
 
 /* Rows r0 <= r < r1 of the box v (0 < r0: the rows before it quantized at
  * their places in q) through quant_lorenzo_row. Prediction reads only the
@@ -347,39 +464,22 @@ __attribute__((target("avx2"))) static size_t
 quant_lorenzo_avx2(const float *x, const size_t v[3], size_t r0, size_t r1,
                    const gz_quant_t *qp, int64_t *q, uint8_t *esc, uint64_t *u) {
   const quant_avx2_t c = quant_avx2_make(qp);
-  size_t plane = v[1] * v[2], len = v[2], i = r0 / v[1], j = r0 % v[1], bad = 0;
-  int64_t prev = q[r0 * len - 1];
-  if (i >= 2) { /* no overlap: plane i - 1 lands in 0 or 1, the part of i in the other */
-    memmove(q + ((i - 1) & 1) * plane, q + (i - 1) * plane, plane * sizeof *q);
-    memmove(q + (i & 1) * plane, q + i * plane, j * len * sizeof *q);
-  }
-  memset(esc + r0 * len, 0, (r1 - r0) * len);
-  for (size_t r = r0; r < r1; r++) {
-    size_t off = r * len;
-    int64_t *cur = q + (i & 1) * plane + j * len;
-    const int64_t *up = j ? cur - len : cur,
-                  *back = i ? q + ((i - 1) & 1) * plane + j * len : cur,
-                  *bu = i && j ? back - len : cur;
-    if (i && j)
-      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, up, back, bu, u + off,
-                               esc + off, 1, 1);
-    else if (j)
-      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, up, up, up, u + off,
-                               esc + off, 1, 0);
-    else if (i)
-      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, back, back, back, u + off,
-                               esc + off, 0, 1);
-    else
-      bad += quant_lorenzo_row(&c, qp, x + off, len, prev, cur, cur, cur, cur, u + off,
-                               esc + off, 0, 0);
-    prev = cur[len - 1];
-    if (++j == v[1]) {
-      j = 0;
-      i++;
-    }
-  }
+  size_t bad = 0;
+  GZ_QL_ROWS(quant_lorenzo_row);
   return bad;
 }
+
+/* quant_lorenzo_avx2 through quant_lorenzo_row8 (level 2). */
+__attribute__((target(GZ_W8))) static size_t
+quant_lorenzo_avx512(const float *x, const size_t v[3], size_t r0, size_t r1,
+                     const gz_quant_t *qp, int64_t *q, uint8_t *esc, uint64_t *u) {
+  const quant_avx2_t c = quant_avx2_make(qp);
+  size_t bad = 0;
+  GZ_QL_ROWS(quant_lorenzo_row8);
+  return bad;
+}
+#undef GZ_QL_ROWS
+#undef GZ_W8
 #endif
 
 /* The codes and escape flags of n values; an escape repeats the previous
@@ -424,33 +524,78 @@ static void quantize(gz_dtype_t dtype, const void *x, size_t n, const gz_quant_t
   *nesc = quantize_part(dtype, x, n, qp, q, esc, 0);
 }
 
+/* The bits of v >= 1: 64 less its leading zeros. */
+static uint64_t width(uint64_t v) { return (uint64_t)(64 - __builtin_clzll(v | 1)); }
+
+/* The symbols min(u, 255) of n residuals into sym; returns the widths of
+ * those of 255 and more, added up (one value at a time, or eight lanes at
+ * a time in symbols_avx512: the same bytes and sum). */
+static uint64_t symbols_portable(const uint64_t *u, size_t n, uint8_t *sym) {
+  uint64_t wide = 0;
+  for (size_t i = 0; i < n; i++) {
+    sym[i] = (uint8_t)(u[i] < 255 ? u[i] : 255);
+    wide += u[i] >= 255 ? width(u[i]) : 0;
+  }
+  return wide;
+}
+
+#ifdef HAVE_AVX2_PATH
+/* A lane's width from its conversion to double rounded toward zero (never
+ * up to the next power of two): the exponent field less 1022. */
+__attribute__((target("avx2,avx512f,avx512vl,avx512dq,avx512bw"))) static uint64_t
+symbols_avx512(const uint64_t *u, size_t n, uint8_t *sym) {
+  const __m512i most = _mm512_set1_epi64(254), top = _mm512_set1_epi64(255);
+  __m512i expo = _mm512_setzero_si512();
+  uint64_t big = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512i v = _mm512_loadu_si512((const void *)(u + i));
+    __mmask8 wide = _mm512_cmpgt_epu64_mask(v, most);
+    __m512d d = _mm512_cvt_roundepu64_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    _mm_storel_epi64((__m128i *)(void *)(sym + i),
+                     _mm512_cvtepi64_epi8(_mm512_min_epu64(v, top)));
+    expo = _mm512_mask_add_epi64(expo, wide, expo,
+                                 _mm512_srli_epi64(_mm512_castpd_si512(d), 52));
+    big += (uint64_t)__builtin_popcount(wide);
+  }
+  return (uint64_t)_mm512_reduce_add_epi64(expo) - 1022 * big +
+         symbols_portable(u + i, n - i, sym + i);
+}
+#endif
+
+/* Residuals whose symbols gz_chunk2_cost_bits takes at a time (on the stack). */
+#define COST_BLOCK 1024
+
 /* Estimated coded size of n <= 2^32 residuals in bits: the order-0
  * entropy of the symbols min(u, 255) (what the byte coder and zstd's
- * Huffman stage see) plus the width of every residual of 255 and more. */
-static double cost_bits(const uint64_t *u, size_t n) {
+ * Huffman stage see) plus the width of every residual of 255 and more.
+ * The symbols of a block are found first, in lanes, then counted (a loop
+ * that did both one residual at a time was three quarters of the trials'
+ * estimates, which were a twentieth of a compress of WRF). */
+double gz_chunk2_cost_bits(const uint64_t *u, size_t n) {
   uint32_t hist[4][256];
-  uint64_t wide = 0; /* integer, so the same total as adding widths one by one */
-  size_t h[256], i = 0;
+  uint8_t sym[COST_BLOCK];
+  uint64_t wide = 0; /* integer, so the same total in any order */
+  size_t h[256];
   double bits;
   memset(hist, 0, sizeof hist);
-  /* four histograms so that runs of one symbol do not wait on one counter;
-   * every residual's width is added without a branch, the small ones'
-   * taken off below from their counts */
-  for (; i + 4 <= n; i += 4)
-    for (int j = 0; j < 4; j++) {
-      uint64_t v = u[i + j];
-      hist[j][v < 255 ? v : 255]++;
-      wide += (uint64_t)(64 - __builtin_clzll(v | 1));
-    }
-  for (; i < n; i++) {
-    hist[0][u[i] < 255 ? u[i] : 255]++;
-    wide += (uint64_t)(64 - __builtin_clzll(u[i] | 1));
+  for (size_t b = 0; b < n; b += COST_BLOCK) {
+    size_t len = n - b < COST_BLOCK ? n - b : COST_BLOCK, i = 0;
+#ifdef HAVE_AVX2_PATH
+    if (gz_chunk2_simd(-1) > 1)
+      wide += symbols_avx512(u + b, len, sym);
+    else
+#endif
+      wide += symbols_portable(u + b, len, sym);
+    /* four histograms so that runs of one symbol do not wait on one counter */
+    for (; i + 4 <= len; i += 4)
+      for (int j = 0; j < 4; j++)
+        hist[j][sym[i + j]]++;
+    for (; i < len; i++)
+      hist[0][sym[i]]++;
   }
-  for (int k = 0; k < 256; k++) {
+  for (int k = 0; k < 256; k++)
     h[k] = (size_t)hist[0][k] + hist[1][k] + hist[2][k] + hist[3][k];
-    if (k < 255)
-      wide -= h[k] * (uint64_t)(64 - __builtin_clzll((uint64_t)k | 1));
-  }
   bits = (double)wide;
   for (int k = 0; k < 256; k++)
     if (h[k])
@@ -546,7 +691,7 @@ static double trial(int kind, int view, gz_dtype_t dtype, const size_t s[3], siz
   else
     gz_vpred_encode(kind == KIND_QINTERP ? GZ_VPRED_INTERP : GZ_VPRED_LORENZO,
                     dtype == GZ_FLOAT64, b->sx, v, eb, b->sr, b->su, b->esc, NULL, NULL);
-  return cost_bits(b->su, m);
+  return gz_chunk2_cost_bits(b->su, m);
 }
 
 /* The (kind, view) with the smallest estimated size on four boxes of the
@@ -734,7 +879,9 @@ static size_t quantize_lorenzo(gz_dtype_t dtype, const void *x, const size_t v[3
 #ifdef HAVE_AVX2_PATH
     if (f == 1 && dtype == GZ_FLOAT32 && qp->eb > 0 && gz_chunk2_simd(-1)) {
       /* the rest quantized and predicted in one pass */
-      bad += quant_lorenzo_avx2(x, v, r, rows, qp, q, esc, u);
+      bad += gz_chunk2_simd(-1) > 1 && len >= 8
+                 ? quant_lorenzo_avx512(x, v, r, rows, qp, q, esc, u)
+                 : quant_lorenzo_avx2(x, v, r, rows, qp, q, esc, u);
       done = rows;
       break;
     }

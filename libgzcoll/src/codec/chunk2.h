@@ -21,10 +21,17 @@ void gz_chunk2_work_free(gz_chunk2_work_t *w);
 
 /* The quantizer's instruction set: want < 0 asks (the best the CPU has, on
  * first use), 0 forces the portable loop, 1 AVX2 when the CPU has it, 2
- * AVX2 and, for QLORENZO's float32 encoder (pred_value.c) and RANS32's
- * encoder (rans32.c), AVX-512 when it has both (else the best below want). Returns the
- * level in effect; all write the same bytes (for tests and benchmarks). */
+ * AVX2 and, for QLORENZO's float32 encoder and QINTERP's sweeps (pred_value.c),
+ * Lorenzo on codes in one pass and the trials' estimate (chunk2.c) and
+ * RANS32's encoder (rans32.c), AVX-512 when it has both (else the best
+ * below want). Returns the level in effect; all write the same bytes (for
+ * tests and benchmarks). */
 int gz_chunk2_simd(int want);
+
+/* The trials' estimate of the coded size of n <= 2^32 residuals in bits
+ * (order-0 entropy of min(u, 255) plus the width of every u >= 255; the
+ * same double at every gz_chunk2_simd level). */
+double gz_chunk2_cost_bits(const uint64_t *u, size_t n);
 
 /* Largest encoded chunk of n values of elem bytes. */
 size_t gz_chunk2_bound(size_t n, size_t elem);
