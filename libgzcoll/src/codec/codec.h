@@ -72,7 +72,8 @@ void gz_put_payload32(uint32_t u0, const uint32_t *u, int w, int w0, uint8_t *ou
 /* Whether this CPU runs AVX2 (asked once): the one run-time test behind
  * the codec's vector loops. */
 int gz_cpu_avx2(void);
-/* Whether it runs AVX-512 (F, VL, DQ, BW; asked once). */
+/* Whether it runs AVX-512 (F, VL, DQ, BW) and BMI2 (asked once): the
+ * codec's eight-lane loops, gz_chunk2_simd level 2. */
 int gz_cpu_avx512(void);
 
 /* The integer-code kernels' instruction set: want < 0 asks (choosing the

@@ -20,8 +20,8 @@ int gz_cpu_avx2(void) {
 }
 
 /* Whether it runs the AVX-512 subsets F, VL, DQ and BW and BMI2 too (asked
- * once): QLORENZO's encoder and QINTERP's sweeps along a line compiled for
- * them (pred_value.c, gz_chunk2_simd level 2). */
+ * once): the loops compiled for them at gz_chunk2_simd level 2 (chunk2.h
+ * lists them). */
 int gz_cpu_avx512(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   static int have = -1;
