@@ -938,28 +938,14 @@ static size_t escapes(const void *x, size_t elem, const uint8_t *esc, size_t n,
                       size_t nesc, uint32_t *runs, size_t nr, uint8_t *out) {
   uint8_t *p = out;
   size_t next = 0;
-  uint64_t before = 0; /* the flag before the word */
   p += gz_varint_put(nesc, p);
   if (nesc == 0)
     return (size_t)(p - out);
-  if (nr != SIZE_MAX)
-    goto listed;
-  nr = 0;
-  /* the runs, from the changes between neighbouring flags, 64 flags at a
-   * time (ERSST: 40,064 runs of land; two walks with a search per run's
-   * start and end cost a twentieth of its compress) */
-  for (size_t w = 0; w < n; w += 64) {
-    uint64_t f = gz_chunk2_flag_bits(esc + w, n - w < 64 ? n - w : 64);
-    uint64_t change = f ^ (f << 1 | before);
-    before = f >> 63;
-    for (; change; change &= change - 1) {
-      size_t at = w + (size_t)__builtin_ctzll(change);
-      runs[nr++] = (uint32_t)at; /* a run's start, then its end */
-    }
-  }
-  if (nr & 1) /* a run up to the end */
-    runs[nr++] = (uint32_t)n;
-listed:
+  /* the runs unless listed, 64 flags at a time (ERSST: 40,064 runs of land;
+   * two walks with a search per run's start and end cost a twentieth of
+   * its compress) */
+  if (nr == SIZE_MAX)
+    nr = gz_chunk2_flag_runs(esc, n, runs);
   /* inside a run every gap is 0 (one byte) and the values are contiguous
    * (a call per escape cost a fifth of a compress of ERSST); the zeros in
    * stores of 16 that may pass the run (the next run's bytes overwrite

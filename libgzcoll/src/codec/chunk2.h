@@ -67,6 +67,25 @@ static inline uint64_t gz_chunk2_flag_bits(const uint8_t *f, size_t len) {
   return bits;
 }
 
+/* The runs of set flags among f[0, n) (flags 0 or 1) into runs: start,
+ * end (exclusive), ... in order, each as long as it goes; returns the count
+ * of uint32 written (room for n + 1). From the changes between neighbouring
+ * flags, 64 at a time (gz_chunk2_flag_bits). */
+static inline size_t gz_chunk2_flag_runs(const uint8_t *f, size_t n, uint32_t *runs) {
+  size_t nr = 0;
+  uint64_t before = 0; /* the flag before the word */
+  for (size_t w = 0; w < n; w += 64) {
+    uint64_t bits = gz_chunk2_flag_bits(f + w, n - w < 64 ? n - w : 64);
+    uint64_t change = bits ^ (bits << 1 | before);
+    before = bits >> 63;
+    for (; change; change &= change - 1) /* starts and ends in turn */
+      runs[nr++] = (uint32_t)(w + (size_t)__builtin_ctzll(change));
+  }
+  if (nr & 1) /* a run up to the end */
+    runs[nr++] = (uint32_t)n;
+  return nr;
+}
+
 /* Encode the d[0] x d[1] x d[2] values x (C order) into out (room for
  * gz_chunk2_bound); predictor is a gz_predictor_t. Returns bytes written, 0
  * with *nomem set when scratch memory could not be allocated. */

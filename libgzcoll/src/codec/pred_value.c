@@ -635,7 +635,7 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
                              size_t boff, size_t rowstep, uint64_t mu, uint64_t mb,
                              const int f64) {
   uint64_t T[VROW], W[VROW], E[VROW], tprev = 0, rprev = 0;
-  size_t run[VROW + 2]; /* starts and ends of the runs of escapes */
+  uint32_t run[VROW + 2]; /* starts and ends of the runs of escapes */
   uint64_t *restrict R = c->R + roff, *restrict u = c->u + off;
   const uint64_t *back = mb ? c->R + boff : R, *up = R - (mu ? rowstep : 0);
   const uint64_t *bu = back - (mu ? rowstep : 0);
@@ -645,8 +645,7 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
   uint8_t *restrict esc = c->esc + off;
   uint32_t nesc = c->nesc;
   for (size_t k0 = 0; k0 < n; k0 += VROW) {
-    size_t m = n - k0 < VROW ? n - k0 : VROW, nr = 0;
-    uint64_t before = 0;             /* the flag before a word of 64 */
+    size_t m = n - k0 < VROW ? n - k0 : VROW, nr;
     for (size_t k = 0; k < m; k++) { /* (1) */
       size_t g = k0 + k;
       T[k] = (up[g] & mu) + (back[g] & mb) - (bu[g] & mub);
@@ -655,15 +654,7 @@ GZ_VINLINE void vlorenzo_row(vctx_t *restrict c, size_t off, size_t n, size_t ro
     }
     for (size_t k = 0; k < m; k++) /* (the flags as bytes in (1) made it spill) */
       esc[k0 + k] = (uint8_t)E[k];
-    for (size_t w = 0; w < m; w += 64) { /* (2): the runs, from the flags' changes */
-      uint64_t f = gz_chunk2_flag_bits(esc + k0 + w, m - w < 64 ? m - w : 64), change;
-      change = f ^ (f << 1 | before);
-      before = f >> 63;
-      for (; change; change &= change - 1) /* starts and ends in turn */
-        run[nr++] = w + (size_t)__builtin_ctzll(change);
-    }
-    if (nr & 1) /* a run up to the piece's end */
-      run[nr++] = m;
+    nr = gz_chunk2_flag_runs(esc + k0, m, run); /* (2) */
     for (size_t i = 0; i < nr; i += 2) {
       size_t a = run[i], b = run[i + 1];
       uint64_t d = a ? R[k0 + a - 1] - T[a - 1] : rprev - tprev;
